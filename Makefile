@@ -1,0 +1,97 @@
+# checkmate: `make deps`, `make` (all), `make test`, `make demo`, `make bench`,
+# `make clean`. Quiet build lines unless V=1; -Werror when CI=true.
+
+PKGS     = libglpk-dev coinor-libcbc-dev libjansson-dev pkg-config
+BUILD   ?= build
+CC      ?= cc
+WARN     = -Wall -Wextra -Wpedantic -Wstrict-prototypes -Wmissing-prototypes \
+           -Wshadow -Wwrite-strings -Wvla -Wformat=2
+OPT      = -O2
+CPPFLAGS = -D_POSIX_C_SOURCE=200809L
+CFLAGS   = -std=c11 $(OPT) -g $(WARN) -MMD -MP $(SAN_FLAGS) $(EXTRA_CFLAGS) \
+           $(shell pkg-config --cflags jansson 2>/dev/null)
+LDLIBS   = $(shell pkg-config --libs jansson 2>/dev/null) -lm
+ifeq ($(CI),true)
+CFLAGS  += -Werror
+endif
+ifeq ($(SAN),1)
+SAN_FLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer \
+            -fno-sanitize-recover=undefined
+OPT       = -O1
+endif
+LDFLAGS += $(SAN_FLAGS)
+
+ifeq ($(V),1)
+Q =
+else
+Q = @
+endif
+
+LIB_SRC  = $(wildcard graph/*.c plan/*.c baselines/*.c solvers/*.c) \
+           $(filter-out cli/main.c,$(wildcard cli/*.c))
+LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/%.o)
+TEST_SRC = $(wildcard tests/t_*.c)
+TESTS    = $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+BIN      = $(BUILD)/checkmate
+
+.PHONY: all deps test tests check demo bench clean
+all: $(BIN) checkmate
+
+# The binary at the top, for the README's examples.
+checkmate: $(BIN)
+	$(Q)cp $(BIN) $@
+
+$(BIN): $(BUILD)/cli/main.o $(BUILD)/libcheckmate.a
+	@echo "  LD      $@"
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/libcheckmate.a: $(LIB_OBJ)
+	@echo "  AR      $@"
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/tests/%: $(BUILD)/tests/%.o $(BUILD)/libcheckmate.a
+	@echo "  LD      $@"
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+tests: $(BIN) $(TESTS)
+
+# Installs the Debian packages that are missing (apt-get update first, once).
+deps:
+	@missing=""; for p in $(PKGS); do \
+	  dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing$$missing"; \
+	  if [ "$$(id -u)" = 0 ]; then sudo=; else sudo=sudo; fi; \
+	  $$sudo apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq $$missing \
+	    >/dev/null || exit 1; \
+	fi
+
+# Every test, then the whole suite again under ASan and UBSan.
+test: deps
+	$(Q)$(MAKE) --no-print-directory tests
+	$(Q)$(MAKE) --no-print-directory BUILD=build/san SAN=1 tests
+	$(Q)tests/run.sh build build/san
+
+# Runs the suite of one build (BUILD=...), without the sanitizer pass.
+check: tests
+	$(Q)tests/run.sh $(BUILD)
+
+demo: deps
+	$(Q)$(MAKE) --no-print-directory all
+	./checkmate info linear:8
+	./checkmate solve linear:8 --budget 100% --strategy checkpoint-all --plan-format text --plan -
+
+bench: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)bench/run.sh
+
+clean:
+	rm -rf build checkmate
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,96 @@
+/* Shared by the subcommands: exit statuses, messages, sizes, output files,
+ * CSV rows. Only cli/ prints or exits. */
+#ifndef CM_CLI_H
+#define CM_CLI_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "../graph/graph.h"
+
+#define CM_VERSION "0.1.0"
+
+/* Exit statuses of SPEC 5. */
+enum {
+	CM_EXIT_OK = 0,         /* a plan or answer was produced */
+	CM_EXIT_ERROR = 1,      /* bad input, I/O, solver failure */
+	CM_EXIT_USAGE = 2,      /* bad command line */
+	CM_EXIT_INFEASIBLE = 3, /* proven infeasible at this budget */
+	CM_EXIT_NO_PLAN = 4,    /* no plan within the time limit */
+};
+
+/* The built-in example a command uses when it is given no GRAPH. */
+#define CLI_DEFAULT_GRAPH "linear:8"
+
+int cmd_solve_main(int argc, char **argv);
+int cmd_check_main(int argc, char **argv);
+int cmd_info_main(int argc, char **argv);
+
+/* "checkmate: " + message + newline on standard error; returns
+ * CM_EXIT_ERROR. */
+int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* As cli_error, plus a hint to run `checkmate CMD --help`; returns
+ * CM_EXIT_USAGE. */
+int cli_usage(const char *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* A message for standard error unless quiet. */
+void cli_note(int quiet, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Loads GRAPH (NULL: the built-in example, said on standard error unless
+ * quiet); prints the error and returns NULL on failure. */
+struct graph *cli_load_graph(const char *arg, int quiet);
+
+/* Parses a size (SPEC 2): a byte count, K M G T or KiB MiB GiB TiB (powers
+ * of 1024), KB MB GB TB (powers of 1000), decimals, or a percentage of
+ * pct_base. Rounds down. Returns 0, or -1 with err set. */
+int size_parse(const char *s, uint64_t pct_base, uint64_t *out, struct cm_error *err);
+
+/* "6 B", "14.90 GiB": a readable form of a byte count. */
+const char *size_human(uint64_t bytes, char *buf, size_t len);
+
+/* getopt_long with our messages: returns the option, -1 at the end of the
+ * options, or '?' after printing a usage error (unknown option, missing
+ * argument). optind must be reset to 0 by the first call's caller. */
+struct option;
+int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
+	       const struct option *longopts);
+
+/* Strict numeric option values; 0 or -1 with err set. */
+int cli_parse_double(const char *opt, const char *s, double lo, double hi,
+		     double *out, struct cm_error *err);
+
+/* An output file written whole or not at all: data goes to a temporary file
+ * beside the target, renamed over it by out_commit. "-" is standard
+ * output. */
+struct out {
+	FILE *f;
+	char *path; /* target, NULL for standard output */
+	char *tmp;  /* temporary file */
+};
+
+int out_open(struct out *o, const char *path, struct cm_error *err);
+/* Flushes, closes and renames; -1 with err set when any write failed (the
+ * temporary file is then removed). */
+int out_commit(struct out *o, struct cm_error *err);
+/* Discards the temporary file. Safe to call after out_commit. */
+void out_abort(struct out *o);
+
+/* One CSV row (SPEC 5); has_* say which optional fields apply. */
+struct csv_row {
+	const char *graph, *strategy, *param, *solver, *status;
+	uint64_t budget;
+	int feasible;
+	int has_cost;          /* cost, overhead and peak_memory */
+	double cost, overhead;
+	uint64_t peak;
+	int has_lower_bound;
+	double lower_bound, gap;
+	double seconds;
+};
+
+void csv_header(FILE *f);
+void csv_row(FILE *f, const struct csv_row *r);
+
+#endif

@@ -1,0 +1,188 @@
+/* checkmate solve GRAPH --budget SIZE: one strategy at one budget; the plan
+ * to a file, the figures to standard output and, with --csv, as a row. */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../plan/io.h"
+#include "cli.h"
+#include "strategy.h"
+
+#define SOLVE_DEFAULT_STRATEGY "checkpoint-all"
+
+static const char solve_usage[] =
+	"usage: checkmate solve [GRAPH] --budget SIZE [options]\n\n"
+	"Finds the cheapest plan for GRAPH (default: the built-in example\n"
+	CLI_DEFAULT_GRAPH ") whose peak memory fits SIZE, fixed memory included.\n"
+	"Every plan is replayed by the simulator; the cost and peak printed are\n"
+	"the replayed ones. Exits 3 when the strategy has no plan within budget.\n\n"
+	"  -b, --budget SIZE        16G, 1.5GB, 512MiB, 80% (of the checkpoint-all\n"
+	"                           peak) or a byte count\n"
+	"  -s, --strategy NAME      " SOLVE_DEFAULT_STRATEGY " (default)\n"
+	"  -o, --plan FILE          write the plan to FILE\n"
+	"      --plan-format F      json (default) or text\n"
+	"      --csv FILE|-         write the result as a CSV row (with a header)\n"
+	"      --no-header          leave the CSV header out\n"
+	"  -q, --quiet              no messages on standard error\n"
+	"  -h, --help               this text\n";
+
+struct solve_args {
+	const char *graph, *budget, *strategy, *plan, *csv;
+	int text, header, quiet;
+};
+
+static int parse_args(int argc, char **argv, struct solve_args *a)
+{
+	static const struct option opts[] = {
+		{ "budget", required_argument, NULL, 'b' },
+		{ "strategy", required_argument, NULL, 's' },
+		{ "plan", required_argument, NULL, 'o' },
+		{ "plan-format", required_argument, NULL, 'F' },
+		{ "csv", required_argument, NULL, 'C' },
+		{ "no-header", no_argument, NULL, 'H' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	*a = (struct solve_args){ .strategy = SOLVE_DEFAULT_STRATEGY, .header = 1 };
+	optind = 0;
+	while ((c = cli_getopt("solve", argc, argv, ":b:s:o:qh", opts)) != -1)
+		switch (c) {
+		case 'b': a->budget = optarg; break;
+		case 's': a->strategy = optarg; break;
+		case 'o': a->plan = optarg; break;
+		case 'C': a->csv = optarg; break;
+		case 'H': a->header = 0; break;
+		case 'q': a->quiet = 1; break;
+		case 'F':
+			if (strcmp(optarg, "json") != 0 && strcmp(optarg, "text") != 0)
+				return cli_usage("solve", "--plan-format must be json or text, not '%s'",
+						 optarg);
+			a->text = optarg[0] == 't';
+			break;
+		case 'h': fputs(solve_usage, stdout); return -1;
+		default: return CM_EXIT_USAGE;
+		}
+	if (argc - optind > 1)
+		return cli_usage("solve", "expected at most one GRAPH");
+	if (a->budget == NULL)
+		return cli_usage("solve", "--budget is required");
+	if (a->plan && a->csv && strcmp(a->plan, a->csv) == 0)
+		return cli_usage("solve", "--plan and --csv name the same file");
+	a->graph = optind < argc ? argv[optind] : NULL;
+	return 0;
+}
+
+static void print_summary(FILE *f, const struct graph *g, const struct solve_request *rq,
+			  const struct solve_outcome *o)
+{
+	double floor_cost = graph_total_cost(g);
+	char h[32];
+
+	fprintf(f, "graph        %s\nstrategy     %s\n", g->id, rq->strategy);
+	fprintf(f, "budget       %llu (%s)\nstatus       %s\n",
+		(unsigned long long)rq->budget, size_human(rq->budget, h, sizeof(h)),
+		o->status);
+	if (o->why[0])
+		fprintf(f, "reason       %s\n", o->why);
+	if (o->plan == NULL)
+		return;
+	fprintf(f, "cost         %.17g (overhead %.4fx over checkpoint-all %.17g)\n",
+		o->sim.cost, o->sim.cost / (floor_cost > 0 ? floor_cost : 1), floor_cost);
+	fprintf(f, "peak memory  %llu (%s, %.1f%% of budget)\n",
+		(unsigned long long)o->sim.peak, size_human(o->sim.peak, h, sizeof(h)),
+		rq->budget ? 100.0 * (double)o->sim.peak / (double)rq->budget : 0.0);
+	fprintf(f, "steps        %d\n", o->plan->n);
+}
+
+static void fill_row(struct csv_row *r, const struct graph *g,
+		     const struct solve_request *rq, const struct solve_outcome *o)
+{
+	double floor_cost = graph_total_cost(g);
+
+	*r = (struct csv_row){ .graph = g->id, .strategy = rq->strategy,
+			       .budget = rq->budget, .status = o->status,
+			       .seconds = o->seconds };
+	if (o->plan) {
+		r->feasible = o->sim.fits;
+		r->has_cost = 1;
+		r->cost = o->sim.cost;
+		r->overhead = o->sim.cost / (floor_cost > 0 ? floor_cost : 1);
+		r->peak = o->sim.peak;
+		r->has_lower_bound = o->plan->has_lower_bound;
+		r->lower_bound = o->plan->lower_bound;
+		r->gap = r->lower_bound > 0 ? (r->cost - r->lower_bound) / r->lower_bound : 0;
+	}
+}
+
+/* Writes the plan (when it fits) and the CSV row, each whole or not at all. */
+static int write_outputs(const struct solve_args *a, const struct graph *g,
+			 const struct solve_request *rq, const struct solve_outcome *o)
+{
+	struct out plan_out = { 0 }, csv_out = { 0 };
+	struct cm_error err;
+	struct csv_row row;
+
+	if (a->plan && o->plan && o->sim.fits) {
+		if (out_open(&plan_out, a->plan, &err))
+			return cli_error("%s", err.msg);
+		if ((a->text ? plan_write_text : plan_write_json)(plan_out.f, g, o->plan) ||
+		    out_commit(&plan_out, &err)) {
+			out_abort(&plan_out);
+			return cli_error("%s: write failed", a->plan);
+		}
+	}
+	if (a->csv) {
+		if (out_open(&csv_out, a->csv, &err))
+			return cli_error("%s", err.msg);
+		if (a->header)
+			csv_header(csv_out.f);
+		fill_row(&row, g, rq, o);
+		csv_row(csv_out.f, &row);
+		if (out_commit(&csv_out, &err))
+			return cli_error("%s", err.msg);
+	}
+	return 0;
+}
+
+int cmd_solve_main(int argc, char **argv)
+{
+	struct solve_args a;
+	struct solve_request rq = { 0 };
+	struct solve_outcome o = { 0 };
+	struct cm_error err;
+	struct graph *g;
+	int rc;
+
+	rc = parse_args(argc, argv, &a);
+	if (rc)
+		return rc < 0 ? CM_EXIT_OK : rc;
+	g = cli_load_graph(a.graph, a.quiet);
+	if (g == NULL)
+		return CM_EXIT_ERROR;
+	rq.strategy = a.strategy;
+	if (size_parse(a.budget, graph_peak_all(g), &rq.budget, &err)) {
+		rc = cli_usage("solve", "--budget: %s", err.msg);
+		goto out;
+	}
+	if (strategy_solve(g, &rq, &o, &err)) {
+		rc = cli_error("%s: %s", g->id, err.msg);
+		goto out;
+	}
+	if (write_outputs(&a, g, &rq, &o)) {
+		rc = CM_EXIT_ERROR;
+		goto out;
+	}
+	/* With the CSV on standard output, the summary would garble it. */
+	if (!(a.csv && strcmp(a.csv, "-") == 0))
+		print_summary(stdout, g, &rq, &o);
+	rc = strcmp(o.status, "infeasible") == 0 ? CM_EXIT_INFEASIBLE : CM_EXIT_OK;
+	if (fflush(stdout) != 0)
+		rc = cli_error("standard output: write failed");
+out:
+	strategy_outcome_release(&o);
+	graph_free(g);
+	return rc;
+}

@@ -1,0 +1,61 @@
+/* checkmate: the command table (wireguard-tools style); each command's
+ * X_main parses its own options and prints its own --help. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const struct command {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *description;
+} commands[] = {
+	{ "solve", cmd_solve_main, "find the cheapest plan that fits a memory budget" },
+	{ "check", cmd_check_main, "replay a plan and report its cost, peak and first error" },
+	{ "info", cmd_info_main, "describe a graph: sizes, checkpoint-all cost and peak, bounds" },
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: checkmate COMMAND [ARGS]\n\n"
+		"Optimal tensor rematerialization (Checkmate, MLSys 2020): the cheapest\n"
+		"schedule that trains a network within a memory budget.\n\ncommands:\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].description);
+	fprintf(f, "\nGRAPH is a checkmate-graph or node-link JSON file, '-' for standard\n"
+		"input, or a built-in example 'linear:N'. 'checkmate COMMAND --help'\n"
+		"describes a command; 'checkmate --version' prints the version.\n");
+}
+
+int main(int argc, char **argv)
+{
+	const char *name = argc > 1 ? argv[1] : NULL;
+
+	if (name == NULL) {
+		usage(stderr);
+		return CM_EXIT_USAGE;
+	}
+	if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 ||
+	    strcmp(name, "help") == 0) {
+		if (strcmp(name, "help") == 0 && argc > 2) {
+			char help[] = "--help";
+			char *hargv[] = { argv[2], help, NULL };
+
+			for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+				if (strcmp(commands[i].name, argv[2]) == 0)
+					return commands[i].fn(2, hargv);
+			return cli_usage("help", "unknown command '%s'", argv[2]);
+		}
+		usage(stdout);
+		return ferror(stdout) ? CM_EXIT_ERROR : CM_EXIT_OK;
+	}
+	if (strcmp(name, "--version") == 0 || strcmp(name, "-V") == 0) {
+		printf("checkmate %s\n", CM_VERSION);
+		return CM_EXIT_OK;
+	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (strcmp(commands[i].name, name) == 0)
+			return commands[i].fn(argc - 1, argv + 1);
+	fprintf(stderr, "checkmate: unknown command '%s' (see 'checkmate --help')\n", name);
+	return CM_EXIT_USAGE;
+}

@@ -1,0 +1,146 @@
+#include "cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../graph/read.h"
+
+int cli_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("checkmate: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return CM_EXIT_ERROR;
+}
+
+int cli_usage(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "checkmate: %s: ", cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, " (see 'checkmate %s --help')\n", cmd);
+	return CM_EXIT_USAGE;
+}
+
+void cli_note(int quiet, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (quiet)
+		return;
+	fputs("checkmate: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+struct graph *cli_load_graph(const char *arg, int quiet)
+{
+	struct cm_error err;
+	struct graph *g;
+
+	if (arg == NULL) {
+		arg = CLI_DEFAULT_GRAPH;
+		cli_note(quiet, "no GRAPH given; using the built-in example %s", arg);
+	}
+	g = graph_load(arg, &err);
+	if (g == NULL)
+		cli_error("%s", err.msg);
+	return g;
+}
+
+int cli_parse_double(const char *opt, const char *s, double lo, double hi,
+		     double *out, struct cm_error *err)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtod(s, &end);
+	if (end == s || *end != '\0' || errno || !isfinite(*out))
+		return cm_errorf(err, "%s: '%s' is not a number", opt, s);
+	if (*out < lo || *out > hi)
+		return cm_errorf(err, "%s: %s is out of range [%g, %g]", opt, s, lo, hi);
+	return 0;
+}
+
+void csv_header(FILE *f)
+{
+	fputs("graph,strategy,param,solver,budget,feasible,cost,overhead,"
+	      "peak_memory,lower_bound,gap,solve_seconds,status\n", f);
+}
+
+/* A text field, quoted when it holds a comma, quote or line break. */
+static void csv_text(FILE *f, const char *s)
+{
+	if (s == NULL)
+		return;
+	if (strpbrk(s, ",\"\r\n") == NULL) {
+		fputs(s, f);
+		return;
+	}
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', f);
+		fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+void csv_row(FILE *f, const struct csv_row *r)
+{
+	csv_text(f, r->graph);
+	fputc(',', f);
+	csv_text(f, r->strategy);
+	fputc(',', f);
+	csv_text(f, r->param);
+	fputc(',', f);
+	csv_text(f, r->solver);
+	fprintf(f, ",%llu,%d,", (unsigned long long)r->budget, r->feasible);
+	if (r->has_cost)
+		fprintf(f, "%.17g,%.6f,%llu", r->cost, r->overhead,
+			(unsigned long long)r->peak);
+	else
+		fputs(",,", f);
+	fputc(',', f);
+	if (r->has_lower_bound)
+		fprintf(f, "%.17g,%.6g", r->lower_bound, r->gap);
+	else
+		fputc(',', f);
+	fprintf(f, ",%.3f,", r->seconds);
+	csv_text(f, r->status);
+	fputc('\n', f);
+}
+
+int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
+	       const struct option *longopts)
+{
+	int c;
+
+	opterr = 0;
+	c = getopt_long(argc, argv, shortopts, longopts, NULL);
+	if (c == '?' || c == ':') {
+		const char *arg = argv[optind - 1];
+
+		if (c == ':')
+			cli_usage(cmd, "option '%s' needs a value", arg);
+		else if (optopt && strncmp(arg, "--", 2) != 0)
+			cli_usage(cmd, "unknown option '-%c'", optopt);
+		else
+			cli_usage(cmd, "unknown option '%s'", arg);
+		return '?';
+	}
+	return c;
+}

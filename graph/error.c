@@ -1,0 +1,16 @@
+#include "error.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+int cm_errorf(struct cm_error *err, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err == NULL)
+		return -1;
+	va_start(ap, fmt);
+	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	va_end(ap);
+	return -1;
+}

@@ -1,0 +1,39 @@
+#include "plan.h"
+
+#include <stdlib.h>
+
+struct plan *plan_new(void)
+{
+	return calloc(1, sizeof(struct plan));
+}
+
+void plan_free(struct plan *p)
+{
+	if (p == NULL)
+		return;
+	free(p->steps);
+	free(p);
+}
+
+void plan_clear(struct plan *p)
+{
+	p->n = 0;
+}
+
+int plan_push(struct plan *p, enum plan_op op, int node, int stage)
+{
+	if (p->n == p->cap) {
+		int cap = p->cap ? 2 * p->cap : 256;
+		struct plan_step *s;
+
+		if (cap > INT32_MAX / 2)
+			return -1;
+		s = realloc(p->steps, (size_t)cap * sizeof(*s));
+		if (s == NULL)
+			return -1;
+		p->steps = s;
+		p->cap = cap;
+	}
+	p->steps[p->n++] = (struct plan_step){ op, node, stage };
+	return 0;
+}

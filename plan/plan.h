@@ -1,0 +1,43 @@
+/* An execution plan: a list of compute and free steps (SPEC 3), with the
+ * description that is written next to it. */
+#ifndef CM_PLAN_H
+#define CM_PLAN_H
+
+#include <stdint.h>
+
+#include "../graph/graph.h"
+
+enum plan_op { PLAN_COMPUTE, PLAN_FREE };
+
+struct plan_step {
+	int op;    /* enum plan_op */
+	int node;  /* graph node index */
+	int stage; /* frontier-advancing stage the step belongs to, or -1 */
+};
+
+struct plan {
+	struct plan_step *steps;
+	int n, cap;
+	/* What the plan says about itself; filled by the strategy and the
+	 * simulator, written by plan_write_*. */
+	char strategy[64];      /* "checkpoint-all", "ilp", ... */
+	char solver[32];        /* backend name, or "" */
+	char status[32];        /* "optimal", "feasible", ... */
+	uint64_t budget;        /* the budget it was made for, 0 when none */
+	double cost;            /* replayed cost */
+	uint64_t peak;          /* replayed peak memory */
+	double lower_bound;     /* proven bound on the cost, when has_lower_bound */
+	int has_lower_bound;
+};
+
+/* An empty plan; NULL when out of memory. Free with plan_free. */
+struct plan *plan_new(void);
+void plan_free(struct plan *p);
+
+/* Drops every step, keeps the description. */
+void plan_clear(struct plan *p);
+
+/* Appends a step; -1 when out of memory. */
+int plan_push(struct plan *p, enum plan_op op, int node, int stage);
+
+#endif

@@ -1,0 +1,109 @@
+#include "io.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* The node a step names: a node name or an integer index. */
+static int step_node(const struct graph *g, json_t *v)
+{
+	if (json_is_string(v))
+		return graph_find(g, json_string_value(v));
+	if (json_is_integer(v) && json_integer_value(v) >= 0 && json_integer_value(v) < g->n)
+		return (int)json_integer_value(v);
+	return -1;
+}
+
+static void copy_string(char *dst, size_t len, json_t *v)
+{
+	if (json_is_string(v))
+		snprintf(dst, len, "%s", json_string_value(v));
+}
+
+static int read_steps(const char *label, const struct graph *g, json_t *steps,
+		      struct plan *p, struct cm_error *err)
+{
+	for (size_t i = 0; i < json_array_size(steps); i++) {
+		json_t *s = json_array_get(steps, i);
+		json_t *op = json_object_get(s, "op"), *node = json_object_get(s, "node");
+		const char *ops = json_is_string(op) ? json_string_value(op) : "";
+		int k;
+
+		if (!json_is_object(s) || node == NULL)
+			return cm_errorf(err, "%s: step %zu: expected {\"op\": ..., \"node\": ...}",
+					 label, i + 1);
+		k = step_node(g, node);
+		if (k < 0) {
+			if (json_is_string(node))
+				return cm_errorf(err, "%s: step %zu: node '%s' is not in the graph",
+						 label, i + 1, json_string_value(node));
+			return cm_errorf(err, "%s: step %zu: 'node' must be a node name or index",
+					 label, i + 1);
+		}
+		if (strcmp(ops, "compute") != 0 && strcmp(ops, "free") != 0)
+			return cm_errorf(err, "%s: step %zu: 'op' must be \"compute\" or \"free\"",
+					 label, i + 1);
+		if (plan_push(p, ops[0] == 'c' ? PLAN_COMPUTE : PLAN_FREE, k, -1))
+			return cm_errorf(err, "out of memory");
+	}
+	return 0;
+}
+
+struct plan *plan_read_file(const char *path, const struct graph *g,
+			    struct cm_error *err)
+{
+	int is_stdin = strcmp(path, "-") == 0;
+	const char *label = is_stdin ? "stdin" : path;
+	json_error_t je;
+	json_t *root = NULL, *steps, *fmt, *v;
+	struct plan *p = NULL;
+	FILE *f = is_stdin ? stdin : fopen(path, "rb");
+
+	if (f == NULL) {
+		cm_errorf(err, "%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	root = json_loadf(f, JSON_REJECT_DUPLICATES, &je);
+	if (!is_stdin)
+		fclose(f);
+	if (root == NULL) {
+		if (je.line > 0)
+			cm_errorf(err, "%s:%d:%d: %s", label, je.line, je.column, je.text);
+		else
+			cm_errorf(err, "%s: %s", label, je.text);
+		return NULL;
+	}
+	fmt = json_object_get(root, "format");
+	steps = json_object_get(root, "steps");
+	if (!json_is_object(root) ||
+	    (fmt && (!json_is_string(fmt) ||
+		     strcmp(json_string_value(fmt), "checkmate-plan") != 0))) {
+		cm_errorf(err, "%s: not a checkmate-plan document", label);
+		goto fail;
+	}
+	if (!json_is_array(steps)) {
+		cm_errorf(err, "%s: missing 'steps' array", label);
+		goto fail;
+	}
+	p = plan_new();
+	if (p == NULL) {
+		cm_errorf(err, "out of memory");
+		goto fail;
+	}
+	copy_string(p->strategy, sizeof(p->strategy), json_object_get(root, "strategy"));
+	copy_string(p->solver, sizeof(p->solver), json_object_get(root, "solver"));
+	copy_string(p->status, sizeof(p->status), json_object_get(root, "status"));
+	v = json_object_get(root, "budget");
+	if (json_is_integer(v) && json_integer_value(v) > 0)
+		p->budget = (uint64_t)json_integer_value(v);
+	if (read_steps(label, g, steps, p, err))
+		goto fail;
+	json_decref(root);
+	return p;
+fail:
+	plan_free(p);
+	json_decref(root);
+	return NULL;
+}

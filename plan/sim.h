@@ -1,0 +1,27 @@
+/* The simulator: replays a plan under the memory model of SPEC 2 and 3. */
+#ifndef CM_PLAN_SIM_H
+#define CM_PLAN_SIM_H
+
+#include "plan.h"
+
+/* No budget to check. */
+#define SIM_NO_BUDGET UINT64_MAX
+
+struct sim_result {
+	int valid;       /* 1 when every step is legal and every node computed */
+	int fits;        /* 1 when valid and the peak is within the budget */
+	double cost;     /* sum of the costs of the computes replayed */
+	uint64_t peak;   /* highest memory in use right after a compute */
+	int bad_step;    /* first illegal or over-budget step, -1 if none or
+			  * when the problem is a node never computed */
+	char why[400];   /* that problem, "step N: compute 'x': ...", or "" */
+};
+
+/* Replays plan p on graph g. Structural problems stop the replay; a peak
+ * over the budget is reported at its first step but the replay goes on so
+ * that the true peak is known. Returns 0, or -1 (err set) when out of
+ * memory; the verdict is in res. */
+int plan_simulate(const struct graph *g, const struct plan *p, uint64_t budget,
+		  struct sim_result *res, struct cm_error *err);
+
+#endif

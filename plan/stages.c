@@ -1,0 +1,128 @@
+#include "stages.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int stages_init(struct stages *st, int n, struct cm_error *err)
+{
+	size_t cells = (size_t)n * (size_t)n;
+
+	st->n = n;
+	st->R = st->S = NULL;
+	if (n > STAGES_MAX_NODES)
+		return cm_errorf(err, "%d nodes is too many for stage matrices (limit %d)",
+				 n, STAGES_MAX_NODES);
+	st->R = calloc(cells ? cells : 1, 1);
+	st->S = calloc(cells ? cells : 1, 1);
+	if (st->R == NULL || st->S == NULL) {
+		stages_release(st);
+		return cm_errorf(err, "out of memory for %d x %d stage matrices", n, n);
+	}
+	return 0;
+}
+
+void stages_release(struct stages *st)
+{
+	free(st->R);
+	free(st->S);
+	st->R = st->S = NULL;
+}
+
+void stages_complete_r(const struct graph *g, struct stages *st)
+{
+	int n = st->n;
+
+	memset(st->R, 0, (size_t)n * (size_t)n);
+	for (int t = 0; t < n; t++) {
+		for (int i = t; i < n; i++)
+			STAGE_S(st, t, i) = 0;
+		STAGE_R(st, t, t) = 1;
+	}
+	/* A value kept into stage t + 1 is computed in stage t unless it was
+	 * already kept into t. */
+	for (int t = 0; t + 1 < n; t++)
+		for (int i = 0; i <= t; i++)
+			if (STAGE_S(st, t + 1, i) && !STAGE_S(st, t, i))
+				STAGE_R(st, t, i) = 1;
+	/* Inputs that are neither kept nor computed yet are computed too; deps
+	 * are earlier nodes, so one backward scan closes the stage. */
+	for (int t = 0; t < n; t++)
+		for (int k = t; k >= 0; k--) {
+			if (!STAGE_R(st, t, k))
+				continue;
+			for (int e = g->dep_off[k]; e < g->dep_off[k + 1]; e++)
+				if (!STAGE_S(st, t, g->deps[e]))
+					STAGE_R(st, t, g->deps[e]) = 1;
+		}
+}
+
+void stages_checkpoint_all(const struct graph *g, struct stages *st, const int *last)
+{
+	(void)g;
+	memset(st->S, 0, (size_t)st->n * (size_t)st->n);
+	for (int t = 1; t < st->n; t++)
+		for (int i = 0; i < t; i++)
+			STAGE_S(st, t, i) = last[i] >= t;
+}
+
+/* Frees value i when it is resident, not kept, and k is its last use. */
+static int free_if_done(struct plan *p, char *resident, const int *last,
+			const uint8_t *keep, int i, int k, int t)
+{
+	if (!resident[i] || last[i] != k || (keep && keep[i]))
+		return 0;
+	resident[i] = 0;
+	return plan_push(p, PLAN_FREE, i, t);
+}
+
+int plan_from_stages(const struct graph *g, const struct stages *st,
+		     struct plan *p, struct cm_error *err)
+{
+	int n = st->n, rc = -1;
+	char *resident = calloc((size_t)n, 1);
+	int *last = malloc((size_t)n * sizeof(int));
+
+	if (resident == NULL || last == NULL)
+		goto out;
+	for (int t = 0; t < n; t++) {
+		const uint8_t *R = &STAGE_R(st, t, 0);
+		const uint8_t *keep = t + 1 < n ? &STAGE_S(st, t + 1, 0) : NULL;
+
+		/* last[i]: the last node of stage t that uses i (or computes
+		 * it, when nothing later in the stage uses it). */
+		for (int i = 0; i < n; i++)
+			last[i] = -1;
+		for (int k = 0; k <= t; k++) {
+			if (!R[k])
+				continue;
+			if (last[k] < k)
+				last[k] = k;
+			for (int e = g->dep_off[k]; e < g->dep_off[k + 1]; e++)
+				last[g->deps[e]] = k;
+		}
+		for (int i = 0; i < n; i++)
+			if (free_if_done(p, resident, last, keep, i, -1, t))
+				goto out;
+		for (int k = 0; k <= t; k++) {
+			if (!R[k])
+				continue;
+			if (!resident[k]) {
+				if (plan_push(p, PLAN_COMPUTE, k, t))
+					goto out;
+				resident[k] = 1;
+			}
+			for (int e = g->dep_off[k]; e < g->dep_off[k + 1]; e++)
+				if (free_if_done(p, resident, last, keep, g->deps[e], k, t))
+					goto out;
+			if (free_if_done(p, resident, last, keep, k, k, t))
+				goto out;
+		}
+	}
+	rc = 0;
+out:
+	if (rc)
+		cm_errorf(err, "out of memory");
+	free(resident);
+	free(last);
+	return rc;
+}

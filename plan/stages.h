@@ -1,0 +1,44 @@
+/* The paper's stage matrices: R[t][i] = 1 when node i is computed in
+ * frontier-advancing stage t, S[t][i] = 1 when i is kept in memory from
+ * stage t - 1 into stage t. Both are lower triangular (S strictly). */
+#ifndef CM_PLAN_STAGES_H
+#define CM_PLAN_STAGES_H
+
+#include <stdint.h>
+
+#include "plan.h"
+
+/* Largest graph we build n x n stage matrices for. */
+#define STAGES_MAX_NODES 30000
+
+struct stages {
+	int n;
+	uint8_t *R, *S; /* row-major n x n */
+};
+
+#define STAGE_R(st, t, i) ((st)->R[(size_t)(t) * (size_t)(st)->n + (size_t)(i)])
+#define STAGE_S(st, t, i) ((st)->S[(size_t)(t) * (size_t)(st)->n + (size_t)(i)])
+
+/* Zeroed matrices for n nodes; -1 with err set when n is too large or
+ * memory runs out. Release with stages_release. */
+int stages_init(struct stages *st, int n, struct cm_error *err);
+void stages_release(struct stages *st);
+
+/* The cheapest R that makes S correct (SPEC 4; the second phase of the
+ * paper's Algorithm 2): the frontier diagonal, the computes that kept
+ * values need, then missing dependencies, scanning each stage from its last
+ * node back. Entries of S on or above the diagonal are cleared. */
+void stages_complete_r(const struct graph *g, struct stages *st);
+
+/* S for checkpoint-all: every value kept from its compute to its last use. */
+void stages_checkpoint_all(const struct graph *g, struct stages *st, const int *last);
+
+/* Appends the plan of (R, S) to p (the paper's Algorithm 1): stages in
+ * order, each scanned by node; a value is freed right after its last use
+ * in the stage unless kept into the next one, and a value not used in a
+ * stage and not kept goes at the stage's start. A compute of a value that
+ * is already resident is dropped. Returns 0, or -1 with err set. */
+int plan_from_stages(const struct graph *g, const struct stages *st,
+		     struct plan *p, struct cm_error *err);
+
+#endif
