@@ -35,6 +35,7 @@ TESTS    = $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 BIN      = $(BUILD)/checkmate
 
 .PHONY: all deps test tests check demo bench clean
+.SECONDARY:
 all: $(BIN) checkmate
 
 # The binary at the top, for the README's examples.

@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# Command-line tests of the checkmate binary given as $1: malformed inputs,
+# exit statuses, output files, golden outputs. TAP, ending "N passed, M failed".
+set -u
+CM=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+GRAPHS=${CHECKMATE_GRAPHS:-$TOP/../shared/graphs}
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+cd "$TOP" || exit 1
+n=0 failed=0
+
+ok() { # ok COND-STATUS DESCRIPTION
+	n=$((n + 1))
+	if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=$((failed + 1)); fi
+}
+
+# run ARGS...: sets out, err, rc
+run() {
+	"$CM" "$@" >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+	out=$(cat "$TMP/out")
+	err=$(cat "$TMP/err")
+}
+
+# --- malformed graphs: exit 1, one line naming file and problem, no files
+while read -r file want; do
+	case "$file" in ''|'#'*) continue ;; esac
+	rm -rf "$TMP/o" && mkdir "$TMP/o"
+	run solve "tests/bad/$file" --budget 1G --strategy checkpoint-all \
+		--plan "$TMP/o/p.json" --csv "$TMP/o/r.csv"
+	lines=$(printf '%s\n' "$err" | wc -l)
+	[ "$rc" -eq 1 ] && [ "$lines" -eq 1 ] && [ -z "$out" ] &&
+		[[ "$err" == "checkmate: tests/bad/$file"* ]] && [[ "$err" == *"$want"* ]] &&
+		[ -z "$(ls -A "$TMP/o")" ]
+	ok $? "bad input $file: exit $rc, '$err'"
+done <tests/bad/MANIFEST
+
+# --- the facts of the foundation issue
+run solve linear:4 --budget 6 --strategy checkpoint-all --plan "$TMP/p.json" --csv "$TMP/r.csv"
+[ "$rc" -eq 0 ] && grep -q '^cost *9 ' "$TMP/out" && grep -q '^peak memory *6 ' "$TMP/out"
+ok $? "solve linear:4 --budget 6: checkpoint-all costs 9, peaks at 6"
+run check linear:4 "$TMP/p.json"
+[ "$rc" -eq 0 ] && [[ "$out" == *"cost 9, peak memory 6 "* ]]
+ok $? "check agrees: $out"
+tail -n 1 "$TMP/r.csv" | grep -q '^linear:4,checkpoint-all,,,6,1,9,1.000000,6,9,0,[0-9.]*,optimal$'
+ok $? "CSV row: $(tail -n 1 "$TMP/r.csv")"
+[ "$(head -n 1 "$TMP/r.csv")" = "graph,strategy,param,solver,budget,feasible,cost,overhead,peak_memory,lower_bound,gap,solve_seconds,status" ]
+ok $? "CSV header as SPEC 5"
+rm -f "$TMP/p5.json"
+run solve linear:4 --budget 5 --strategy checkpoint-all --plan "$TMP/p5.json"
+[ "$rc" -eq 3 ] && [ ! -e "$TMP/p5.json" ] && grep -q 'status *infeasible' "$TMP/out"
+ok $? "at --budget 5 checkpoint-all exits 3 and writes no plan"
+run solve linear:4 --budget 2 --csv - --no-header
+[ "$rc" -eq 3 ] && [[ "$out" == "linear:4,checkpoint-all,,,2,0,,,,,,"*",infeasible" ]]
+ok $? "below the lower bound: exit 3 at once, row '$out'"
+run solve linear:4 --budget 6 --plan "$TMP/p.txt" --plan-format text
+[ "$rc" -eq 0 ] && grep -q '^%0 = compute f0$' "$TMP/p.txt" && grep -q '^deallocate %3$' "$TMP/p.txt" &&
+	grep -q '^# stage 9$' "$TMP/p.txt"
+ok $? "text plan: '%r = compute v', 'deallocate %r', stages marked"
+
+# --- check names the step that is wrong
+printf '{"steps": [{"op": "compute", "node": "f0"}, {"op": "compute", "node": "loss"}]}' >"$TMP/bad.json"
+run check linear:2 "$TMP/bad.json"
+[ "$rc" -eq 1 ] && [[ "$err" == *"step 2: compute 'loss': input 'f1' is not resident"* ]]
+ok $? "check: input not resident: $err"
+run check linear:4 "$TMP/p.json" --budget 5
+[ "$rc" -eq 1 ] && [[ "$err" == *"step 6: compute 'b3': memory in use 6 exceeds the budget 5"* ]]
+ok $? "check: over budget: $err"
+printf '{"steps": [{"op": "compute", "node": "f0"}]}' >"$TMP/short.json"
+run check linear:1 "$TMP/short.json"
+[ "$rc" -eq 1 ] && [[ "$err" == *"node 'loss' is never computed"* ]]
+ok $? "check: never computed: $err"
+
+# --- every shared graph: info, a checkpoint-all plan, replayed by check
+for f in "$GRAPHS"/*.json; do
+	name=$(basename "$f" .json)
+	run info "$f"
+	[ "$rc" -eq 0 ] && [[ "$out" == *"checkpoint-all   cost"* ]]
+	ok $? "info $name"
+	run solve "$f" --budget 100% --strategy checkpoint-all --plan "$TMP/$name.json" --quiet
+	r1=$rc
+	run check "$f" "$TMP/$name.json"
+	[ "$r1" -eq 0 ] && [ "$rc" -eq 0 ]
+	ok $? "checkpoint-all plan of $name replays clean: $out"
+done
+[ "$(ls "$GRAPHS"/*.json 2>/dev/null | wc -l)" -ge 11 ]
+ok $? "the 11 shared graphs are there ($GRAPHS)"
+
+# --- command line
+for c in solve check info; do
+	run "$c" --help
+	[ "$rc" -eq 0 ] && [[ "$out" == "usage: checkmate $c"* ]]
+	ok $? "$c --help"
+done
+run --version
+[ "$rc" -eq 0 ] && [[ "$out" == "checkmate "[0-9]* ]]
+ok $? "--version: $out"
+run frobnicate
+[ "$rc" -eq 2 ] && [[ "$err" == *"unknown command 'frobnicate'"* ]]
+ok $? "unknown command: exit 2"
+run solve linear:4
+[ "$rc" -eq 2 ] && [[ "$err" == *"--budget is required"* ]]
+ok $? "solve without --budget: exit 2"
+for s in 16Q -1G 1e400 'abc%'; do
+	run solve linear:4 --budget "$s"
+	[ "$rc" -eq 2 ] && [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] && [[ "$err" == *"size '$s'"* ]]
+	ok $? "--budget $s: exit 2, '$err'"
+done
+run solve linear:4 --budget 6 --strategy nope
+[ "$rc" -eq 1 ] && [[ "$err" == *"unknown strategy 'nope' (known: checkpoint-all"* ]]
+ok $? "unknown strategy names the known ones"
+run solve linear:4 --budget 6 --frobnicate
+[ "$rc" -eq 2 ] && [[ "$err" == *"unknown option '--frobnicate'"* ]]
+ok $? "unknown option: exit 2"
+run solve --budget 100% --quiet
+[ "$rc" -eq 0 ] && [ -z "$err" ]
+ok $? "no GRAPH with --quiet: the built-in example, silently"
+run solve --budget 100%
+[ "$rc" -eq 0 ] && [[ "$err" == *"using the built-in example linear:8"* ]]
+ok $? "no GRAPH: says which built-in example"
+run solve linear:4 --budget 6 --plan "$TMP/nodir/p.json"
+[ "$rc" -eq 1 ] && [ ! -e "$TMP/nodir" ] && [[ "$err" == *"$TMP/nodir/p.json"* ]]
+ok $? "unwritable plan path: exit 1, named"
+"$CM" info - <"$GRAPHS/vgg16.json" >"$TMP/out" 2>&1
+ok $? "a graph on standard input"
+run info linear:x
+[ "$rc" -eq 1 ] && [[ "$err" == *"expected linear:N"* ]]
+ok $? "linear:x is refused: $err"
+[ -z "$(ls "$TMP" | grep '\.tmp\.')" ]
+ok $? "no temporary files left behind"
+
+# --- golden outputs: tests/golden/NAME.cmd (arguments), NAME.out
+for cmd in tests/golden/*.cmd; do
+	exp=${cmd%.cmd}.out
+	# shellcheck disable=SC2046
+	(cd tests/golden && eval "\"$CM\" $(cat "$TOP/$cmd")" 2>&1; echo "[exit $?]") >"$TMP/golden"
+	diff -u "$exp" "$TMP/golden" >"$TMP/diff"
+	ok $? "golden $(basename "$cmd" .cmd)"
+	[ -s "$TMP/diff" ] && sed 's/^/# /' "$TMP/diff"
+done
+
+echo "1..$n"
+echo "$((n - failed)) passed, $failed failed"
+[ "$failed" -eq 0 ]

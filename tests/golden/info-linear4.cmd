@@ -1,0 +1,1 @@
+info linear:4

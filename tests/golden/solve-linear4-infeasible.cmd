@@ -1,0 +1,1 @@
+solve linear:4 --budget 5

@@ -1,0 +1,1 @@
+solve linear:4 --budget 6 --strategy checkpoint-all --plan - --plan-format text
