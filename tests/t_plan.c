@@ -233,7 +233,7 @@ int main(void)
 	test_random_s();
 	test_roundtrip();
 	for (int n = 1; n <= 5; n++) {
-		char arg[16];
+		char arg[32];
 		struct graph *g;
 
 		snprintf(arg, sizeof(arg), "linear:%d", n);
