@@ -9,8 +9,8 @@ WARN     = -Wall -Wextra -Wpedantic -Wstrict-prototypes -Wmissing-prototypes \
 OPT      = -O2
 CPPFLAGS = -D_POSIX_C_SOURCE=200809L
 CFLAGS   = -std=c11 $(OPT) -g $(WARN) -MMD -MP $(SAN_FLAGS) $(EXTRA_CFLAGS) \
-           $(shell pkg-config --cflags jansson 2>/dev/null)
-LDLIBS   = $(shell pkg-config --libs jansson 2>/dev/null) -lm
+           $(shell pkg-config --cflags jansson cbc 2>/dev/null)
+LDLIBS   = $(shell pkg-config --libs jansson cbc 2>/dev/null) -lglpk -lm
 ifeq ($(CI),true)
 CFLAGS  += -Werror
 endif

@@ -8,17 +8,22 @@
 #include "cli.h"
 #include "strategy.h"
 
-#define SOLVE_DEFAULT_STRATEGY "checkpoint-all"
-
 static const char solve_usage[] =
 	"usage: checkmate solve [GRAPH] --budget SIZE [options]\n\n"
 	"Finds the cheapest plan for GRAPH (default: the built-in example\n"
 	CLI_DEFAULT_GRAPH ") whose peak memory fits SIZE, fixed memory included.\n"
 	"Every plan is replayed by the simulator; the cost and peak printed are\n"
-	"the replayed ones. Exits 3 when the strategy has no plan within budget.\n\n"
+	"the replayed ones; 'optimal' means the solver proved it. Exits 3 when no\n"
+	"plan fits (proven for ilp), 4 when the time limit ends the search first.\n\n"
 	"  -b, --budget SIZE        16G, 1.5GB, 512MiB, 80% (of the checkpoint-all\n"
 	"                           peak) or a byte count\n"
-	"  -s, --strategy NAME      " SOLVE_DEFAULT_STRATEGY " (default)\n"
+	"  -s, --strategy NAME      ilp (default: the optimal MILP) or checkpoint-all\n"
+	"      --solver NAME        cbc (default) or glpk\n"
+	"  -t, --time-limit SEC     stop the solver after SEC seconds; the best plan\n"
+	"                           found is reported as feasible, with its gap\n"
+	"      --gap FRAC           stop at this relative gap (default 0: prove it)\n"
+	"      --threads N          solver threads (cbc)\n"
+	"      --write-lp FILE      write the MILP in CPLEX LP format\n"
 	"  -o, --plan FILE          write the plan to FILE\n"
 	"      --plan-format F      json (default) or text\n"
 	"      --csv FILE|-         write the result as a CSV row (with a header)\n"
@@ -27,8 +32,9 @@ static const char solve_usage[] =
 	"  -h, --help               this text\n";
 
 struct solve_args {
-	const char *graph, *budget, *strategy, *plan, *csv;
-	int text, header, quiet;
+	const char *graph, *budget, *strategy, *plan, *csv, *lp, *solver;
+	double time_limit, gap;
+	int threads, text, header, quiet;
 };
 
 static int parse_args(int argc, char **argv, struct solve_args *a)
@@ -40,16 +46,38 @@ static int parse_args(int argc, char **argv, struct solve_args *a)
 		{ "plan-format", required_argument, NULL, 'F' },
 		{ "csv", required_argument, NULL, 'C' },
 		{ "no-header", no_argument, NULL, 'H' },
+		{ "solver", required_argument, NULL, 'S' },
+		{ "time-limit", required_argument, NULL, 't' },
+		{ "gap", required_argument, NULL, 'G' },
+		{ "threads", required_argument, NULL, 'T' },
+		{ "write-lp", required_argument, NULL, 'L' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct cm_error err;
+	double v;
 	int c;
 
-	*a = (struct solve_args){ .strategy = SOLVE_DEFAULT_STRATEGY, .header = 1 };
+	*a = (struct solve_args){ .strategy = STRATEGY_DEFAULT, .header = 1 };
 	optind = 0;
-	while ((c = cli_getopt("solve", argc, argv, ":b:s:o:qh", opts)) != -1)
+	while ((c = cli_getopt("solve", argc, argv, ":b:s:o:t:qh", opts)) != -1)
 		switch (c) {
+		case 'S': a->solver = optarg; break;
+		case 'L': a->lp = optarg; break;
+		case 't':
+			if (cli_parse_double("--time-limit", optarg, 0, 1e9, &a->time_limit, &err))
+				return cli_usage("solve", "%s", err.msg);
+			break;
+		case 'G':
+			if (cli_parse_double("--gap", optarg, 0, 1, &a->gap, &err))
+				return cli_usage("solve", "%s", err.msg);
+			break;
+		case 'T':
+			if (cli_parse_double("--threads", optarg, 1, 256, &v, &err) || v != (int)v)
+				return cli_usage("solve", "--threads: expected a whole number from 1 to 256");
+			a->threads = (int)v;
+			break;
 		case 'b': a->budget = optarg; break;
 		case 's': a->strategy = optarg; break;
 		case 'o': a->plan = optarg; break;
@@ -69,8 +97,10 @@ static int parse_args(int argc, char **argv, struct solve_args *a)
 		return cli_usage("solve", "expected at most one GRAPH");
 	if (a->budget == NULL)
 		return cli_usage("solve", "--budget is required");
-	if (a->plan && a->csv && strcmp(a->plan, a->csv) == 0)
-		return cli_usage("solve", "--plan and --csv name the same file");
+	if ((a->plan && a->csv && strcmp(a->plan, a->csv) == 0) ||
+	    (a->plan && a->lp && strcmp(a->plan, a->lp) == 0) ||
+	    (a->lp && a->csv && strcmp(a->lp, a->csv) == 0))
+		return cli_usage("solve", "two outputs name the same file");
 	a->graph = optind < argc ? argv[optind] : NULL;
 	return 0;
 }
@@ -81,7 +111,11 @@ static void print_summary(FILE *f, const struct graph *g, const struct solve_req
 	double floor_cost = graph_total_cost(g);
 	char h[32];
 
-	fprintf(f, "graph        %s\nstrategy     %s\n", g->id, rq->strategy);
+	fprintf(f, "graph        %s\nstrategy     %s", g->id, rq->strategy);
+	if (o->solver[0])
+		fprintf(f, " (%s; model of %d columns, %d rows, %d nonzeros)", o->solver,
+			o->cols, o->rows, o->nnz);
+	fputc('\n', f);
 	fprintf(f, "budget       %llu (%s)\nstatus       %s\n",
 		(unsigned long long)rq->budget, size_human(rq->budget, h, sizeof(h)),
 		o->status);
@@ -94,7 +128,11 @@ static void print_summary(FILE *f, const struct graph *g, const struct solve_req
 	fprintf(f, "peak memory  %llu (%s, %.1f%% of budget)\n",
 		(unsigned long long)o->sim.peak, size_human(o->sim.peak, h, sizeof(h)),
 		rq->budget ? 100.0 * (double)o->sim.peak / (double)rq->budget : 0.0);
+	if (o->has_lower_bound)
+		fprintf(f, "lower bound  %.17g (gap %.4f%%)\n", o->lower_bound,
+			100 * (o->sim.cost - o->lower_bound) / (o->sim.cost > 0 ? o->sim.cost : 1));
 	fprintf(f, "steps        %d\n", o->plan->n);
+	fprintf(f, "time         %.3f s\n", o->seconds);
 }
 
 static void fill_row(struct csv_row *r, const struct graph *g,
@@ -103,17 +141,17 @@ static void fill_row(struct csv_row *r, const struct graph *g,
 	double floor_cost = graph_total_cost(g);
 
 	*r = (struct csv_row){ .graph = g->id, .strategy = rq->strategy,
-			       .budget = rq->budget, .status = o->status,
-			       .seconds = o->seconds };
+			       .solver = o->solver, .budget = rq->budget,
+			       .status = o->status, .seconds = o->seconds };
+	r->has_lower_bound = o->has_lower_bound;
+	r->lower_bound = o->lower_bound;
 	if (o->plan) {
 		r->feasible = o->sim.fits;
 		r->has_cost = 1;
 		r->cost = o->sim.cost;
 		r->overhead = o->sim.cost / (floor_cost > 0 ? floor_cost : 1);
 		r->peak = o->sim.peak;
-		r->has_lower_bound = o->plan->has_lower_bound;
-		r->lower_bound = o->plan->lower_bound;
-		r->gap = r->lower_bound > 0 ? (r->cost - r->lower_bound) / r->lower_bound : 0;
+		r->gap = r->cost > 0 ? (r->cost - r->lower_bound) / r->cost : 0;
 	}
 }
 
@@ -147,11 +185,39 @@ static int write_outputs(const struct solve_args *a, const struct graph *g,
 	return 0;
 }
 
+/* Progress on standard error for solves that last over a second. */
+static void show_progress(void *ctx, const struct solve_progress *p)
+{
+	(void)ctx;
+	if (p->elapsed < 1.0)
+		return;
+	fprintf(stderr, "checkmate: %7.1f s", p->elapsed);
+	if (p->has_incumbent)
+		fprintf(stderr, "  incumbent %.10g", p->incumbent);
+	else
+		fprintf(stderr, "  no incumbent yet");
+	if (p->has_bound)
+		fprintf(stderr, "  bound %.10g", p->bound);
+	if (p->has_incumbent && p->has_bound && p->incumbent != 0)
+		fprintf(stderr, "  gap %.2f%%", 100 * (p->incumbent - p->bound) / p->incumbent);
+	fputc('\n', stderr);
+}
+
+static int exit_status(const char *status)
+{
+	if (strcmp(status, "infeasible") == 0)
+		return CM_EXIT_INFEASIBLE;
+	if (strcmp(status, "timeout") == 0)
+		return CM_EXIT_NO_PLAN;
+	return CM_EXIT_OK;
+}
+
 int cmd_solve_main(int argc, char **argv)
 {
 	struct solve_args a;
 	struct solve_request rq = { 0 };
 	struct solve_outcome o = { 0 };
+	struct out lp = { 0 };
 	struct cm_error err;
 	struct graph *g;
 	int rc;
@@ -162,13 +228,30 @@ int cmd_solve_main(int argc, char **argv)
 	g = cli_load_graph(a.graph, a.quiet);
 	if (g == NULL)
 		return CM_EXIT_ERROR;
-	rq.strategy = a.strategy;
+	rq = (struct solve_request){ .strategy = a.strategy, .solver = a.solver,
+				     .time_limit = a.time_limit, .gap = a.gap,
+				     .threads = a.threads,
+				     .progress = a.quiet ? NULL : show_progress };
 	if (size_parse(a.budget, graph_peak_all(g), &rq.budget, &err)) {
 		rc = cli_usage("solve", "--budget: %s", err.msg);
 		goto out;
 	}
+	if (a.lp) {
+		if (out_open(&lp, a.lp, &err)) {
+			rc = cli_error("%s", err.msg);
+			goto out;
+		}
+		rq.lp_out = lp.f;
+	}
 	if (strategy_solve(g, &rq, &o, &err)) {
 		rc = cli_error("%s: %s", g->id, err.msg);
+		goto out;
+	}
+	if (a.lp && o.cols == 0)
+		cli_note(a.quiet, "%s: no model was built (%s), so no LP file", a.lp,
+			 o.why[0] ? o.why : "not the ilp strategy");
+	else if (a.lp && out_commit(&lp, &err)) {
+		rc = cli_error("%s", err.msg);
 		goto out;
 	}
 	if (write_outputs(&a, g, &rq, &o)) {
@@ -178,10 +261,11 @@ int cmd_solve_main(int argc, char **argv)
 	/* With the CSV on standard output, the summary would garble it. */
 	if (!(a.csv && strcmp(a.csv, "-") == 0))
 		print_summary(stdout, g, &rq, &o);
-	rc = strcmp(o.status, "infeasible") == 0 ? CM_EXIT_INFEASIBLE : CM_EXIT_OK;
+	rc = exit_status(o.status);
 	if (fflush(stdout) != 0)
 		rc = cli_error("standard output: write failed");
 out:
+	out_abort(&lp);
 	strategy_outcome_release(&o);
 	graph_free(g);
 	return rc;

@@ -1,11 +1,13 @@
 #include "strategy.h"
 
-#include <stdio.h>
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "../baselines/baseline.h"
 #include "../graph/num.h"
+#include "../plan/stages.h"
 
 static double now(void)
 {
@@ -17,12 +19,10 @@ static double now(void)
 
 void strategy_names(char *buf, size_t len)
 {
-	size_t used = 0;
+	size_t used = (size_t)snprintf(buf, len, "ilp");
 
-	buf[0] = '\0';
 	for (int i = 0; i < baseline_count && used < len; i++)
-		used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? ", " : "",
-					 baseline_table[i].name);
+		used += (size_t)snprintf(buf + used, len - used, ", %s", baseline_table[i].name);
 }
 
 void strategy_outcome_release(struct solve_outcome *out)
@@ -31,58 +31,218 @@ void strategy_outcome_release(struct solve_outcome *out)
 	out->plan = NULL;
 }
 
+static void set_status(struct solve_outcome *out, const char *status)
+{
+	snprintf(out->status, sizeof(out->status), "%s", status);
+	if (out->plan)
+		snprintf(out->plan->status, sizeof(out->plan->status), "%s", status);
+}
+
+/* Replays p into out (taking ownership); -1 with err set when the plan is
+ * not valid, which is a bug of the strategy. */
+static int adopt(const struct graph *g, const char *strategy, uint64_t budget,
+		 struct plan *p, struct solve_outcome *out, struct cm_error *err)
+{
+	out->plan = p;
+	if (plan_simulate(g, p, budget, &out->sim, err))
+		return -1;
+	if (!out->sim.valid)
+		return cm_errorf(err, "internal error: strategy %s made an invalid plan: %s",
+				 strategy, out->sim.why);
+	snprintf(p->strategy, sizeof(p->strategy), "%s", strategy);
+	p->budget = budget;
+	p->cost = out->sim.cost;
+	p->peak = out->sim.peak;
+	return 0;
+}
+
+static void set_bound(struct solve_outcome *out, double bound)
+{
+	out->has_lower_bound = 1;
+	out->lower_bound = bound;
+	if (out->plan) {
+		out->plan->has_lower_bound = 1;
+		out->plan->lower_bound = bound;
+	}
+}
+
+static int run_baseline(const struct graph *g, const struct baseline *b,
+			const struct solve_request *rq, struct solve_outcome *out,
+			struct cm_error *err)
+{
+	struct plan *p = plan_new();
+
+	if (p == NULL)
+		return cm_errorf(err, "out of memory");
+	if (b->run(g, rq->budget, p, err)) {
+		plan_free(p);
+		return -1;
+	}
+	if (adopt(g, b->name, rq->budget, p, out, err))
+		return -1;
+	if (!out->sim.fits) {
+		set_status(out, "infeasible");
+		snprintf(out->why, sizeof(out->why), "%s peaks at %llu, over the budget %llu",
+			 b->name, (unsigned long long)out->sim.peak,
+			 (unsigned long long)rq->budget);
+	} else if (num_le(out->sim.cost, graph_total_cost(g))) {
+		set_status(out, "optimal");
+		set_bound(out, graph_total_cost(g));
+	} else {
+		set_status(out, "feasible");
+	}
+	return 0;
+}
+
+/* The plan of stage matrices whose S is read from a MILP solution. */
+static struct plan *plan_of_solution(const struct graph *g, const struct remat_model *rm,
+				     const double *x, struct cm_error *err)
+{
+	struct stages st;
+	struct plan *p;
+
+	if (stages_init(&st, g->n, err))
+		return NULL;
+	remat_stages(rm, g, x, &st);
+	stages_drop_unused(g, &st);
+	p = plan_new();
+	if (p == NULL || plan_from_stages(g, &st, p, err)) {
+		if (p == NULL)
+			cm_errorf(err, "out of memory");
+		plan_free(p);
+		p = NULL;
+	}
+	stages_release(&st);
+	return p;
+}
+
+/* The best plan known to fit before solving, as a point of the model:
+ * checkpoint-all when it fits. Returns a malloc'd point, or NULL. */
+static double *warm_start(const struct graph *g, const struct remat_model *rm,
+			  uint64_t budget)
+{
+	struct stages st;
+	double *x = NULL;
+	int *last;
+
+	if (graph_peak_all(g) > budget || stages_init(&st, g->n, NULL))
+		return NULL;
+	last = malloc((size_t)g->n * sizeof(int));
+	x = malloc((size_t)rm->milp.ncols * sizeof(double) + 1);
+	if (last && x) {
+		graph_last_use(g, last);
+		stages_checkpoint_all(g, &st, last);
+		stages_drop_unused(g, &st);
+		if (remat_point(rm, g, &st, x)) {
+			free(x);
+			x = NULL;
+		}
+	} else {
+		free(x);
+		x = NULL;
+	}
+	free(last);
+	stages_release(&st);
+	return x;
+}
+
+static int run_ilp(const struct graph *g, const struct solve_request *rq,
+		   struct solve_outcome *out, struct cm_error *err)
+{
+	const struct solver_ops *ops = solver_find(rq->solver ? rq->solver : SOLVER_DEFAULT);
+	struct remat_model rm;
+	struct milp_result res = { 0 };
+	struct solve_opts so = { rq->time_limit, rq->gap, rq->threads, NULL,
+				 rq->progress, rq->ctx };
+	double *start = NULL;
+	char names[128];
+	int rc = -1;
+
+	if (ops == NULL) {
+		solver_names(names, sizeof(names));
+		return cm_errorf(err, "unknown solver '%s' (built: %s)", rq->solver, names);
+	}
+	snprintf(out->solver, sizeof(out->solver), "%s", ops->name);
+	if (remat_build(g, rq->budget, &rq->model, &rm, err))
+		return -1;
+	out->cols = rm.milp.ncols;
+	out->rows = rm.milp.nrows;
+	out->nnz = rm.milp.nnz;
+	if (rq->lp_out && milp_write_lp(&rm.milp, rq->lp_out)) {
+		cm_errorf(err, "writing the LP file failed");
+		goto out;
+	}
+	start = warm_start(g, &rm, rq->budget);
+	so.start = start;
+	if (solver_solve(ops, &rm.milp, &so, &res, err))
+		goto out;
+	if (res.status == MILP_INFEASIBLE) {
+		set_status(out, "infeasible");
+		snprintf(out->why, sizeof(out->why), "the solver proved that no plan fits");
+	} else if (res.x != NULL || start != NULL) {
+		const double *x = res.x ? res.x : start;
+		struct plan *p = plan_of_solution(g, &rm, x, err);
+
+		if (p == NULL || adopt(g, "ilp", rq->budget, p, out, err))
+			goto out;
+		snprintf(p->solver, sizeof(p->solver), "%s", ops->name);
+		if (!out->sim.fits) {
+			cm_errorf(err, "internal error: the solver's plan replays over budget: %s",
+				  out->sim.why);
+			goto out;
+		}
+		if (res.status == MILP_OPTIMAL && res.x &&
+		    (!res.has_bound || num_le(out->sim.cost, res.bound) ||
+		     (rq->gap <= 0 && num_le(out->sim.cost, res.objective)))) {
+			set_status(out, "optimal");
+			set_bound(out, out->sim.cost);
+		} else {
+			set_status(out, "feasible");
+			if (res.has_bound)
+				set_bound(out, fmin(res.bound, out->sim.cost));
+			if (res.x == NULL)
+				snprintf(out->why, sizeof(out->why),
+					 "time limit: the solver found nothing better than checkpoint-all");
+		}
+	} else {
+		set_status(out, "timeout");
+		snprintf(out->why, sizeof(out->why), "no plan found within the time limit");
+		if (res.has_bound)
+			set_bound(out, res.bound);
+	}
+	rc = 0;
+out:
+	milp_result_release(&res);
+	free(start);
+	remat_release(&rm);
+	return rc;
+}
+
 int strategy_solve(const struct graph *g, const struct solve_request *rq,
 		   struct solve_outcome *out, struct cm_error *err)
 {
 	const struct baseline *b = baseline_find(rq->strategy);
 	uint64_t lb = graph_lower_bound(g);
-	double t0 = now(), floor_cost = graph_total_cost(g);
+	double t0 = now();
 	char names[256];
+	int rc;
 
 	memset(out, 0, sizeof(*out));
-	if (b == NULL) {
+	if (b == NULL && strcmp(rq->strategy, "ilp") != 0) {
 		strategy_names(names, sizeof(names));
 		return cm_errorf(err, "unknown strategy '%s' (known: %s)", rq->strategy, names);
 	}
 	if (rq->budget < lb) {
-		snprintf(out->status, sizeof(out->status), "infeasible");
+		set_status(out, "infeasible");
 		snprintf(out->why, sizeof(out->why),
 			 "budget %llu is below %llu, the least any plan needs",
 			 (unsigned long long)rq->budget, (unsigned long long)lb);
 		out->seconds = now() - t0;
 		return 0;
 	}
-	out->plan = plan_new();
-	if (out->plan == NULL)
-		return cm_errorf(err, "out of memory");
-	if (b->run(g, rq->budget, out->plan, err) ||
-	    plan_simulate(g, out->plan, rq->budget, &out->sim, err))
-		goto fail;
-	if (!out->sim.valid) {
-		cm_errorf(err, "internal error: strategy %s made an invalid plan: %s",
-			  b->name, out->sim.why);
-		goto fail;
-	}
-	snprintf(out->plan->strategy, sizeof(out->plan->strategy), "%s", b->name);
-	out->plan->budget = rq->budget;
-	out->plan->cost = out->sim.cost;
-	out->plan->peak = out->sim.peak;
-	if (!out->sim.fits) {
-		snprintf(out->status, sizeof(out->status), "infeasible");
-		snprintf(out->why, sizeof(out->why), "%s peaks at %llu, over the budget %llu",
-			 b->name, (unsigned long long)out->sim.peak,
-			 (unsigned long long)rq->budget);
-	} else if (num_le(out->sim.cost, floor_cost)) {
-		snprintf(out->status, sizeof(out->status), "optimal");
-		out->plan->has_lower_bound = 1;
-		out->plan->lower_bound = floor_cost;
-	} else {
-		snprintf(out->status, sizeof(out->status), "feasible");
-	}
-	snprintf(out->plan->status, sizeof(out->plan->status), "%s", out->status);
+	rc = b ? run_baseline(g, b, rq, out, err) : run_ilp(g, rq, out, err);
 	out->seconds = now() - t0;
-	return 0;
-fail:
-	strategy_outcome_release(out);
-	return -1;
+	if (rc)
+		strategy_outcome_release(out);
+	return rc;
 }

@@ -4,34 +4,52 @@
 #define CM_STRATEGY_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "../plan/sim.h"
+#include "../solvers/remat.h"
+#include "../solvers/solver.h"
+
+#define STRATEGY_DEFAULT "ilp"
+#define SOLVER_DEFAULT "cbc"
 
 struct solve_request {
 	const char *strategy; /* SPEC 4 name */
 	uint64_t budget;      /* total bytes, fixed memory included */
+	const char *solver;   /* MILP backend; NULL for SOLVER_DEFAULT */
+	double time_limit;    /* seconds, <= 0 for none */
+	double gap;           /* relative gap at which the solver may stop */
+	int threads;          /* solver threads, 0 for its default */
+	FILE *lp_out;         /* when not NULL, the model is written here (LP format) */
+	struct remat_opts model;
+	void (*progress)(void *ctx, const struct solve_progress *p);
+	void *ctx;
 };
 
 struct solve_outcome {
 	struct plan *plan;   /* the replayed plan, or NULL when none was found;
 			      * owned, freed by strategy_outcome_release */
 	struct sim_result sim;
-	char status[32];     /* optimal, feasible, infeasible, unsupported */
-	char why[400];       /* for infeasible and unsupported: the reason */
+	char status[32];     /* optimal, feasible, infeasible, timeout */
+	char why[400];       /* a reason to show with the status, or "" */
+	char solver[32];     /* the backend that ran, or "" */
+	double lower_bound;  /* proven bound on the cost, when has_lower_bound */
+	int has_lower_bound;
 	double seconds;      /* wall time of the strategy and the replay */
+	int cols, rows, nnz; /* size of the MILP, when one was built */
 };
 
-/* Runs the request on g. A plan that replays over budget is kept (its
- * figures are informative) with status "infeasible"; the status is
- * "optimal" only when proven: for a heuristic, when its cost equals the
- * checkpoint-all cost, below which no plan goes. Returns 0, or -1 with err
- * set (unknown strategy, out of memory, a strategy that produced an
- * invalid plan). */
+/* Runs the request on g. A heuristic plan that replays over budget is kept
+ * (its figures are informative) with status "infeasible". "optimal" only
+ * when proven: by the solver with no gap left, or for a heuristic when its
+ * cost equals the checkpoint-all cost, below which no plan goes. Returns 0,
+ * or -1 with err set (unknown strategy or solver, solver failure, out of
+ * memory, a strategy that produced an invalid plan). */
 int strategy_solve(const struct graph *g, const struct solve_request *rq,
 		   struct solve_outcome *out, struct cm_error *err);
 void strategy_outcome_release(struct solve_outcome *out);
 
-/* Writes the strategy names, comma-separated, for messages. */
+/* The strategy names, comma-separated, for messages and --help. */
 void strategy_names(char *buf, size_t len);
 
 #endif

@@ -116,9 +116,10 @@ void csv_row(FILE *f, const struct csv_row *r)
 		fputs(",,", f);
 	fputc(',', f);
 	if (r->has_lower_bound)
-		fprintf(f, "%.17g,%.6g", r->lower_bound, r->gap);
-	else
-		fputc(',', f);
+		fprintf(f, "%.17g", r->lower_bound);
+	fputc(',', f);
+	if (r->has_lower_bound && r->has_cost)
+		fprintf(f, "%.6g", r->gap);
 	fprintf(f, ",%.3f,", r->seconds);
 	csv_text(f, r->status);
 	fputc('\n', f);

@@ -56,6 +56,37 @@ void stages_complete_r(const struct graph *g, struct stages *st)
 		}
 }
 
+/* 1 when stage t reads value i: a node of the stage that uses it is
+ * computed. */
+static int read_in_stage(const struct graph *g, const struct stages *st, int t, int i)
+{
+	for (int e = g->user_off[i]; e < g->user_off[i + 1]; e++)
+		if (g->users[e] <= t && STAGE_R(st, t, g->users[e]))
+			return 1;
+	return 0;
+}
+
+int stages_drop_unused(const struct graph *g, struct stages *st)
+{
+	int total = 0, dropped;
+
+	do {
+		dropped = 0;
+		stages_complete_r(g, st);
+		/* From the last stage back, so that dropping S(t,i) can
+		 * make S(t-1,i) unused in the same pass. */
+		for (int t = st->n - 1; t > 0; t--)
+			for (int i = 0; i < t; i++)
+				if (STAGE_S(st, t, i) && !read_in_stage(g, st, t, i) &&
+				    !(t + 1 < st->n && STAGE_S(st, t + 1, i))) {
+					STAGE_S(st, t, i) = 0;
+					dropped++;
+				}
+		total += dropped;
+	} while (dropped);
+	return total;
+}
+
 void stages_checkpoint_all(const struct graph *g, struct stages *st, const int *last)
 {
 	(void)g;

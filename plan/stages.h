@@ -30,6 +30,11 @@ void stages_release(struct stages *st);
  * node back. Entries of S on or above the diagonal are cleared. */
 void stages_complete_r(const struct graph *g, struct stages *st);
 
+/* Drops kept values that their stage does not read and that are not kept
+ * further (they only take memory), completing R again until nothing
+ * changes. Returns how many entries of S were dropped. */
+int stages_drop_unused(const struct graph *g, struct stages *st);
+
 /* S for checkpoint-all: every value kept from its compute to its last use. */
 void stages_checkpoint_all(const struct graph *g, struct stages *st, const int *last);
 

@@ -1,1 +1,1 @@
-solve linear:4 --budget 5
+solve linear:4 --budget 5 --strategy checkpoint-all

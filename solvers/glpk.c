@@ -1,0 +1,247 @@
+/* GLPK backend: glp_simplex (with its LP presolver) for the root, then
+ * glp_intopt with cuts, the feasibility pump and proximity search; the MIP
+ * start goes in through the heuristic callback. A GLPK error (which would
+ * abort the process) returns through the error hook instead. */
+#include "solver.h"
+
+#include <glpk.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct glpk_ctx {
+	const struct solve_opts *o;
+	const struct milp *m;
+	double t0, last;
+	double bound;      /* best bound seen in the tree, when has_bound */
+	int has_bound;
+	int start_given;
+	double *start1; /* 1-based copy of o->start */
+	jmp_buf fail;
+};
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void on_glpk_error(void *info)
+{
+	struct glpk_ctx *c = info;
+
+	longjmp(c->fail, 1);
+}
+
+static int quiet_terminal(void *info, const char *s)
+{
+	(void)info;
+	(void)s;
+	return 1; /* swallow GLPK's own output */
+}
+
+static void callback(glp_tree *tree, void *info)
+{
+	struct glpk_ctx *c = info;
+	double t = now();
+
+	if (glp_ios_reason(tree) == GLP_IHEUR && c->start1 && !c->start_given) {
+		c->start_given = 1;
+		glp_ios_heur_sol(tree, c->start1);
+	}
+	int best = glp_ios_best_node(tree);
+
+	if (best) {
+		double b = glp_ios_node_bound(tree, best);
+
+		if (!c->has_bound || b > c->bound)
+			c->bound = b;
+		c->has_bound = 1;
+	}
+	if (c->o->progress && t - c->last >= 1.0) {
+		glp_prob *p = glp_ios_get_prob(tree);
+		struct solve_progress pr = { .elapsed = t - c->t0 };
+
+		c->last = t;
+		if (glp_mip_status(p) == GLP_FEAS) {
+			pr.incumbent = glp_mip_obj_val(p);
+			pr.has_incumbent = 1;
+		}
+		pr.bound = c->bound;
+		pr.has_bound = c->has_bound;
+		c->o->progress(c->o->ctx, &pr);
+	}
+}
+
+static glp_prob *load(const struct milp *m)
+{
+	glp_prob *p = glp_create_prob();
+	int *ia = malloc(((size_t)m->nnz + 1) * sizeof(int));
+	int *ja = malloc(((size_t)m->nnz + 1) * sizeof(int));
+	double *ar = malloc(((size_t)m->nnz + 1) * sizeof(double));
+
+	if (ia == NULL || ja == NULL || ar == NULL) {
+		free(ia);
+		free(ja);
+		free(ar);
+		glp_delete_prob(p);
+		return NULL;
+	}
+	glp_set_obj_dir(p, GLP_MIN);
+	if (m->ncols)
+		glp_add_cols(p, m->ncols);
+	if (m->nrows)
+		glp_add_rows(p, m->nrows);
+	for (int j = 0; j < m->ncols; j++) {
+		int lo = m->clo[j] > -MILP_INF, hi = m->chi[j] < MILP_INF;
+		int type = lo && hi ? (m->clo[j] == m->chi[j] ? GLP_FX : GLP_DB)
+				    : lo ? GLP_LO : hi ? GLP_UP : GLP_FR;
+
+		/* Kind first: GLP_BV would reset the bounds to [0, 1]. */
+		if (m->integer[j])
+			glp_set_col_kind(p, j + 1, GLP_IV);
+		glp_set_col_bnds(p, j + 1, type, m->clo[j], m->chi[j]);
+		glp_set_obj_coef(p, j + 1, m->obj[j]);
+	}
+	for (int r = 0; r < m->nrows; r++) {
+		int lo = m->rlo[r] > -MILP_INF, hi = m->rhi[r] < MILP_INF;
+		int type = lo && hi ? (m->rlo[r] == m->rhi[r] ? GLP_FX : GLP_DB)
+				    : lo ? GLP_LO : hi ? GLP_UP : GLP_FR;
+
+		glp_set_row_bnds(p, r + 1, type, m->rlo[r], m->rhi[r]);
+		for (int e = m->rbeg[r]; e < m->rbeg[r + 1]; e++) {
+			ia[e + 1] = r + 1;
+			ja[e + 1] = m->ridx[e] + 1;
+			ar[e + 1] = m->rval[e];
+		}
+	}
+	glp_load_matrix(p, m->nnz, ia, ja, ar);
+	free(ia);
+	free(ja);
+	free(ar);
+	return p;
+}
+
+/* Milliseconds left of the time limit, or INT_MAX without one. */
+static int ms_left(const struct glpk_ctx *c)
+{
+	double left;
+
+	if (c->o->time_limit <= 0)
+		return 0x7fffffff;
+	left = c->o->time_limit - (now() - c->t0);
+	return left <= 0 ? 1 : (int)fmin(left * 1000, 0x7fffffff);
+}
+
+static int glpk_solve(const struct milp *m, const struct solve_opts *o,
+		      struct milp_result *res, struct cm_error *err)
+{
+	struct glpk_ctx c = { .o = o, .m = m, .t0 = now() };
+	volatile int rc = -1;
+	glp_prob *volatile p = NULL;
+	glp_smcp sm;
+	glp_iocp io;
+	int st;
+
+	c.last = c.t0;
+	memset(res, 0, sizeof(*res));
+	glp_term_hook(quiet_terminal, NULL);
+	if (setjmp(c.fail)) {
+		glp_error_hook(NULL, NULL);
+		/* After an error GLPK's environment must be freed, problem
+		 * objects included. */
+		glp_free_env();
+		free(c.start1);
+		return cm_errorf(err, "glpk failed");
+	}
+	glp_error_hook(on_glpk_error, &c);
+	p = load(m);
+	if (p == NULL) {
+		cm_errorf(err, "out of memory");
+		goto out;
+	}
+	if (o->start) {
+		c.start1 = malloc(((size_t)m->ncols + 1) * sizeof(double));
+		if (c.start1 == NULL) {
+			cm_errorf(err, "out of memory");
+			goto out;
+		}
+		memcpy(c.start1 + 1, o->start, (size_t)m->ncols * sizeof(double));
+	}
+	glp_init_smcp(&sm);
+	sm.msg_lev = GLP_MSG_OFF;
+	sm.presolve = GLP_ON;
+	sm.tm_lim = ms_left(&c);
+	st = glp_simplex(p, &sm);
+	if (st == GLP_ENOPFS || (st == 0 && glp_get_status(p) == GLP_NOFEAS)) {
+		res->status = MILP_INFEASIBLE;
+		rc = 0;
+		goto out;
+	}
+	if (st != 0 || glp_get_status(p) != GLP_OPT) {
+		/* Time ran out in the root LP (or it failed): no bound yet. */
+		res->status = MILP_NO_SOLUTION;
+		rc = st == GLP_ETMLIM ? 0 : cm_errorf(err, "glpk: root LP failed (code %d)", st);
+		goto out;
+	}
+	glp_init_iocp(&io);
+	io.msg_lev = GLP_MSG_OFF;
+	io.presolve = GLP_OFF; /* keeps the MIP start's columns the model's own */
+	io.gmi_cuts = io.mir_cuts = io.cov_cuts = io.clq_cuts = GLP_ON;
+	io.fp_heur = GLP_ON;
+	io.ps_heur = GLP_ON;
+	io.ps_tm_lim = 5000;
+	io.mip_gap = o->gap;
+	io.tm_lim = ms_left(&c);
+	io.cb_func = callback;
+	io.cb_info = &c;
+	st = glp_intopt(p, &io);
+	if (st != 0 && st != GLP_ETMLIM && st != GLP_EMIPGAP && st != GLP_ENOPFS &&
+	    st != GLP_ENODFS && st != GLP_ESTOP) {
+		cm_errorf(err, "glpk: branch and bound failed (code %d)", st);
+		goto out;
+	}
+	switch (glp_mip_status(p)) {
+	case GLP_OPT:
+		res->status = st == 0 ? MILP_OPTIMAL : MILP_FEASIBLE;
+		break;
+	case GLP_FEAS:
+		res->status = MILP_FEASIBLE;
+		break;
+	case GLP_NOFEAS:
+		res->status = MILP_INFEASIBLE;
+		break;
+	default:
+		res->status = MILP_NO_SOLUTION;
+	}
+	if (res->status == MILP_OPTIMAL || res->status == MILP_FEASIBLE) {
+		res->x = malloc((size_t)m->ncols * sizeof(double) + 1);
+		if (res->x == NULL) {
+			cm_errorf(err, "out of memory");
+			goto out;
+		}
+		for (int j = 0; j < m->ncols; j++)
+			res->x[j] = glp_mip_col_val(p, j + 1);
+		res->objective = glp_mip_obj_val(p);
+	}
+	/* The root LP bound is always valid; at optimality the incumbent is. */
+	res->bound = glp_get_obj_val(p);
+	res->has_bound = 1;
+	if (c.has_bound && c.bound > res->bound)
+		res->bound = c.bound;
+	if (res->status == MILP_OPTIMAL && res->objective > res->bound)
+		res->bound = res->objective;
+	rc = 0;
+out:
+	if (p)
+		glp_delete_prob(p);
+	glp_error_hook(NULL, NULL);
+	free(c.start1);
+	return rc;
+}
+
+const struct solver_ops solver_glpk = { "glpk", glpk_solve };

@@ -1,0 +1,53 @@
+/* A solver-neutral sparse mixed-integer linear program: columns with
+ * bounds, objective and integrality, rows with bounds, built once and
+ * translated by each backend. Minimization. */
+#ifndef CM_MILP_H
+#define CM_MILP_H
+
+#include <stdio.h>
+
+#include "../graph/error.h"
+
+/* Bounds beyond this are infinite. */
+#define MILP_INF 1e30
+
+struct milp {
+	int ncols, nrows, nnz;
+	double *obj, *clo, *chi;  /* per column */
+	char *integer;            /* per column: 1 binary/integer, 0 continuous */
+	char **cname;             /* per column, owned */
+	double *rlo, *rhi;        /* per row; -MILP_INF / MILP_INF when open */
+	int *rbeg;                /* row r: ridx/rval[rbeg[r] .. rbeg[r + 1]) */
+	int *ridx;
+	double *rval;
+	int cap_cols, cap_rows, cap_nnz;
+	int failed;               /* an allocation failed; checked by milp_ok */
+};
+
+void milp_init(struct milp *m);
+void milp_release(struct milp *m);
+
+/* Adds a column and returns its index (-1 when out of memory, also
+ * recorded in m->failed). The name is copied. */
+int milp_add_col(struct milp *m, const char *name, double lo, double hi,
+		 double obj, int integer);
+
+/* Adds the row lo <= sum val[j] x[idx[j]] <= hi; entries with idx < 0 are
+ * skipped (absent variables are fixed at 0). Returns the row index or -1. */
+int milp_add_row(struct milp *m, double lo, double hi, int n, const int *idx,
+		 const double *val);
+
+/* 0 when every addition succeeded, else -1 with err set. */
+int milp_ok(const struct milp *m, struct cm_error *err);
+
+/* Objective value of x. */
+double milp_objective(const struct milp *m, const double *x);
+
+/* Largest violation of a row or bound by x, and of integrality. */
+double milp_violation(const struct milp *m, const double *x);
+
+/* Writes the model in CPLEX LP format (readable by glpsol --lp and cbc).
+ * Returns 0 or -1 when a write failed. */
+int milp_write_lp(const struct milp *m, FILE *f);
+
+#endif

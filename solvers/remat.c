@@ -1,0 +1,340 @@
+#include "remat.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t gcd(uint64_t a, uint64_t b)
+{
+	while (b) {
+		uint64_t t = a % b;
+
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+void remat_release(struct remat_model *rm)
+{
+	milp_release(&rm->milp);
+	free(rm->r);
+	free(rm->s);
+	free(rm->u);
+	free(rm->f);
+	free(rm->edge_src);
+	memset(rm, 0, sizeof(*rm));
+}
+
+#define AT(a, t, i) ((a)[(size_t)(t) * (size_t)rm->n + (size_t)(i)])
+#define FREE_AT(t, e) (rm->f[(size_t)(t) * (size_t)rm->n_edges + (size_t)(e)])
+
+/* Columns: R, S, U, FREE, each skipped where it is fixed at 0. */
+static void add_columns(struct remat_model *rm, const struct graph *g,
+			const struct remat_opts *o, double ubudget)
+{
+	struct milp *m = &rm->milp;
+	int n = g->n;
+	char name[64];
+
+	for (int t = 0; t < n; t++)
+		for (int i = 0; i <= t; i++) {
+			int nu = graph_nusers(g, i);
+			int last = nu ? g->users[g->user_off[i + 1] - 1] : i;
+
+			/* A value nothing reads is computed once, in its own
+			 * stage, and never kept. */
+			if (i == t || nu > 0) {
+				snprintf(name, sizeof(name), "R_%d_%d", t, i);
+				AT(rm->r, t, i) = milp_add_col(m, name, i == t, 1, g->nodes[i].cost, 1);
+			}
+			if (i < t && nu > 0 && !(o->prune_past_users && last < t)) {
+				snprintf(name, sizeof(name), "S_%d_%d", t, i);
+				AT(rm->s, t, i) = milp_add_col(m, name, 0, 1, 0, 1);
+			}
+			snprintf(name, sizeof(name), "U_%d_%d", t, i);
+			AT(rm->u, t, i) = milp_add_col(m, name, 0, ubudget, 0, 0);
+		}
+	for (int t = 0; t < n; t++)
+		for (int k = 0; k <= t; k++)
+			for (int e = g->dep_off[k]; e < g->dep_off[k + 1]; e++) {
+				if (AT(rm->r, t, k) < 0)
+					continue;
+				snprintf(name, sizeof(name), "F_%d_%d_%d", t, g->deps[e], k);
+				FREE_AT(t, e) = milp_add_col(m, name, 0, 1, 0, 1);
+			}
+}
+
+/* A growable row under construction. */
+struct row {
+	int n, cap;
+	int *idx;
+	double *val;
+	int failed;
+};
+
+static void row_add(struct row *r, int col, double v)
+{
+	if (col < 0)
+		return;
+	if (r->n == r->cap) {
+		int cap = r->cap ? 2 * r->cap : 64;
+		int *i = realloc(r->idx, (size_t)cap * sizeof(int));
+		double *x = i ? realloc(r->val, (size_t)cap * sizeof(double)) : NULL;
+
+		if (i)
+			r->idx = i;
+		if (x)
+			r->val = x;
+		if (!i || !x) {
+			r->failed = 1;
+			return;
+		}
+		r->cap = cap;
+	}
+	r->idx[r->n] = col;
+	r->val[r->n++] = v;
+}
+
+static void row_emit(struct milp *m, struct row *r, double lo, double hi)
+{
+	if (r->failed)
+		m->failed = 1;
+	else if (r->n > 0)
+		milp_add_row(m, lo, hi, r->n, r->idx, r->val);
+	r->n = 0;
+}
+
+/* (1b), (1c) and the two reductions implied by optimality: a value is
+ * computed only if a later node of the stage reads it or it is kept, and
+ * kept into a stage only if that stage reads it or it is kept further. */
+static void add_dependency_rows(struct remat_model *rm, const struct graph *g, struct row *row)
+{
+	struct milp *m = &rm->milp;
+	int n = g->n;
+
+	for (int t = 0; t < n; t++) {
+		for (int k = 0; k <= t; k++)
+			for (int e = g->dep_off[k]; e < g->dep_off[k + 1]; e++) {
+				int i = g->deps[e];
+
+				if (AT(rm->r, t, k) < 0)
+					continue;
+				row_add(row, AT(rm->r, t, k), 1);
+				row_add(row, AT(rm->r, t, i), -1);
+				row_add(row, AT(rm->s, t, i), -1);
+				row_emit(m, row, -MILP_INF, 0);
+			}
+		for (int i = 0; i < t; i++) {
+			int keep_next = t + 1 < n ? AT(rm->s, t + 1, i) : -1;
+
+			if (AT(rm->s, t, i) >= 0) {
+				row_add(row, AT(rm->s, t, i), 1);
+				row_add(row, AT(rm->r, t - 1, i), -1);
+				row_add(row, AT(rm->s, t - 1, i), -1);
+				row_emit(m, row, -MILP_INF, 0);
+			}
+			for (int pass = 0; pass < 2; pass++) {
+				int col = pass ? AT(rm->s, t, i) : AT(rm->r, t, i);
+
+				if (col < 0)
+					continue;
+				row_add(row, col, 1);
+				for (int e = g->user_off[i]; e < g->user_off[i + 1]; e++) {
+					int j = g->users[e];
+
+					/* Computing i serves a later node of the stage; a
+					 * kept i serves any node of the stage. */
+					if (j <= t && (pass || j > i))
+						row_add(row, AT(rm->r, t, j), -1);
+				}
+				row_add(row, keep_next, -1);
+				row_emit(m, row, -MILP_INF, 0);
+			}
+		}
+	}
+}
+
+/* Memory: U(t,0) = sizes kept into t + node 0 if computed (2); U(t,k) =
+ * U(t,k-1) - what FREE releases after node k-1 + node k if computed (3);
+ * U <= budget through its bounds. FREE(t,i,k) may be 1 only when k is
+ * computed in t, i is not kept into t+1, and no later node of the stage
+ * reads i (7c); the other direction (7b) is implied by optimality. */
+static void add_memory_rows(struct remat_model *rm, const struct graph *g,
+			    const struct remat_opts *o, struct row *row)
+{
+	struct milp *m = &rm->milp;
+	int n = g->n;
+
+	for (int t = 0; t < n; t++)
+		for (int k = 0; k <= t; k++) {
+			double mk = (double)(g->nodes[k].memory / rm->unit);
+
+			row_add(row, AT(rm->u, t, k), 1);
+			row_add(row, AT(rm->r, t, k), -mk);
+			if (k == 0) {
+				for (int i = 0; i < t; i++)
+					row_add(row, AT(rm->s, t, i),
+						-(double)(g->nodes[i].memory / rm->unit));
+			} else {
+				row_add(row, AT(rm->u, t, k - 1), -1);
+				for (int e = g->dep_off[k - 1]; e < g->dep_off[k]; e++)
+					row_add(row, FREE_AT(t, e),
+						(double)(g->nodes[g->deps[e]].memory / rm->unit));
+			}
+			row_emit(m, row, 0, 0);
+		}
+	for (int t = 0; t < n; t++)
+		for (int k = 0; k <= t; k++)
+			for (int e = g->dep_off[k]; e < g->dep_off[k + 1]; e++) {
+				int i = g->deps[e], fc = FREE_AT(t, e), hazards = 1;
+				int keep = t + 1 < n ? AT(rm->s, t + 1, i) : -1;
+
+				if (fc < 0)
+					continue;
+				if (o->aggregate_free) {
+					/* kappa FREE + (1 - R(t,k)) + S(t+1,i) + sum R(t,j) <= kappa */
+					row_add(row, AT(rm->r, t, k), -1);
+					hazards += keep >= 0;
+					row_add(row, keep, 1);
+					for (int u = g->user_off[i]; u < g->user_off[i + 1]; u++) {
+						int j = g->users[u];
+
+						if (j > k && j <= t && AT(rm->r, t, j) >= 0) {
+							row_add(row, AT(rm->r, t, j), 1);
+							hazards++;
+						}
+					}
+					row_add(row, fc, hazards);
+					row_emit(m, row, -MILP_INF, hazards - 1);
+					continue;
+				}
+				row_add(row, fc, 1);
+				row_add(row, AT(rm->r, t, k), -1);
+				row_emit(m, row, -MILP_INF, 0);
+				if (keep >= 0) {
+					row_add(row, fc, 1);
+					row_add(row, keep, 1);
+					row_emit(m, row, -MILP_INF, 1);
+				}
+				for (int u = g->user_off[i]; u < g->user_off[i + 1]; u++) {
+					int j = g->users[u];
+
+					if (j > k && j <= t && AT(rm->r, t, j) >= 0) {
+						row_add(row, fc, 1);
+						row_add(row, AT(rm->r, t, j), 1);
+						row_emit(m, row, -MILP_INF, 1);
+					}
+				}
+			}
+}
+
+int remat_build(const struct graph *g, uint64_t budget, const struct remat_opts *o,
+		struct remat_model *rm, struct cm_error *err)
+{
+	size_t cells = (size_t)g->n * (size_t)g->n;
+	struct row row = { 0 };
+	uint64_t unit = 0;
+	int rc;
+
+	memset(rm, 0, sizeof(*rm));
+	if (g->n > STAGES_MAX_NODES)
+		return cm_errorf(err, "%d nodes is too many for the MILP (limit %d)", g->n,
+				 STAGES_MAX_NODES);
+	if (budget < g->fixed_memory)
+		return cm_errorf(err, "budget below fixed memory");
+	milp_init(&rm->milp);
+	rm->n = g->n;
+	rm->n_edges = g->n_edges;
+	rm->r = malloc(cells * sizeof(int));
+	rm->s = malloc(cells * sizeof(int));
+	rm->u = malloc(cells * sizeof(int));
+	rm->f = malloc(((size_t)g->n * (size_t)g->n_edges + 1) * sizeof(int));
+	rm->edge_src = malloc(((size_t)g->n_edges + 1) * sizeof(int));
+	if (!rm->r || !rm->s || !rm->u || !rm->f || !rm->edge_src) {
+		remat_release(rm);
+		return cm_errorf(err, "out of memory building the model");
+	}
+	memset(rm->r, 0xff, cells * sizeof(int));
+	memset(rm->s, 0xff, cells * sizeof(int));
+	memset(rm->u, 0xff, cells * sizeof(int));
+	memset(rm->f, 0xff, ((size_t)g->n * (size_t)g->n_edges + 1) * sizeof(int));
+	memcpy(rm->edge_src, g->deps, (size_t)g->n_edges * sizeof(int));
+	/* Memory in units of the gcd of the sizes keeps every coefficient an
+	 * exact integer; the budget rounds down to a whole unit, which changes
+	 * nothing since every sum of sizes is a multiple of the unit. */
+	for (int k = 0; k < g->n; k++)
+		unit = gcd(unit, g->nodes[k].memory);
+	rm->unit = unit ? unit : 1;
+	add_columns(rm, g, o, (double)((budget - g->fixed_memory) / rm->unit));
+	add_dependency_rows(rm, g, &row);
+	add_memory_rows(rm, g, o, &row);
+	free(row.idx);
+	free(row.val);
+	rc = milp_ok(&rm->milp, err);
+	if (rc)
+		remat_release(rm);
+	return rc;
+}
+
+int remat_point(const struct remat_model *rm, const struct graph *g,
+		const struct stages *st, double *x)
+{
+	int n = g->n;
+
+	memset(x, 0, (size_t)rm->milp.ncols * sizeof(double));
+	for (int t = 0; t < n; t++)
+		for (int i = 0; i <= t; i++) {
+			if (STAGE_R(st, t, i)) {
+				if (AT(rm->r, t, i) < 0)
+					return -1;
+				x[AT(rm->r, t, i)] = 1;
+			}
+			if (i < t && STAGE_S(st, t, i)) {
+				if (AT(rm->s, t, i) < 0)
+					return -1;
+				x[AT(rm->s, t, i)] = 1;
+			}
+		}
+	for (int t = 0; t < n; t++) {
+		double u = 0;
+
+		for (int i = 0; i < t; i++)
+			u += STAGE_S(st, t, i) ? (double)(g->nodes[i].memory / rm->unit) : 0;
+		for (int k = 0; k <= t; k++) {
+			if (k > 0)
+				for (int e = g->dep_off[k - 1]; e < g->dep_off[k]; e++)
+					if (FREE_AT(t, e) >= 0 && x[FREE_AT(t, e)] > 0.5)
+						u -= (double)(g->nodes[g->deps[e]].memory / rm->unit);
+			if (STAGE_R(st, t, k))
+				u += (double)(g->nodes[k].memory / rm->unit);
+			x[AT(rm->u, t, k)] = u;
+			/* FREE(t,i,k) by its definition (5). */
+			for (int e = g->dep_off[k]; e < g->dep_off[k + 1]; e++) {
+				int i = g->deps[e], used_later = 0;
+
+				if (FREE_AT(t, e) < 0 || !STAGE_R(st, t, k))
+					continue;
+				if (t + 1 < n && STAGE_S(st, t + 1, i))
+					continue;
+				for (int q = g->user_off[i]; q < g->user_off[i + 1]; q++) {
+					int j = g->users[q];
+
+					used_later |= j > k && j <= t && STAGE_R(st, t, j);
+				}
+				if (!used_later)
+					x[FREE_AT(t, e)] = 1;
+			}
+		}
+	}
+	return milp_violation(&rm->milp, x) <= 1e-9 ? 0 : -1;
+}
+
+void remat_stages(const struct remat_model *rm, const struct graph *g,
+		  const double *x, struct stages *st)
+{
+	for (int t = 0; t < rm->n; t++)
+		for (int i = 0; i < t; i++)
+			STAGE_S(st, t, i) = AT(rm->s, t, i) >= 0 && x[AT(rm->s, t, i)] > 0.5;
+	stages_complete_r(g, st);
+}

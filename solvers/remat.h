@@ -1,0 +1,45 @@
+/* The Checkmate MILP (paper section 4) over a graph in its file order:
+ * stage t computes node t for the first time. Variables R(t,i), S(t,i),
+ * U(t,k) and FREE(t,i,k); see docs/model.md for every row and reduction. */
+#ifndef CM_REMAT_H
+#define CM_REMAT_H
+
+#include "../plan/stages.h"
+#include "milp.h"
+
+struct remat_opts {
+	/* The issue's first reduction: S(t,i) = 0 when every user of i comes
+	 * before t. Not implied by optimality in general (docs/model.md), so
+	 * off unless asked for. */
+	int prune_past_users;
+	/* Big-M form of the paper's (7c) instead of one row per hazard. */
+	int aggregate_free;
+};
+
+struct remat_model {
+	struct milp milp;
+	int n, n_edges;
+	int *r, *s, *u; /* column of R(t,i), S(t,i), U(t,k) at [t * n + i]; -1: fixed at 0 */
+	int *f;         /* column of FREE(t,i,k) at [t * n_edges + e] for edge e = (i,k) */
+	int *edge_src;  /* i of edge e; edges are the graph's deps in order */
+	uint64_t unit;  /* bytes per memory unit of the model (gcd of the sizes) */
+};
+
+/* Builds the model of g at budget (total bytes; budget >= the lower bound of
+ * SPEC 2). Returns 0, or -1 with err set. Release with remat_release. */
+int remat_build(const struct graph *g, uint64_t budget, const struct remat_opts *o,
+		struct remat_model *rm, struct cm_error *err);
+void remat_release(struct remat_model *rm);
+
+/* Fills x with the model's point for the stage matrices st (R complete, S
+ * without unused entries): FREE as its definition (5), U by recurrence (3).
+ * Returns 0 when x satisfies every row and bound, -1 when it does not (over
+ * budget, or it uses a variable the model left out). */
+int remat_point(const struct remat_model *rm, const struct graph *g,
+		const struct stages *st, double *x);
+
+/* Reads S from a solution (values above 1/2) into st and completes R. */
+void remat_stages(const struct remat_model *rm, const struct graph *g,
+		  const double *x, struct stages *st);
+
+#endif

@@ -1,0 +1,252 @@
+/* The bounded runner: the backend solves in a forked child, which reports
+ * progress and its result through a pipe; the parent waits at most the time
+ * limit plus a grace period. */
+#include "solver.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Seconds the child gets past the limit to stop by itself and report. */
+#define RUN_GRACE 2.0
+
+static const struct solver_ops *const backends[] = { &solver_cbc, &solver_glpk };
+
+const struct solver_ops *solver_find(const char *name)
+{
+	for (size_t i = 0; i < sizeof(backends) / sizeof(backends[0]); i++)
+		if (strcmp(backends[i]->name, name) == 0)
+			return backends[i];
+	return NULL;
+}
+
+void solver_names(char *buf, size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < sizeof(backends) / sizeof(backends[0]) && used < len; i++)
+		used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? ", " : "",
+					 backends[i]->name);
+}
+
+void milp_result_release(struct milp_result *res)
+{
+	free(res->x);
+	res->x = NULL;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Messages from the child: a tag, then a fixed payload. */
+enum { MSG_PROGRESS = 'P', MSG_RESULT = 'R', MSG_ERROR = 'E' };
+
+struct msg_result {
+	int status, has_bound, has_x;
+	double objective, bound;
+};
+
+static int write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len > 0) {
+		ssize_t w = write(fd, p, len);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		p += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+/* Reads exactly len bytes, giving up at the deadline (0: none). */
+static int read_all(int fd, void *buf, size_t len, double deadline)
+{
+	char *p = buf;
+
+	while (len > 0) {
+		struct pollfd pfd = { fd, POLLIN, 0 };
+		int ms = -1;
+		ssize_t r;
+
+		if (deadline > 0) {
+			double left = deadline - now();
+
+			if (left <= 0)
+				return -2;
+			ms = (int)(left * 1000) + 1;
+		}
+		r = poll(&pfd, 1, ms);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r == 0)
+			continue;
+		r = read(fd, p, len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		p += r;
+		len -= (size_t)r;
+	}
+	return 0;
+}
+
+static int child_fd = -1;
+
+static void child_progress(void *ctx, const struct solve_progress *p)
+{
+	char tag = MSG_PROGRESS;
+
+	(void)ctx;
+	if (write_all(child_fd, &tag, 1) == 0)
+		write_all(child_fd, p, sizeof(*p));
+}
+
+static void run_child(const struct solver_ops *ops, const struct milp *m,
+		      const struct solve_opts *o, int fd)
+{
+	struct solve_opts co = *o;
+	struct milp_result res = { 0 };
+	struct cm_error err = { "" };
+	char tag;
+
+	child_fd = fd;
+	/* Whatever a backend prints must not reach our standard output. */
+	{
+		int null = open("/dev/null", O_WRONLY);
+
+		if (null >= 0) {
+			dup2(null, STDOUT_FILENO);
+			close(null);
+		}
+	}
+	co.progress = o->progress ? child_progress : NULL;
+	co.ctx = NULL;
+	if (ops->solve(m, &co, &res, &err)) {
+		tag = MSG_ERROR;
+		write_all(fd, &tag, 1);
+		write_all(fd, err.msg, sizeof(err.msg));
+	} else {
+		struct msg_result mr = { res.status, res.has_bound, res.x != NULL,
+					 res.objective, res.bound };
+
+		tag = MSG_RESULT;
+		write_all(fd, &tag, 1);
+		write_all(fd, &mr, sizeof(mr));
+		if (res.x)
+			write_all(fd, res.x, (size_t)m->ncols * sizeof(double));
+	}
+	close(fd);
+	_exit(0);
+}
+
+/* Receives the child's messages until its result, an error or the
+ * deadline. Returns 0 with res filled, -1 with err set, or -2 at the
+ * deadline (res->bound then holds the last bound reported). */
+static int receive(int fd, const struct milp *m, const struct solve_opts *o,
+		   double deadline, struct milp_result *res, struct cm_error *err)
+{
+	for (;;) {
+		char tag;
+		int rc = read_all(fd, &tag, 1, deadline);
+
+		if (rc)
+			return rc == -2 ? -2 : cm_errorf(err, "the solver process died");
+		if (tag == MSG_PROGRESS) {
+			struct solve_progress p;
+
+			if ((rc = read_all(fd, &p, sizeof(p), deadline)))
+				return rc == -2 ? -2 : cm_errorf(err, "the solver process died");
+			if (p.has_bound) {
+				res->bound = p.bound;
+				res->has_bound = 1;
+			}
+			if (o->progress)
+				o->progress(o->ctx, &p);
+		} else if (tag == MSG_ERROR) {
+			char msg[sizeof(err->msg)];
+
+			if (read_all(fd, msg, sizeof(msg), deadline))
+				return cm_errorf(err, "the solver process died");
+			msg[sizeof(msg) - 1] = '\0';
+			return cm_errorf(err, "%s", msg);
+		} else if (tag == MSG_RESULT) {
+			struct msg_result mr;
+
+			if (read_all(fd, &mr, sizeof(mr), deadline))
+				return cm_errorf(err, "the solver process died");
+			res->status = mr.status;
+			res->objective = mr.objective;
+			res->bound = mr.bound;
+			res->has_bound = mr.has_bound;
+			if (mr.has_x) {
+				res->x = malloc((size_t)m->ncols * sizeof(double) + 1);
+				if (res->x == NULL)
+					return cm_errorf(err, "out of memory");
+				if (read_all(fd, res->x, (size_t)m->ncols * sizeof(double), deadline))
+					return cm_errorf(err, "the solver process died");
+			}
+			return 0;
+		} else {
+			return cm_errorf(err, "garbled message from the solver process");
+		}
+	}
+}
+
+int solver_solve(const struct solver_ops *ops, const struct milp *m,
+		 const struct solve_opts *o, struct milp_result *res,
+		 struct cm_error *err)
+{
+	int fds[2], rc, wstatus;
+	double deadline = 0;
+	pid_t pid;
+
+	memset(res, 0, sizeof(*res));
+	if (pipe(fds) != 0)
+		return cm_errorf(err, "pipe: %s", strerror(errno));
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		return cm_errorf(err, "fork: %s", strerror(errno));
+	}
+	if (pid == 0) {
+		close(fds[0]);
+		run_child(ops, m, o, fds[1]);
+	}
+	close(fds[1]);
+	if (o->time_limit > 0)
+		deadline = now() + o->time_limit + RUN_GRACE;
+	rc = receive(fds[0], m, o, deadline, res, err);
+	close(fds[0]);
+	if (rc == -2) {
+		kill(pid, SIGKILL);
+		res->status = MILP_NO_SOLUTION;
+		rc = 0;
+	}
+	while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR)
+		;
+	if (rc)
+		milp_result_release(res);
+	return rc;
+}

@@ -1,0 +1,68 @@
+/* MILP backends behind one table of function pointers (SQLite's VFS, SCIP's
+ * LP interface), and the runner that bounds any of them in time. */
+#ifndef CM_SOLVER_H
+#define CM_SOLVER_H
+
+#include <stddef.h>
+
+#include "milp.h"
+
+enum milp_status {
+	MILP_OPTIMAL,     /* proven optimal (within the requested gap) */
+	MILP_FEASIBLE,    /* a solution, not proven optimal */
+	MILP_INFEASIBLE,  /* proven infeasible */
+	MILP_NO_SOLUTION, /* stopped (time limit) without a solution */
+};
+
+struct solve_progress {
+	double elapsed;   /* seconds since the solve began */
+	double incumbent; /* objective of the best solution, when has_incumbent */
+	double bound;     /* best proven lower bound, when has_bound */
+	int has_incumbent, has_bound;
+};
+
+struct solve_opts {
+	double time_limit;  /* seconds; <= 0 means none */
+	double gap;         /* relative gap at which to stop; 0 proves optimality */
+	int threads;        /* 0: the backend's default */
+	const double *start; /* a feasible point to start from (ncols values), or NULL */
+	/* Called now and then from the solving process' point of view; may be
+	 * NULL. */
+	void (*progress)(void *ctx, const struct solve_progress *p);
+	void *ctx;
+};
+
+struct milp_result {
+	int status;       /* enum milp_status */
+	double objective; /* of x, when x is not NULL */
+	double bound;     /* proven lower bound, when has_bound */
+	int has_bound;
+	double *x;        /* ncols values, malloc'd; NULL without a solution */
+};
+
+struct solver_ops {
+	const char *name; /* --solver value */
+	/* Solves m; fills res. Returns 0, or -1 with err set when the solver
+	 * itself failed (as opposed to finding no solution). */
+	int (*solve)(const struct milp *m, const struct solve_opts *o,
+		     struct milp_result *res, struct cm_error *err);
+};
+
+extern const struct solver_ops solver_glpk, solver_cbc;
+
+/* The backend called name, or NULL; solver_names lists those built. */
+const struct solver_ops *solver_find(const char *name);
+void solver_names(char *buf, size_t len);
+
+/* Runs ops->solve in a child process so that the time limit holds even when
+ * a backend does not look at its clock (Cbc in a long root solve): the child
+ * is killed a little after the limit and the result is MILP_NO_SOLUTION with
+ * the last bound reported. Progress reaches o->progress in this process.
+ * Returns as ops->solve. */
+int solver_solve(const struct solver_ops *ops, const struct milp *m,
+		 const struct solve_opts *o, struct milp_result *res,
+		 struct cm_error *err);
+
+void milp_result_release(struct milp_result *res);
+
+#endif

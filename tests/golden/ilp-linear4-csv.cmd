@@ -1,0 +1,1 @@
+solve linear:4 --budget 4 --csv - --no-header
