@@ -259,7 +259,8 @@ int remat_build(const struct graph *g, uint64_t budget, const struct remat_opts 
 	memset(rm->s, 0xff, cells * sizeof(int));
 	memset(rm->u, 0xff, cells * sizeof(int));
 	memset(rm->f, 0xff, ((size_t)g->n * (size_t)g->n_edges + 1) * sizeof(int));
-	memcpy(rm->edge_src, g->deps, (size_t)g->n_edges * sizeof(int));
+	if (g->n_edges)
+		memcpy(rm->edge_src, g->deps, (size_t)g->n_edges * sizeof(int));
 	/* Memory in units of the gcd of the sizes keeps every coefficient an
 	 * exact integer; the budget rounds down to a whole unit, which changes
 	 * nothing since every sum of sizes is a multiple of the unit. */
