@@ -40,7 +40,7 @@ all: $(BIN) checkmate
 
 # The binary at the top, for the README's examples.
 checkmate: $(BIN)
-	$(Q)cp $(BIN) $@
+	$(Q)cp $(BIN) $@.tmp && mv -f $@.tmp $@
 
 $(BIN): $(BUILD)/cli/main.o $(BUILD)/libcheckmate.a
 	@echo "  LD      $@"
@@ -86,7 +86,7 @@ check: tests
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all
 	./checkmate info linear:8
-	./checkmate solve linear:8 --budget 100% --strategy checkpoint-all --plan-format text --plan -
+	./checkmate solve linear:8 --budget 60% --plan-format text --plan -
 
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all

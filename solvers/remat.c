@@ -22,7 +22,6 @@ void remat_release(struct remat_model *rm)
 	free(rm->s);
 	free(rm->u);
 	free(rm->f);
-	free(rm->edge_src);
 	memset(rm, 0, sizeof(*rm));
 }
 
@@ -250,8 +249,7 @@ int remat_build(const struct graph *g, uint64_t budget, const struct remat_opts 
 	rm->s = malloc(cells * sizeof(int));
 	rm->u = malloc(cells * sizeof(int));
 	rm->f = malloc(((size_t)g->n * (size_t)g->n_edges + 1) * sizeof(int));
-	rm->edge_src = malloc(((size_t)g->n_edges + 1) * sizeof(int));
-	if (!rm->r || !rm->s || !rm->u || !rm->f || !rm->edge_src) {
+	if (!rm->r || !rm->s || !rm->u || !rm->f) {
 		remat_release(rm);
 		return cm_errorf(err, "out of memory building the model");
 	}
@@ -259,8 +257,6 @@ int remat_build(const struct graph *g, uint64_t budget, const struct remat_opts 
 	memset(rm->s, 0xff, cells * sizeof(int));
 	memset(rm->u, 0xff, cells * sizeof(int));
 	memset(rm->f, 0xff, ((size_t)g->n * (size_t)g->n_edges + 1) * sizeof(int));
-	if (g->n_edges)
-		memcpy(rm->edge_src, g->deps, (size_t)g->n_edges * sizeof(int));
 	/* Memory in units of the gcd of the sizes keeps every coefficient an
 	 * exact integer; the budget rounds down to a whole unit, which changes
 	 * nothing since every sum of sizes is a multiple of the unit. */

@@ -21,7 +21,6 @@ struct remat_model {
 	int n, n_edges;
 	int *r, *s, *u; /* column of R(t,i), S(t,i), U(t,k) at [t * n + i]; -1: fixed at 0 */
 	int *f;         /* column of FREE(t,i,k) at [t * n_edges + e] for edge e = (i,k) */
-	int *edge_src;  /* i of edge e; edges are the graph's deps in order */
 	uint64_t unit;  /* bytes per memory unit of the model (gcd of the sizes) */
 };
 
