@@ -243,17 +243,16 @@ int cmd_solve_main(int argc, char **argv)
 		}
 		rq.lp_out = lp.f;
 	}
-	if (strategy_solve(g, &rq, &o, &err)) {
-		rc = cli_error("%s: %s", g->id, err.msg);
-		goto out;
-	}
+	rc = strategy_solve(g, &rq, &o, &err) ? cli_error("%s: %s", g->id, err.msg) : 0;
+	/* The model file is complete once built, whatever the solve did next:
+	 * it is what one looks at when a solve fails. */
 	if (a.lp && o.cols == 0)
 		cli_note(a.quiet, "%s: no model was built (%s), so no LP file", a.lp,
 			 o.why[0] ? o.why : "not the ilp strategy");
-	else if (a.lp && out_commit(&lp, &err)) {
+	else if (a.lp && out_commit(&lp, &err))
 		rc = cli_error("%s", err.msg);
+	if (rc)
 		goto out;
-	}
 	if (write_outputs(&a, g, &rq, &o)) {
 		rc = CM_EXIT_ERROR;
 		goto out;

@@ -59,7 +59,9 @@ static void on_message(Cbc_Model *model, int msgno, int ndouble, const double *d
 	} else {
 		return;
 	}
-	if (cbc_ctx.o->progress && t - cbc_ctx.last >= 1.0) {
+	/* The runner reports from the parent; send what is known at most a
+	 * few times a second. */
+	if (cbc_ctx.o->progress && t - cbc_ctx.last >= 0.25) {
 		cbc_ctx.last = t;
 		cbc_ctx.p.elapsed = t - cbc_ctx.t0;
 		cbc_ctx.o->progress(cbc_ctx.o->ctx, &cbc_ctx.p);

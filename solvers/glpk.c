@@ -72,7 +72,7 @@ static void callback(glp_tree *tree, void *info)
 			c->bound = b;
 		c->has_bound = 1;
 	}
-	if (c->o->progress && t - c->last >= 1.0) {
+	if (c->o->progress && t - c->last >= 0.25) {
 		glp_prob *p = glp_ios_get_prob(tree);
 		struct solve_progress pr = { .elapsed = t - c->t0 };
 

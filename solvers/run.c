@@ -139,7 +139,7 @@ static void run_child(const struct solver_ops *ops, const struct milp *m,
 			close(null);
 		}
 	}
-	co.progress = o->progress ? child_progress : NULL;
+	co.progress = child_progress;
 	co.ctx = NULL;
 	if (ops->solve(m, &co, &res, &err)) {
 		tag = MSG_ERROR;
@@ -159,41 +159,85 @@ static void run_child(const struct solver_ops *ops, const struct milp *m,
 	_exit(0);
 }
 
+/* read_all for a message body: -2 at the deadline, -1 with err set when
+ * the child is gone. */
+static int read_msg(int fd, void *buf, size_t len, double deadline, struct cm_error *err)
+{
+	int rc = read_all(fd, buf, len, deadline);
+
+	if (rc == -1)
+		return cm_errorf(err, "the solver process died");
+	return rc;
+}
+
+/* Waits up to `wait` seconds for fd to become readable: 1 readable, 0 not. */
+static int wait_readable(int fd, double wait)
+{
+	struct pollfd pfd = { fd, POLLIN, 0 };
+	int r;
+
+	do
+		r = poll(&pfd, 1, wait > 0 ? (int)(wait * 1000) + 1 : 0);
+	while (r < 0 && errno == EINTR);
+	return r > 0;
+}
+
 /* Receives the child's messages until its result, an error or the
- * deadline. Returns 0 with res filled, -1 with err set, or -2 at the
- * deadline (res->bound then holds the last bound reported). */
+ * deadline, reporting progress about once a second from here (the child's
+ * own reports only update what is known). Returns 0 with res filled, -1
+ * with err set, or -2 at the deadline (res->bound then holds the last bound
+ * reported). */
 static int receive(int fd, const struct milp *m, const struct solve_opts *o,
 		   double deadline, struct milp_result *res, struct cm_error *err)
 {
-	for (;;) {
-		char tag;
-		int rc = read_all(fd, &tag, 1, deadline);
+	struct solve_progress known = { 0 };
+	double t0 = now(), next_report = t0 + 1.0;
+	int rc;
 
-		if (rc)
-			return rc == -2 ? -2 : cm_errorf(err, "the solver process died");
+	for (;;) {
+		double t = now(), wait = next_report - t;
+		char tag;
+
+		if (deadline > 0 && deadline - t < wait)
+			wait = deadline - t;
+		if (deadline > 0 && t >= deadline)
+			return -2;
+		if (!wait_readable(fd, wait)) {
+			if (now() >= next_report && o->progress) {
+				known.elapsed = now() - t0;
+				o->progress(o->ctx, &known);
+			}
+			if (now() >= next_report)
+				next_report = now() + 1.0;
+			continue;
+		}
+		if ((rc = read_msg(fd, &tag, 1, deadline, err)))
+			return rc;
 		if (tag == MSG_PROGRESS) {
 			struct solve_progress p;
 
-			if ((rc = read_all(fd, &p, sizeof(p), deadline)))
-				return rc == -2 ? -2 : cm_errorf(err, "the solver process died");
-			if (p.has_bound) {
-				res->bound = p.bound;
-				res->has_bound = 1;
+			if ((rc = read_msg(fd, &p, sizeof(p), deadline, err)))
+				return rc;
+			if (p.has_incumbent) {
+				known.incumbent = p.incumbent;
+				known.has_incumbent = 1;
 			}
-			if (o->progress)
-				o->progress(o->ctx, &p);
+			if (p.has_bound) {
+				known.bound = res->bound = p.bound;
+				known.has_bound = res->has_bound = 1;
+			}
 		} else if (tag == MSG_ERROR) {
 			char msg[sizeof(err->msg)];
 
-			if (read_all(fd, msg, sizeof(msg), deadline))
-				return cm_errorf(err, "the solver process died");
+			if ((rc = read_msg(fd, msg, sizeof(msg), deadline, err)))
+				return rc;
 			msg[sizeof(msg) - 1] = '\0';
 			return cm_errorf(err, "%s", msg);
 		} else if (tag == MSG_RESULT) {
 			struct msg_result mr;
 
-			if (read_all(fd, &mr, sizeof(mr), deadline))
-				return cm_errorf(err, "the solver process died");
+			if ((rc = read_msg(fd, &mr, sizeof(mr), deadline, err)))
+				return rc;
 			res->status = mr.status;
 			res->objective = mr.objective;
 			res->bound = mr.bound;
@@ -202,8 +246,8 @@ static int receive(int fd, const struct milp *m, const struct solve_opts *o,
 				res->x = malloc((size_t)m->ncols * sizeof(double) + 1);
 				if (res->x == NULL)
 					return cm_errorf(err, "out of memory");
-				if (read_all(fd, res->x, (size_t)m->ncols * sizeof(double), deadline))
-					return cm_errorf(err, "the solver process died");
+				if ((rc = read_msg(fd, res->x, (size_t)m->ncols * sizeof(double), deadline, err)))
+					return rc;
 			}
 			return 0;
 		} else {

@@ -26,8 +26,8 @@ struct solve_opts {
 	double gap;         /* relative gap at which to stop; 0 proves optimality */
 	int threads;        /* 0: the backend's default */
 	const double *start; /* a feasible point to start from (ncols values), or NULL */
-	/* Called now and then from the solving process' point of view; may be
-	 * NULL. */
+	/* Called about once a second while the solve runs, with what is known
+	 * so far; may be NULL. */
 	void (*progress)(void *ctx, const struct solve_progress *p);
 	void *ctx;
 };

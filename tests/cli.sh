@@ -59,6 +59,30 @@ run solve linear:4 --budget 6 --plan "$TMP/p.txt" --plan-format text
 	grep -q '^# stage 9$' "$TMP/p.txt"
 ok $? "text plan: '%r = compute v', 'deallocate %r', stages marked"
 
+# --- ilp from the command line
+run solve linear:4 --budget 4 --solver glpk --csv - --no-header
+[ "$rc" -eq 0 ] && [[ "$out" == "linear:4,ilp,,glpk,4,1,11,1.222222,4,11,0,"*",optimal" ]]
+ok $? "ilp with glpk: linear:4 at 4 costs 11, optimal: $out"
+run solve linear:4 --budget 4 --solver gurobi
+[ "$rc" -eq 1 ] && [[ "$err" == *"unknown solver 'gurobi' (built: cbc, glpk)"* ]]
+ok $? "an unknown solver names the built ones: $err"
+run solve linear:4 --budget 5 --write-lp "$TMP/m.lp" --quiet
+[ "$rc" -eq 0 ] && head -n 2 "$TMP/m.lp" | grep -q '^Minimize' && grep -q '^End$' "$TMP/m.lp"
+ok $? "--write-lp writes a whole CPLEX LP file"
+rm -f "$TMP/m2.lp"
+run solve linear:4 --budget 2 --write-lp "$TMP/m2.lp"
+[ "$rc" -eq 3 ] && [ ! -e "$TMP/m2.lp" ] && [[ "$err" == *"no model was built"* ]]
+ok $? "below the lower bound no model is built and no LP file written"
+unet=$GRAPHS/unet.json
+start=$(date +%s)
+run solve "$unet" --budget 9G --time-limit 3 --csv - --no-header
+took=$(( $(date +%s) - start ))
+{ [ "$rc" -eq 0 ] || [ "$rc" -eq 4 ]; } && [ "$took" -le 15 ] &&
+	[[ "$out" == *",feasible" || "$out" == *",timeout" ]]
+ok $? "--time-limit 3 on unet stops the search (${took} s, exit $rc): $out"
+[[ "$err" == *"checkmate: "*" s  "* ]]
+ok $? "a solve over a second reports progress on standard error: $(printf '%s' "$err" | head -n 1)"
+
 # --- check names the step that is wrong
 printf '{"steps": [{"op": "compute", "node": "f0"}, {"op": "compute", "node": "loss"}]}' >"$TMP/bad.json"
 run check linear:2 "$TMP/bad.json"
