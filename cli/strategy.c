@@ -186,6 +186,7 @@ static int run_ilp(const struct graph *g, const struct solve_request *rq,
 		if (p == NULL || adopt(g, "ilp", rq->budget, p, out, err))
 			goto out;
 		snprintf(p->solver, sizeof(p->solver), "%s", ops->name);
+		out->objective = res.x ? res.objective : milp_objective(&rm.milp, start);
 		if (!out->sim.fits) {
 			cm_errorf(err, "internal error: the solver's plan replays over budget: %s",
 				  out->sim.why);

@@ -33,6 +33,7 @@ struct solve_outcome {
 	char status[32];     /* optimal, feasible, infeasible, timeout */
 	char why[400];       /* a reason to show with the status, or "" */
 	char solver[32];     /* the backend that ran, or "" */
+	double objective;    /* the solver's objective for its plan, when it gave one */
 	double lower_bound;  /* proven bound on the cost, when has_lower_bound */
 	int has_lower_bound;
 	double seconds;      /* wall time of the strategy and the replay */

@@ -92,6 +92,10 @@ static double ilp(const struct graph *g, uint64_t budget, const char *solver,
 		cost = -1;
 	else if (strcmp(o.status, "optimal") == 0 && o.sim.fits)
 		cost = o.sim.cost;
+	if (o.plan && fabs(o.objective - o.sim.cost) > 1e-6 * fmax(1, o.sim.cost)) {
+		diag("objective %g but the plan replays at %g", o.objective, o.sim.cost);
+		cost = -3;
+	}
 	strategy_outcome_release(&o);
 	return cost;
 }
