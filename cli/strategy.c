@@ -1,21 +1,13 @@
 #include "strategy.h"
+#include "../graph/clock.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "../baselines/baseline.h"
 #include "../graph/num.h"
 #include "../plan/stages.h"
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 void strategy_names(char *buf, size_t len)
 {
@@ -224,7 +216,7 @@ int strategy_solve(const struct graph *g, const struct solve_request *rq,
 {
 	const struct baseline *b = baseline_find(rq->strategy);
 	uint64_t lb = graph_lower_bound(g);
-	double t0 = now();
+	double t0 = cm_clock();
 	char names[256];
 	int rc;
 
@@ -238,11 +230,11 @@ int strategy_solve(const struct graph *g, const struct solve_request *rq,
 		snprintf(out->why, sizeof(out->why),
 			 "budget %llu is below %llu, the least any plan needs",
 			 (unsigned long long)rq->budget, (unsigned long long)lb);
-		out->seconds = now() - t0;
+		out->seconds = cm_clock() - t0;
 		return 0;
 	}
 	rc = b ? run_baseline(g, b, rq, out, err) : run_ilp(g, rq, out, err);
-	out->seconds = now() - t0;
+	out->seconds = cm_clock() - t0;
 	if (rc)
 		strategy_outcome_release(out);
 	return rc;

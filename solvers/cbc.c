@@ -3,13 +3,13 @@
  * reports; the callback has no user pointer, hence the file-level context
  * (one solve per process: the runner forks for each). */
 #include "solver.h"
+#include "../graph/clock.h"
 
 #include <Cbc_C_Interface.h>
 #include <float.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 /* Cbc message numbers (CbcMessage.hpp, plus Cbc's offset): a new
  * incumbent and the periodic node status. */
@@ -22,18 +22,10 @@ static struct {
 	struct solve_progress p;
 } cbc_ctx;
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static void on_message(Cbc_Model *model, int msgno, int ndouble, const double *dvec,
 		       int nint, const int *ivec, int nchar, char **cvec)
 {
-	double t = now();
+	double t = cm_clock();
 
 	(void)model;
 	(void)nint;
@@ -131,7 +123,7 @@ static int cbc_solve(const struct milp *m, const struct solve_opts *o,
 
 	memset(res, 0, sizeof(*res));
 	cbc_ctx.o = o;
-	cbc_ctx.t0 = cbc_ctx.last = now();
+	cbc_ctx.t0 = cbc_ctx.last = cm_clock();
 	memset(&cbc_ctx.p, 0, sizeof(cbc_ctx.p));
 	if (model == NULL || load(model, m)) {
 		cm_errorf(err, "out of memory");

@@ -3,6 +3,7 @@
  * through the heuristic callback. A GLPK error (which would
  * abort the process) returns through the error hook instead. */
 #include "solver.h"
+#include "../graph/clock.h"
 
 #include <glpk.h>
 #include <math.h>
@@ -10,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 struct glpk_ctx {
 	const struct solve_opts *o;
@@ -22,14 +22,6 @@ struct glpk_ctx {
 	double *start1; /* 1-based copy of o->start */
 	jmp_buf fail;
 };
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static void on_glpk_error(void *info)
 {
@@ -57,7 +49,7 @@ static int quiet_terminal(void *info, const char *s)
 static void callback(glp_tree *tree, void *info)
 {
 	struct glpk_ctx *c = info;
-	double t = now();
+	double t = cm_clock();
 
 	if (glp_ios_reason(tree) == GLP_IHEUR && c->start1 && !c->start_given) {
 		c->start_given = 1;
@@ -143,14 +135,14 @@ static int ms_left(const struct glpk_ctx *c)
 
 	if (c->o->time_limit <= 0)
 		return 0x7fffffff;
-	left = c->o->time_limit - (now() - c->t0);
+	left = c->o->time_limit - (cm_clock() - c->t0);
 	return left <= 0 ? 1 : (int)fmin(left * 1000, 0x7fffffff);
 }
 
 static int glpk_solve(const struct milp *m, const struct solve_opts *o,
 		      struct milp_result *res, struct cm_error *err)
 {
-	struct glpk_ctx c = { .o = o, .m = m, .t0 = now() };
+	struct glpk_ctx c = { .o = o, .m = m, .t0 = cm_clock() };
 	volatile int rc = -1;
 	glp_prob *volatile p = NULL;
 	glp_smcp sm;

@@ -2,6 +2,7 @@
  * progress and its result through a pipe; the parent waits at most the time
  * limit plus a grace period. */
 #include "solver.h"
+#include "../graph/clock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -12,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 /* Seconds the child gets past the limit to stop by itself and report. */
@@ -42,14 +42,6 @@ void milp_result_release(struct milp_result *res)
 {
 	free(res->x);
 	res->x = NULL;
-}
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 /* Messages from the child: a tag, then a fixed payload. */
@@ -88,7 +80,7 @@ static int read_all(int fd, void *buf, size_t len, double deadline)
 		ssize_t r;
 
 		if (deadline > 0) {
-			double left = deadline - now();
+			double left = deadline - cm_clock();
 
 			if (left <= 0)
 				return -2;
@@ -191,11 +183,11 @@ static int receive(int fd, const struct milp *m, const struct solve_opts *o,
 		   double deadline, struct milp_result *res, struct cm_error *err)
 {
 	struct solve_progress known = { 0 };
-	double t0 = now(), next_report = t0 + 1.0;
+	double t0 = cm_clock(), next_report = t0 + 1.0;
 	int rc;
 
 	for (;;) {
-		double t = now(), wait = next_report - t;
+		double t = cm_clock(), wait = next_report - t;
 		char tag;
 
 		if (deadline > 0 && deadline - t < wait)
@@ -203,12 +195,12 @@ static int receive(int fd, const struct milp *m, const struct solve_opts *o,
 		if (deadline > 0 && t >= deadline)
 			return -2;
 		if (!wait_readable(fd, wait)) {
-			if (now() >= next_report && o->progress) {
-				known.elapsed = now() - t0;
+			if (cm_clock() >= next_report && o->progress) {
+				known.elapsed = cm_clock() - t0;
 				o->progress(o->ctx, &known);
 			}
-			if (now() >= next_report)
-				next_report = now() + 1.0;
+			if (cm_clock() >= next_report)
+				next_report = cm_clock() + 1.0;
 			continue;
 		}
 		if ((rc = read_msg(fd, &tag, 1, deadline, err)))
@@ -280,7 +272,7 @@ int solver_solve(const struct solver_ops *ops, const struct milp *m,
 	}
 	close(fds[1]);
 	if (o->time_limit > 0)
-		deadline = now() + o->time_limit + RUN_GRACE;
+		deadline = cm_clock() + o->time_limit + RUN_GRACE;
 	rc = receive(fds[0], m, o, deadline, res, err);
 	close(fds[0]);
 	if (rc == -2) {

@@ -10,34 +10,8 @@
 #include "../cli/strategy.h"
 #include "../graph/read.h"
 #include "../plan/stages.h"
+#include "gen.h"
 #include "tap.h"
-
-static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-
-static uint64_t rnd(void)
-{
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return rng_state;
-}
-
-static struct graph *random_dag(int n)
-{
-	struct cm_error err;
-	struct graph *g = graph_new("random");
-	char name[16];
-
-	for (int k = 0; k < n; k++) {
-		snprintf(name, sizeof(name), "v%d", k);
-		graph_add_node(g, name, (double)(rnd() % 10), 1 + rnd() % 6, 0, &err);
-		for (int i = 0; i < k; i++)
-			if (rnd() % 5 < 2)
-				graph_add_dep(g, i, &err);
-	}
-	graph_finish(g, &err);
-	return g;
-}
 
 /* The cheapest plan of the stage model that fits the budget, by trying
  * every S (R completed, unused kept values dropped, plan replayed); -1 when
@@ -107,9 +81,9 @@ static void test_brute_force(void)
 	struct remat_opts prune = { .prune_past_users = 1 };
 
 	for (int trial = 0; trial < trials; trial++) {
-		struct graph *g = random_dag(2 + (int)(rnd() % 5));
+		struct graph *g = gen_dag(2 + (int)(gen_rnd() % 5), 40, 0, 6);
 		uint64_t lb = graph_lower_bound(g), peak = graph_peak_all(g);
-		uint64_t budget = lb + rnd() % (peak - lb + 1);
+		uint64_t budget = lb + gen_rnd() % (peak - lb + 1);
 		double want = brute_force(g, budget), got;
 		char status[32];
 

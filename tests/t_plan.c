@@ -8,6 +8,7 @@
 #include "../plan/io.h"
 #include "../plan/sim.h"
 #include "../plan/stages.h"
+#include "gen.h"
 #include "tap.h"
 
 static struct plan *steps(const struct graph *g, const char *spec)
@@ -109,34 +110,6 @@ static void check_checkpoint_all(const struct graph *g, const char *name)
 	free(last);
 }
 
-static uint64_t rng_state = 88172645463325252ull;
-
-static uint64_t rnd(void)
-{
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return rng_state;
-}
-
-/* A random DAG of n nodes: each node reads up to three earlier ones. */
-static struct graph *random_dag(int n)
-{
-	struct cm_error err;
-	struct graph *g = graph_new("random");
-	char name[16];
-
-	for (int k = 0; k < n; k++) {
-		snprintf(name, sizeof(name), "v%d", k);
-		graph_add_node(g, name, (double)(1 + rnd() % 9), 1 + rnd() % 5, 0, &err);
-		for (int i = 0; i < k; i++)
-			if (rnd() % 3 == 0)
-				graph_add_dep(g, i, &err);
-	}
-	graph_finish(g, &err);
-	return g;
-}
-
 /* Whatever S says, the completed R gives a plan that replays clean, and
  * keeping nothing costs at least as much as checkpoint-all. */
 static void test_random_s(void)
@@ -144,7 +117,7 @@ static void test_random_s(void)
 	int bad = 0, cheap = 0;
 
 	for (int trial = 0; trial < 300; trial++) {
-		struct graph *g = random_dag(2 + (int)(rnd() % 12));
+		struct graph *g = gen_dag(2 + (int)(gen_rnd() % 12), 33, 1, 5);
 		struct cm_error err;
 		struct stages st;
 		struct plan *p = plan_new();
@@ -153,7 +126,7 @@ static void test_random_s(void)
 		stages_init(&st, g->n, &err);
 		for (int t = 1; t < g->n; t++)
 			for (int i = 0; i < t; i++)
-				STAGE_S(&st, t, i) = rnd() % 2;
+				STAGE_S(&st, t, i) = gen_rnd() % 2;
 		stages_complete_r(g, &st);
 		plan_from_stages(g, &st, p, &err);
 		plan_simulate(g, p, SIM_NO_BUDGET, &r, &err);
