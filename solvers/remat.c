@@ -107,7 +107,8 @@ static void row_emit(struct milp *m, struct row *r, double lo, double hi)
 /* (1b), (1c) and the two reductions implied by optimality: a value is
  * computed only if a later node of the stage reads it or it is kept, and
  * kept into a stage only if that stage reads it or it is kept further. */
-static void add_dependency_rows(struct remat_model *rm, const struct graph *g, struct row *row)
+static void add_dependency_rows(struct remat_model *rm, const struct graph *g,
+				const struct remat_opts *o, struct row *row)
 {
 	struct milp *m = &rm->milp;
 	int n = g->n;
@@ -133,7 +134,7 @@ static void add_dependency_rows(struct remat_model *rm, const struct graph *g, s
 				row_add(row, AT(rm->s, t - 1, i), -1);
 				row_emit(m, row, -MILP_INF, 0);
 			}
-			for (int pass = 0; pass < 2; pass++) {
+			for (int pass = 0; pass < 2 && !o->no_usefulness_rows; pass++) {
 				int col = pass ? AT(rm->s, t, i) : AT(rm->r, t, i);
 
 				if (col < 0)
@@ -264,7 +265,7 @@ int remat_build(const struct graph *g, uint64_t budget, const struct remat_opts 
 		unit = gcd(unit, g->nodes[k].memory);
 	rm->unit = unit ? unit : 1;
 	add_columns(rm, g, o, (double)((budget - g->fixed_memory) / rm->unit));
-	add_dependency_rows(rm, g, &row);
+	add_dependency_rows(rm, g, o, &row);
 	add_memory_rows(rm, g, o, &row);
 	free(row.idx);
 	free(row.val);

@@ -14,6 +14,9 @@ struct remat_opts {
 	int prune_past_users;
 	/* Big-M form of the paper's (7c) instead of one row per hazard. */
 	int aggregate_free;
+	/* Leave out the rows "computed only for a reader or to be kept" and
+	 * "kept only for a reader or to be kept further" (for measurement). */
+	int no_usefulness_rows;
 };
 
 struct remat_model {
