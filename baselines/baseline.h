@@ -1,18 +1,26 @@
 /* Heuristic strategies (SPEC 4, the paper's Table 1): one file each, one
- * row each in baseline_table. */
+ * row each in baseline_table. A baseline is a list of parameter points,
+ * each a plan; at a budget its answer is its cheapest point that fits. */
 #ifndef CM_BASELINE_H
 #define CM_BASELINE_H
 
-#include "../plan/plan.h"
+#include <stddef.h>
+
+#include "../plan/sim.h"
+
+/* What a point function returns besides 0 and -1. */
+enum { BASELINE_NO_POINT = 1, BASELINE_UNSUPPORTED = 2 };
 
 struct baseline {
 	const char *name;        /* --strategy / --baselines value */
 	const char *description; /* one line for --help */
-	/* Appends the strategy's schedule for g to p (steps only: the caller
-	 * replays it). A strategy with a parameter picks its cheapest point
-	 * that fits budget. Returns 0, or -1 with err set. */
-	int (*run)(const struct graph *g, uint64_t budget, struct plan *p,
-		   struct cm_error *err);
+	/* Appends the steps of parameter point k (0, 1, ...) to p and writes
+	 * the point's label to param ("" when the strategy has no parameter).
+	 * Returns 0; BASELINE_NO_POINT when there is no point k;
+	 * BASELINE_UNSUPPORTED with err set when g is outside the strategy's
+	 * domain; -1 with err set on failure. */
+	int (*point)(const struct graph *g, int k, struct plan *p, char *param,
+		     size_t len, struct cm_error *err);
 };
 
 extern const struct baseline baseline_table[];
@@ -21,7 +29,39 @@ extern const int baseline_count;
 /* The baseline called name, or NULL. */
 const struct baseline *baseline_find(const char *name);
 
-int baseline_checkpoint_all(const struct graph *g, uint64_t budget,
-			    struct plan *p, struct cm_error *err);
+/* The answer of b at budget: every point replayed, the cheapest that fits
+ * kept, else the one with the least peak. *best (caller frees) and *sim
+ * describe it, param its label. Returns 0, BASELINE_UNSUPPORTED (err says
+ * why) or -1 with err set. */
+int baseline_best(const struct baseline *b, const struct graph *g, uint64_t budget,
+		  struct plan **best, struct sim_result *sim, char *param, size_t len,
+		  struct cm_error *err);
+
+/* The plan of a set of forward checkpoints (ckpt[k] != 0), the scheme the
+ * Chen baselines share: during the forward pass every value stays until
+ * its last forward user; checkpoints and gradients stay until their last
+ * use and are never recomputed; any other forward value is recomputed,
+ * with the rest of its segment, in the first backward stage that needs it
+ * and then stays until its last use. R is the cheapest for that S. */
+int baseline_plan_of_checkpoints(const struct graph *g, const char *ckpt,
+				 struct plan *p, struct cm_error *err);
+
+int baseline_checkpoint_all_point(const struct graph *g, int k, struct plan *p,
+				  char *param, size_t len, struct cm_error *err);
+int baseline_chen_sqrtn(const struct graph *g, int k, struct plan *p, char *param,
+			size_t len, struct cm_error *err);
+int baseline_chen_greedy(const struct graph *g, int k, struct plan *p, char *param,
+			 size_t len, struct cm_error *err);
+int baseline_ap_sqrtn(const struct graph *g, int k, struct plan *p, char *param,
+		      size_t len, struct cm_error *err);
+int baseline_ap_greedy(const struct graph *g, int k, struct plan *p, char *param,
+		       size_t len, struct cm_error *err);
+int baseline_linearized_sqrtn(const struct graph *g, int k, struct plan *p, char *param,
+			      size_t len, struct cm_error *err);
+int baseline_linearized_greedy(const struct graph *g, int k, struct plan *p, char *param,
+			       size_t len, struct cm_error *err);
+
+/* The checkpoint-all plan, built directly in O(n + e). */
+int baseline_checkpoint_all(const struct graph *g, struct plan *p, struct cm_error *err);
 
 #endif

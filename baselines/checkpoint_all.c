@@ -4,15 +4,14 @@
  * that it also serves graphs too large for stage matrices. */
 #include "baseline.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
-int baseline_checkpoint_all(const struct graph *g, uint64_t budget,
-			    struct plan *p, struct cm_error *err)
+int baseline_checkpoint_all(const struct graph *g, struct plan *p, struct cm_error *err)
 {
 	int *last = malloc((size_t)g->n * sizeof(int));
 	int rc = -1;
 
-	(void)budget;
 	if (last == NULL)
 		goto out;
 	graph_last_use(g, last);
@@ -31,4 +30,14 @@ out:
 		cm_errorf(err, "out of memory");
 	free(last);
 	return rc;
+}
+
+int baseline_checkpoint_all_point(const struct graph *g, int k, struct plan *p,
+				  char *param, size_t len, struct cm_error *err)
+{
+	(void)param;
+	(void)len;
+	if (k > 0)
+		return BASELINE_NO_POINT;
+	return baseline_checkpoint_all(g, p, err);
 }

@@ -1,10 +1,24 @@
 #include "baseline.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 const struct baseline baseline_table[] = {
 	{ "checkpoint-all", "keep every value until its last use; no recomputation",
-	  baseline_checkpoint_all },
+	  baseline_checkpoint_all_point },
+	{ "chen-sqrtn", "Chen et al.: every sqrt(n)-th node of a forward chain kept (chains only)",
+	  baseline_chen_sqrtn },
+	{ "chen-greedy", "Chen et al. greedy: a node kept once b bytes follow the last one; b swept (chains only)",
+	  baseline_chen_greedy },
+	{ "ap-sqrtn", "chen-sqrtn over the articulation points of the forward graph",
+	  baseline_ap_sqrtn },
+	{ "ap-greedy", "chen-greedy with articulation points as the only candidates",
+	  baseline_ap_greedy },
+	{ "linearized-sqrtn", "chen-sqrtn on the forward nodes taken as a chain in topological order",
+	  baseline_linearized_sqrtn },
+	{ "linearized-greedy", "chen-greedy on the forward nodes taken as a chain in topological order",
+	  baseline_linearized_greedy },
 };
 
 const int baseline_count = (int)(sizeof(baseline_table) / sizeof(baseline_table[0]));
@@ -15,4 +29,55 @@ const struct baseline *baseline_find(const char *name)
 		if (strcmp(baseline_table[i].name, name) == 0)
 			return &baseline_table[i];
 	return NULL;
+}
+
+int baseline_best(const struct baseline *b, const struct graph *g, uint64_t budget,
+		  struct plan **best, struct sim_result *sim, char *param, size_t len,
+		  struct cm_error *err)
+{
+	char label[64];
+	int rc = 0;
+
+	*best = NULL;
+	for (int k = 0; rc == 0; k++) {
+		struct plan *p = plan_new();
+		struct sim_result r;
+		int better;
+
+		if (p == NULL)
+			return cm_errorf(err, "out of memory");
+		label[0] = '\0';
+		rc = b->point(g, k, p, label, sizeof(label), err);
+		if (rc == 0 && plan_simulate(g, p, budget, &r, err))
+			rc = -1;
+		if (rc != 0) {
+			plan_free(p);
+			break;
+		}
+		if (!r.valid) {
+			plan_free(p);
+			plan_free(*best);
+			*best = NULL;
+			return cm_errorf(err, "internal error: %s point %d made an invalid plan: %s",
+					 b->name, k, r.why);
+		}
+		better = *best == NULL ||
+			 (r.fits && (!sim->fits || r.cost < sim->cost)) ||
+			 (!r.fits && !sim->fits && r.peak < sim->peak);
+		if (better) {
+			plan_free(*best);
+			*best = p;
+			*sim = r;
+			snprintf(param, len, "%s", label);
+		} else {
+			plan_free(p);
+		}
+	}
+	if (rc == BASELINE_NO_POINT && *best != NULL)
+		return 0;
+	plan_free(*best);
+	*best = NULL;
+	if (rc == BASELINE_NO_POINT)
+		return cm_errorf(err, "%s has no parameter point", b->name);
+	return rc;
 }

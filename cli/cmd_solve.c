@@ -17,7 +17,9 @@ static const char solve_usage[] =
 	"plan fits (proven for ilp), 4 when the time limit ends the search first.\n\n"
 	"  -b, --budget SIZE        16G, 1.5GB, 512MiB, 80% (of the checkpoint-all\n"
 	"                           peak) or a byte count\n"
-	"  -s, --strategy NAME      ilp (default: the optimal MILP) or checkpoint-all\n"
+	"  -s, --strategy NAME      ilp (default: the optimal MILP), checkpoint-all,\n"
+	"                           chen-sqrtn, chen-greedy, ap-sqrtn, ap-greedy,\n"
+	"                           linearized-sqrtn or linearized-greedy\n"
 	"      --solver NAME        cbc (default) or glpk\n"
 	"  -t, --time-limit SEC     stop the solver after SEC seconds (0: none, the\n"
 	"                           default); the best plan found is then\n"
@@ -142,7 +144,7 @@ static void fill_row(struct csv_row *r, const struct graph *g,
 	double floor_cost = graph_total_cost(g);
 
 	*r = (struct csv_row){ .graph = g->id, .strategy = rq->strategy,
-			       .solver = o->solver, .budget = rq->budget,
+			       .solver = o->solver, .param = o->param, .budget = rq->budget,
 			       .status = o->status, .seconds = o->seconds };
 	r->has_lower_bound = o->has_lower_bound;
 	r->lower_bound = o->lower_bound;
@@ -210,6 +212,8 @@ static int exit_status(const char *status)
 		return CM_EXIT_INFEASIBLE;
 	if (strcmp(status, "timeout") == 0)
 		return CM_EXIT_NO_PLAN;
+	if (strcmp(status, "unsupported") == 0)
+		return CM_EXIT_ERROR;
 	return CM_EXIT_OK;
 }
 

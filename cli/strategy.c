@@ -62,20 +62,22 @@ static int run_baseline(const struct graph *g, const struct baseline *b,
 			const struct solve_request *rq, struct solve_outcome *out,
 			struct cm_error *err)
 {
-	struct plan *p = plan_new();
+	struct plan *p;
+	int rc = baseline_best(b, g, rq->budget, &p, &out->sim, out->param,
+			       sizeof(out->param), err);
 
-	if (p == NULL)
-		return cm_errorf(err, "out of memory");
-	if (b->run(g, rq->budget, p, err)) {
-		plan_free(p);
-		return -1;
+	if (rc == BASELINE_UNSUPPORTED) {
+		set_status(out, "unsupported");
+		snprintf(out->why, sizeof(out->why), "%s", err->msg);
+		return 0;
 	}
-	if (adopt(g, b->name, rq->budget, p, out, err))
+	if (rc || adopt(g, b->name, rq->budget, p, out, err))
 		return -1;
 	if (!out->sim.fits) {
 		set_status(out, "infeasible");
-		snprintf(out->why, sizeof(out->why), "%s peaks at %llu, over the budget %llu",
-			 b->name, (unsigned long long)out->sim.peak,
+		snprintf(out->why, sizeof(out->why), "%s%s%s%s peaks at %llu, over the budget %llu",
+			 b->name, out->param[0] ? " (at best: " : "", out->param,
+			 out->param[0] ? ")" : "", (unsigned long long)out->sim.peak,
 			 (unsigned long long)rq->budget);
 	} else if (num_le(out->sim.cost, graph_total_cost(g))) {
 		set_status(out, "optimal");
@@ -108,33 +110,45 @@ static struct plan *plan_of_solution(const struct graph *g, const struct remat_m
 	return p;
 }
 
-/* The best plan known to fit before solving, as a point of the model:
- * checkpoint-all when it fits. Returns a malloc'd point, or NULL. */
+/* The cheapest plan of any baseline that fits, as a point of the model, to
+ * start the solver from. Returns a malloc'd point, or NULL when no baseline
+ * fits (or its plan is not a point of the model). */
 static double *warm_start(const struct graph *g, const struct remat_model *rm,
 			  uint64_t budget)
 {
+	struct plan *best = NULL;
+	struct sim_result best_sim = { 0 };
 	struct stages st;
 	double *x = NULL;
-	int *last;
+	char param[64];
 
-	if (graph_peak_all(g) > budget || stages_init(&st, g->n, NULL))
-		return NULL;
-	last = malloc((size_t)g->n * sizeof(int));
-	x = malloc((size_t)rm->milp.ncols * sizeof(double) + 1);
-	if (last && x) {
-		graph_last_use(g, last);
-		stages_checkpoint_all(g, &st, last);
-		stages_drop_unused(g, &st);
-		if (remat_point(rm, g, &st, x)) {
-			free(x);
-			x = NULL;
+	for (int i = 0; i < baseline_count; i++) {
+		struct plan *p;
+		struct sim_result r;
+		struct cm_error err;
+
+		if (baseline_best(&baseline_table[i], g, budget, &p, &r, param, sizeof(param),
+				  &err))
+			continue;
+		if (r.fits && (best == NULL || r.cost < best_sim.cost)) {
+			plan_free(best);
+			best = p;
+			best_sim = r;
+		} else {
+			plan_free(p);
 		}
-	} else {
+	}
+	if (best == NULL || stages_init(&st, g->n, NULL))
+		goto out;
+	x = malloc((size_t)rm->milp.ncols * sizeof(double) + 1);
+	if (x && (stages_from_plan(g, best, &st) || stages_drop_unused(g, &st) < 0 ||
+		  remat_point(rm, g, &st, x))) {
 		free(x);
 		x = NULL;
 	}
-	free(last);
 	stages_release(&st);
+out:
+	plan_free(best);
 	return x;
 }
 
@@ -195,7 +209,7 @@ static int run_ilp(const struct graph *g, const struct solve_request *rq,
 				set_bound(out, fmin(res.bound, out->sim.cost));
 			if (res.x == NULL)
 				snprintf(out->why, sizeof(out->why),
-					 "time limit: the solver found nothing better than checkpoint-all");
+					 "time limit: the solver found nothing better than the best baseline");
 		}
 	} else {
 		set_status(out, "timeout");

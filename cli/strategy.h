@@ -30,9 +30,10 @@ struct solve_outcome {
 	struct plan *plan;   /* the replayed plan, or NULL when none was found;
 			      * owned, freed by strategy_outcome_release */
 	struct sim_result sim;
-	char status[32];     /* optimal, feasible, infeasible, timeout */
-	char why[400];       /* a reason to show with the status, or "" */
+	char status[32];     /* optimal, feasible, infeasible, timeout, unsupported */
+	char why[512];       /* a reason to show with the status, or "" */
 	char solver[32];     /* the backend that ran, or "" */
+	char param[64];      /* the baseline's parameter point, or "" */
 	double objective;    /* the solver's objective for its plan, when it gave one */
 	double lower_bound;  /* proven bound on the cost, when has_lower_bound */
 	int has_lower_bound;

@@ -157,3 +157,36 @@ out:
 	free(last);
 	return rc;
 }
+
+int stages_from_plan(const struct graph *g, const struct plan *p, struct stages *st)
+{
+	char *resident = calloc((size_t)g->n + 1, 1);
+	int stage = -1, rc = -1;
+
+	if (resident == NULL)
+		return -1;
+	memset(st->R, 0, (size_t)st->n * (size_t)st->n);
+	memset(st->S, 0, (size_t)st->n * (size_t)st->n);
+	for (int i = 0; i < p->n; i++) {
+		const struct plan_step *s = &p->steps[i];
+
+		if (s->stage < stage || s->stage >= st->n)
+			goto out;
+		/* Entering stages: what is resident now was kept into them. */
+		while (stage < s->stage) {
+			stage++;
+			for (int v = 0; v < g->n; v++)
+				STAGE_S(st, stage, v) = resident[v] && v < stage;
+		}
+		if (s->op == PLAN_COMPUTE) {
+			if (s->node > stage)
+				goto out;
+			STAGE_R(st, stage, s->node) = 1;
+		}
+		resident[s->node] = s->op == PLAN_COMPUTE;
+	}
+	rc = stage == st->n - 1 ? 0 : -1;
+out:
+	free(resident);
+	return rc;
+}

@@ -99,7 +99,7 @@ static void check_checkpoint_all(const struct graph *g, const char *name)
 		plan_from_stages(g, &st, a, &err);
 		stages_release(&st);
 	}
-	baseline_checkpoint_all(g, 0, b, &err);
+	baseline_checkpoint_all(g, b, &err);
 	ok(same_steps(a, b), "%s: stage plan equals the direct checkpoint-all plan", name);
 	plan_simulate(g, b, SIM_NO_BUDGET, &r, &err);
 	ok(r.valid && r.cost == graph_total_cost(g) && r.peak == graph_peak_all(g),
@@ -174,7 +174,7 @@ static void test_roundtrip(void)
 	int fd = mkstemp(path);
 	FILE *f = fdopen(fd, "w");
 
-	baseline_checkpoint_all(g, 0, p, &err);
+	baseline_checkpoint_all(g, p, &err);
 	snprintf(p->strategy, sizeof(p->strategy), "checkpoint-all");
 	snprintf(p->status, sizeof(p->status), "optimal");
 	p->budget = 7;

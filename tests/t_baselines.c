@@ -1,0 +1,182 @@
+/* The heuristics of the paper's Table 1. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../baselines/baseline.h"
+#include "../cli/strategy.h"
+#include "../graph/read.h"
+#include "tap.h"
+
+static int same_steps(const struct plan *a, const struct plan *b)
+{
+	if (a->n != b->n)
+		return 0;
+	for (int i = 0; i < a->n; i++)
+		if (a->steps[i].op != b->steps[i].op || a->steps[i].node != b->steps[i].node)
+			return 0;
+	return 1;
+}
+
+/* Every point of a and b gives the same steps on g. */
+static int same_points(const struct graph *g, const char *a, const char *b)
+{
+	const struct baseline *x = baseline_find(a), *y = baseline_find(b);
+	struct cm_error err;
+	char pa[64], pb[64];
+	int same = 1;
+
+	for (int k = 0; same; k++) {
+		struct plan *p = plan_new(), *q = plan_new();
+		int ra = x->point(g, k, p, pa, sizeof(pa), &err);
+		int rb = y->point(g, k, q, pb, sizeof(pb), &err);
+
+		same = ra == rb && (ra != 0 || same_steps(p, q));
+		plan_free(p);
+		plan_free(q);
+		if (ra == BASELINE_NO_POINT)
+			break;
+	}
+	return same;
+}
+
+static void test_linear_equivalence(void)
+{
+	int sq = 1, gr = 1;
+
+	for (int n = 1; n <= 24; n++) {
+		char name[32];
+		struct cm_error err;
+		struct graph *g;
+
+		snprintf(name, sizeof(name), "linear:%d", n);
+		g = graph_load(name, &err);
+		sq &= same_points(g, "chen-sqrtn", "ap-sqrtn") &&
+		      same_points(g, "chen-sqrtn", "linearized-sqrtn");
+		gr &= same_points(g, "chen-greedy", "ap-greedy") &&
+		      same_points(g, "chen-greedy", "linearized-greedy");
+		graph_free(g);
+	}
+	ok(sq, "on linear:1..24 ap-sqrtn and linearized-sqrtn give chen-sqrtn's plan");
+	ok(gr, "on linear:1..24 ap-greedy and linearized-greedy give chen-greedy's plan at every b");
+}
+
+/* Every point of every baseline replays clean on the shared graphs, or the
+ * baseline says the graph is outside its domain. */
+static void test_shared_graphs(void)
+{
+	static const char *names[] = { "vgg16", "unet", "mobilenet", "resnet50",
+				       "random_layered_n250" };
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		char path[512], param[64];
+		struct cm_error err;
+		struct graph *g;
+		int bad = 0, points = 0, unsupported = 0;
+
+		snprintf(path, sizeof(path), "%s/%s.json", tap_graph_dir(), names[i]);
+		g = graph_read_file(path, &err);
+		if (!ok(g != NULL, "%s reads", names[i]))
+			continue;
+		for (int b = 0; b < baseline_count; b++)
+			for (int k = 0;; k++) {
+				struct plan *p = plan_new();
+				struct sim_result r;
+				int rc = baseline_table[b].point(g, k, p, param, sizeof(param), &err);
+
+				if (rc == 0) {
+					plan_simulate(g, p, SIM_NO_BUDGET, &r, &err);
+					points++;
+					if (!r.valid && bad++ == 0)
+						diag("%s %s: %s", baseline_table[b].name, param, r.why);
+				}
+				plan_free(p);
+				unsupported += rc == BASELINE_UNSUPPORTED;
+				if (rc != 0)
+					break;
+			}
+		ok(bad == 0, "%s: %d baseline plans replay clean (%d baselines unsupported)",
+		   names[i], points, unsupported);
+		graph_free(g);
+	}
+}
+
+static void test_unsupported(void)
+{
+	char path[512];
+	struct cm_error err;
+	struct graph *g;
+	struct solve_request rq = { .strategy = "chen-sqrtn" };
+	struct solve_outcome o;
+
+	snprintf(path, sizeof(path), "%s/unet.json", tap_graph_dir());
+	g = graph_read_file(path, &err);
+	if (g == NULL)
+		return;
+	rq.budget = graph_peak_all(g);
+	ok(strategy_solve(g, &rq, &o, &err) == 0 && strcmp(o.status, "unsupported") == 0 &&
+	   strstr(o.why, "needs a chain of forward nodes"),
+	   "chen-sqrtn on unet: %s, %s", o.status, o.why);
+	strategy_outcome_release(&o);
+	graph_free(g);
+}
+
+/* At every budget the ilp optimum is no more than any baseline that fits. */
+static void check_ilp_dominates(const struct graph *g, uint64_t budget, int *bad)
+{
+	struct solve_request rq = { .strategy = "ilp", .budget = budget };
+	struct solve_outcome best;
+	struct cm_error err;
+
+	if (strategy_solve(g, &rq, &best, &err))
+		return;
+	for (int b = 0; b < baseline_count; b++) {
+		struct solve_outcome o;
+
+		rq.strategy = baseline_table[b].name;
+		if (strategy_solve(g, &rq, &o, &err) == 0 && o.plan && o.sim.fits &&
+		    (strcmp(best.status, "optimal") != 0 || best.sim.cost > o.sim.cost + 1e-9) &&
+		    (*bad)++ == 0)
+			diag("%s at %llu: ilp %s %g, %s %g", g->id, (unsigned long long)budget,
+			     best.status, best.sim.cost, rq.strategy, o.sim.cost);
+		strategy_outcome_release(&o);
+	}
+	strategy_outcome_release(&best);
+}
+
+static void test_ilp_dominates(void)
+{
+	struct cm_error err;
+	char path[512];
+	int bad = 0;
+
+	for (int n = 3; n <= 8; n++) {
+		char name[32];
+		struct graph *g;
+
+		snprintf(name, sizeof(name), "linear:%d", n);
+		g = graph_load(name, &err);
+		for (uint64_t b = graph_lower_bound(g); b <= graph_peak_all(g); b++)
+			check_ilp_dominates(g, b, &bad);
+		graph_free(g);
+	}
+	snprintf(path, sizeof(path), "%s/vgg16.json", tap_graph_dir());
+	{
+		struct graph *g = graph_read_file(path, &err);
+		uint64_t lb = graph_lower_bound(g), peak = graph_peak_all(g);
+
+		for (int f = 1; f <= 3; f++)
+			check_ilp_dominates(g, lb + (peak - lb) * (uint64_t)f / 4, &bad);
+		graph_free(g);
+	}
+	ok(bad == 0, "ilp is optimal and costs no more than any fitting baseline (linear:3..8 "
+	   "at every budget, vgg16 at three): %d exceptions", bad);
+}
+
+int main(void)
+{
+	test_linear_equivalence();
+	test_unsupported();
+	test_shared_graphs();
+	test_ilp_dominates();
+	return tap_done();
+}
