@@ -118,6 +118,8 @@ static void print_summary(FILE *f, const struct graph *g, const struct solve_req
 	if (o->solver[0])
 		fprintf(f, " (%s; model of %d columns, %d rows, %d nonzeros)", o->solver,
 			o->cols, o->rows, o->nnz);
+	if (o->param[0])
+		fprintf(f, " (%s)", o->param);
 	fputc('\n', f);
 	fprintf(f, "budget       %llu (%s)\nstatus       %s\n",
 		(unsigned long long)rq->budget, size_human(rq->budget, h, sizeof(h)),
