@@ -68,50 +68,19 @@ static int candidates(const struct graph *g, enum candidates kind, char *cand,
 	return 0;
 }
 
-/* sqrt(n): of the m candidates in order, every s-th is kept, s = round(sqrt(m)). */
-static int sqrtn(const struct graph *g, int k, struct plan *p, enum candidates kind,
-		 const char *name, struct cm_error *err)
-{
-	char *cand, *ckpt;
-	int m = 0, seen = 0, s, rc;
-
-	if (k > 0)
-		return BASELINE_NO_POINT;
-	cand = malloc((size_t)g->n + 1);
-	ckpt = calloc((size_t)g->n + 1, 1);
-	if (cand == NULL || ckpt == NULL) {
-		rc = cm_errorf(err, "out of memory");
-		goto out;
-	}
-	rc = candidates(g, kind, cand, name, err);
-	if (rc)
-		goto out;
-	for (int v = 0; v < g->n; v++)
-		m += cand[v];
-	s = (int)lround(sqrt((double)m));
-	if (s < 1)
-		s = 1;
-	for (int v = 0; v < g->n; v++)
-		if (cand[v] && ++seen % s == 0)
-			ckpt[v] = 1;
-	rc = baseline_plan_of_checkpoints(g, ckpt, p, err);
-out:
-	free(cand);
-	free(ckpt);
-	return rc;
-}
-
-/* Greedy with threshold b = k/GREEDY_STEPS of the forward bytes: walking
- * the forward nodes in order, a candidate is kept once more than b bytes
- * were computed since the last kept node. */
-static int greedy(const struct graph *g, int k, struct plan *p, char *param, size_t len,
-		  enum candidates kind, const char *name, struct cm_error *err)
+/* Point k of a Chen heuristic. sqrt(n) (one point): of the m candidates in
+ * order, every s-th is kept, s = round(sqrt(m)). Greedy (point k, b = k /
+ * GREEDY_STEPS of the forward bytes): walking the forward nodes in order, a
+ * candidate is kept once more than b bytes were computed since the last
+ * kept node. */
+static int chen(const struct graph *g, int k, struct plan *p, char *param, size_t len,
+		enum candidates kind, int is_greedy, const char *name, struct cm_error *err)
 {
 	char *cand, *ckpt;
 	uint64_t total = 0, since = 0, b;
-	int rc;
+	int m = 0, seen = 0, s, rc;
 
-	if (k > GREEDY_STEPS)
+	if (k > (is_greedy ? GREEDY_STEPS : 0))
 		return BASELINE_NO_POINT;
 	cand = malloc((size_t)g->n + 1);
 	ckpt = calloc((size_t)g->n + 1, 1);
@@ -122,15 +91,19 @@ static int greedy(const struct graph *g, int k, struct plan *p, char *param, siz
 	rc = candidates(g, kind, cand, name, err);
 	if (rc)
 		goto out;
-	for (int v = 0; v < g->n; v++)
+	for (int v = 0; v < g->n; v++) {
+		m += cand[v];
 		total += g->nodes[v].backward ? 0 : g->nodes[v].memory;
+	}
+	s = (int)lround(sqrt((double)m));
 	b = (uint64_t)((double)total * k / GREEDY_STEPS);
-	snprintf(param, len, "b=%llu", (unsigned long long)b);
+	if (is_greedy)
+		snprintf(param, len, "b=%llu", (unsigned long long)b);
 	for (int v = 0; v < g->n; v++) {
 		if (g->nodes[v].backward)
 			continue;
 		since += g->nodes[v].memory;
-		if (cand[v] && since > b) {
+		if (cand[v] && (is_greedy ? since > b : ++seen % (s > 1 ? s : 1) == 0)) {
 			ckpt[v] = 1;
 			since = 0;
 		}
@@ -145,41 +118,35 @@ out:
 int baseline_chen_sqrtn(const struct graph *g, int k, struct plan *p, char *param,
 			size_t len, struct cm_error *err)
 {
-	(void)param;
-	(void)len;
-	return sqrtn(g, k, p, CAND_CHAIN, "chen-sqrtn", err);
+	return chen(g, k, p, param, len, CAND_CHAIN, 0, "chen-sqrtn", err);
 }
 
 int baseline_ap_sqrtn(const struct graph *g, int k, struct plan *p, char *param,
 		      size_t len, struct cm_error *err)
 {
-	(void)param;
-	(void)len;
-	return sqrtn(g, k, p, CAND_AP, "ap-sqrtn", err);
+	return chen(g, k, p, param, len, CAND_AP, 0, "ap-sqrtn", err);
 }
 
 int baseline_linearized_sqrtn(const struct graph *g, int k, struct plan *p, char *param,
 			      size_t len, struct cm_error *err)
 {
-	(void)param;
-	(void)len;
-	return sqrtn(g, k, p, CAND_LINEARIZED, "linearized-sqrtn", err);
+	return chen(g, k, p, param, len, CAND_LINEARIZED, 0, "linearized-sqrtn", err);
 }
 
 int baseline_chen_greedy(const struct graph *g, int k, struct plan *p, char *param,
 			 size_t len, struct cm_error *err)
 {
-	return greedy(g, k, p, param, len, CAND_CHAIN, "chen-greedy", err);
+	return chen(g, k, p, param, len, CAND_CHAIN, 1, "chen-greedy", err);
 }
 
 int baseline_ap_greedy(const struct graph *g, int k, struct plan *p, char *param,
 		       size_t len, struct cm_error *err)
 {
-	return greedy(g, k, p, param, len, CAND_AP, "ap-greedy", err);
+	return chen(g, k, p, param, len, CAND_AP, 1, "ap-greedy", err);
 }
 
 int baseline_linearized_greedy(const struct graph *g, int k, struct plan *p, char *param,
 			       size_t len, struct cm_error *err)
 {
-	return greedy(g, k, p, param, len, CAND_LINEARIZED, "linearized-greedy", err);
+	return chen(g, k, p, param, len, CAND_LINEARIZED, 1, "linearized-greedy", err);
 }

@@ -1,11 +1,12 @@
-/* Random test data: a xorshift generator with a fixed seed and random DAGs. */
+/* Test helpers: a xorshift generator with a fixed seed, random DAGs, plan
+ * comparison. */
 #ifndef CM_TEST_GEN_H
 #define CM_TEST_GEN_H
 
 #include <stdint.h>
 #include <stdio.h>
 
-#include "../graph/graph.h"
+#include "../plan/plan.h"
 
 static uint64_t gen_state = 0x9e3779b97f4a7c15ull;
 
@@ -37,6 +38,18 @@ static struct graph *gen_dag(int n, int edge_pct, int cost_lo, int max_mem)
 	}
 	graph_finish(g, &err);
 	return g;
+}
+
+/* 1 when a and b have the same steps. */
+__attribute__((unused))
+static int same_steps(const struct plan *a, const struct plan *b)
+{
+	if (a->n != b->n)
+		return 0;
+	for (int i = 0; i < a->n; i++)
+		if (a->steps[i].op != b->steps[i].op || a->steps[i].node != b->steps[i].node)
+			return 0;
+	return 1;
 }
 
 #endif

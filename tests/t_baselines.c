@@ -5,17 +5,8 @@
 #include "../baselines/baseline.h"
 #include "../cli/strategy.h"
 #include "../graph/read.h"
+#include "gen.h"
 #include "tap.h"
-
-static int same_steps(const struct plan *a, const struct plan *b)
-{
-	if (a->n != b->n)
-		return 0;
-	for (int i = 0; i < a->n; i++)
-		if (a->steps[i].op != b->steps[i].op || a->steps[i].node != b->steps[i].node)
-			return 0;
-	return 1;
-}
 
 /* Every point of a and b gives the same steps on g. */
 static int same_points(const struct graph *g, const char *a, const char *b)

@@ -67,16 +67,6 @@ static void test_simulator(void)
 	graph_free(g);
 }
 
-static int same_steps(const struct plan *a, const struct plan *b)
-{
-	if (a->n != b->n)
-		return 0;
-	for (int i = 0; i < a->n; i++)
-		if (a->steps[i].op != b->steps[i].op || a->steps[i].node != b->steps[i].node)
-			return 0;
-	return 1;
-}
-
 /* Checkpoint-all through the stage matrices (S keeps each value until its
  * last user, R completed) equals the direct construction, and replays at the
  * cost floor and the peak graph_peak_all predicts. */
