@@ -1,7 +1,7 @@
 # checkmate: `make deps`, `make` (all), `make test`, `make demo`, `make bench`,
 # `make clean`. Quiet build lines unless V=1; -Werror when CI=true.
 
-PKGS     = libglpk-dev coinor-libcbc-dev libjansson-dev pkg-config
+PKGS     = libglpk-dev coinor-libcbc-dev libjansson-dev pkg-config gnuplot-nox
 BUILD   ?= build
 CC      ?= cc
 WARN     = -Wall -Wextra -Wpedantic -Wstrict-prototypes -Wmissing-prototypes \

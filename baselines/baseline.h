@@ -37,6 +37,19 @@ int baseline_best(const struct baseline *b, const struct graph *g, uint64_t budg
 		  struct plan **best, struct sim_result *sim, char *param, size_t len,
 		  struct cm_error *err);
 
+/* One parameter point, replayed without a budget. */
+struct baseline_point {
+	char param[64];
+	double cost;
+	uint64_t peak;
+	double seconds; /* to make and replay the plan */
+};
+
+/* Every point of b on g, in order, in a malloc'd *pts (caller frees).
+ * Returns the count, BASELINE_UNSUPPORTED negated (err says why), or -1. */
+int baseline_points(const struct baseline *b, const struct graph *g,
+		    struct baseline_point **pts, struct cm_error *err);
+
 /* The plan of a set of forward checkpoints (ckpt[k] != 0), the scheme the
  * Chen baselines share: during the forward pass every value stays until
  * its last forward user; checkpoints and gradients stay until their last

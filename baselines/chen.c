@@ -69,8 +69,8 @@ static int candidates(const struct graph *g, enum candidates kind, char *cand,
 }
 
 /* Point k of a Chen heuristic. sqrt(n) (one point): of the m candidates in
- * order, every s-th is kept, s = round(sqrt(m)). Greedy (point k, b = k /
- * GREEDY_STEPS of the forward bytes): walking the forward nodes in order, a
+ * order, every s-th is kept, s = round(sqrt(m)). Greedy (point k: the k-th
+ * distinct b among j / GREEDY_STEPS of the forward bytes): walking the forward nodes in order, a
  * candidate is kept once more than b bytes were computed since the last
  * kept node. */
 static int chen(const struct graph *g, int k, struct plan *p, char *param, size_t len,
@@ -96,7 +96,20 @@ static int chen(const struct graph *g, int k, struct plan *p, char *param, size_
 		total += g->nodes[v].backward ? 0 : g->nodes[v].memory;
 	}
 	s = (int)lround(sqrt((double)m));
-	b = (uint64_t)((double)total * k / GREEDY_STEPS);
+	/* The k-th distinct threshold: on small graphs several steps round
+	 * to the same byte count. */
+	b = 0;
+	for (int j = 0, distinct = -1; is_greedy && distinct < k; j++) {
+		uint64_t bj = (uint64_t)((double)total * j / GREEDY_STEPS);
+
+		if (j > GREEDY_STEPS) {
+			rc = BASELINE_NO_POINT;
+			goto out;
+		}
+		if (j == 0 || bj != b)
+			distinct++;
+		b = bj;
+	}
 	if (is_greedy)
 		snprintf(param, len, "b=%llu", (unsigned long long)b);
 	for (int v = 0; v < g->n; v++) {

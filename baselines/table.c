@@ -1,5 +1,7 @@
 #include "baseline.h"
 
+#include "../graph/clock.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,4 +82,53 @@ int baseline_best(const struct baseline *b, const struct graph *g, uint64_t budg
 	if (rc == BASELINE_NO_POINT)
 		return cm_errorf(err, "%s has no parameter point", b->name);
 	return rc;
+}
+
+int baseline_points(const struct baseline *b, const struct graph *g,
+		    struct baseline_point **pts, struct cm_error *err)
+{
+	int n = 0, cap = 0, rc = 0;
+
+	*pts = NULL;
+	for (int k = 0;; k++) {
+		double t0 = cm_clock();
+		struct plan *p = plan_new();
+		struct sim_result r;
+		char label[64] = "";
+
+		if (p == NULL) {
+			rc = cm_errorf(err, "out of memory");
+			break;
+		}
+		rc = b->point(g, k, p, label, sizeof(label), err);
+		if (rc == 0 && plan_simulate(g, p, SIM_NO_BUDGET, &r, err))
+			rc = -1;
+		if (rc == 0 && !r.valid)
+			rc = cm_errorf(err, "internal error: %s point %d made an invalid plan: %s",
+				       b->name, k, r.why);
+		plan_free(p);
+		if (rc)
+			break;
+		if (n == cap) {
+			struct baseline_point *q;
+
+			cap = cap ? 2 * cap : 16;
+			q = realloc(*pts, (size_t)cap * sizeof(*q));
+			if (q == NULL) {
+				rc = cm_errorf(err, "out of memory");
+				break;
+			}
+			*pts = q;
+		}
+		snprintf((*pts)[n].param, sizeof((*pts)[n].param), "%s", label);
+		(*pts)[n].cost = r.cost;
+		(*pts)[n].peak = r.peak;
+		(*pts)[n].seconds = cm_clock() - t0;
+		n++;
+	}
+	if (rc == BASELINE_NO_POINT)
+		return n;
+	free(*pts);
+	*pts = NULL;
+	return rc == BASELINE_UNSUPPORTED ? -BASELINE_UNSUPPORTED : -1;
 }

@@ -25,6 +25,7 @@ enum {
 int cmd_solve_main(int argc, char **argv);
 int cmd_check_main(int argc, char **argv);
 int cmd_info_main(int argc, char **argv);
+int cmd_compare_main(int argc, char **argv);
 
 /* "checkmate: " + message + newline on standard error; returns
  * CM_EXIT_ERROR. */

@@ -83,6 +83,31 @@ ok $? "--time-limit 3 on unet stops the search (${took} s, exit $rc): $out"
 [[ "$err" == *"checkmate: "*" s  "* ]]
 ok $? "a solve over a second reports progress on standard error: $(printf '%s' "$err" | head -n 1)"
 
+# --- compare
+run compare linear:6 --sweep 3 --csv "$TMP/c.csv" --plot "$TMP/c.svg"
+[ "$rc" -eq 0 ] && grep -q '<svg' "$TMP/c.svg" && [ "$(grep -c '^linear:6,' "$TMP/c.csv")" -gt 20 ] &&
+	[[ "$out" == *"budget"*"checkpoint-all"*"linearized-greedy"* ]]
+ok $? "compare writes a table, CSV rows for every point and an SVG plot"
+run compare linear:6 --budgets 4,9 --plot "$TMP/c.png" --baselines chen-sqrtn,checkpoint-all
+[ "$rc" -eq 0 ] && [ "$(head -c 4 "$TMP/c.png" | tail -c 3)" = "PNG" ] &&
+	[[ "$out" == *"checkpoint-all chen-sqrtn"* ]] && [[ "$out" != *"chen-greedy"* ]]
+ok $? "compare --baselines LIST and a PNG plot"
+run compare linear:6 --baselines chen-sqrt
+[ "$rc" -eq 2 ] && [[ "$err" == *"unknown baseline 'chen-sqrt'"* ]]
+ok $? "compare: an unknown baseline is a usage error: $err"
+run compare linear:6 --approx
+[ "$rc" -eq 2 ] && [[ "$err" == *"--approx is not available yet"* ]]
+ok $? "compare --approx says it is not there yet"
+run compare linear:6 --plot "$TMP/c.pdf"
+[ "$rc" -eq 2 ] && [ ! -e "$TMP/c.pdf" ]
+ok $? "compare --plot refuses an unknown extension"
+run compare --sweep 2
+[ "$rc" -eq 0 ] && [[ "$err" == *"using the built-in example linear:8"* ]]
+ok $? "compare with no GRAPH says which example it uses"
+run compare "$GRAPHS/unet.json" --baselines chen-sqrtn,linearized-sqrtn --budgets 100% --csv - --no-header
+[ "$rc" -eq 0 ] && [[ "$out" == *"unet,chen-sqrtn,,,"*",unsupported"* ]] && [[ "$out" == *"unet,linearized-sqrtn,"*",optimal"* || "$out" == *"unet,linearized-sqrtn,"*",feasible"* ]]
+ok $? "a chain-only baseline on a branching graph is an unsupported row, not a failure"
+
 # --- check names the step that is wrong
 printf '{"steps": [{"op": "compute", "node": "f0"}, {"op": "compute", "node": "loss"}]}' >"$TMP/bad.json"
 run check linear:2 "$TMP/bad.json"
