@@ -74,6 +74,14 @@ int baseline_linearized_sqrtn(const struct graph *g, int k, struct plan *p, char
 int baseline_linearized_greedy(const struct graph *g, int k, struct plan *p, char *param,
 			       size_t len, struct cm_error *err);
 
+int baseline_griewank_logn(const struct graph *g, int k, struct plan *p, char *param,
+			   size_t len, struct cm_error *err);
+
+/* Forward steps of revolve's schedule for a chain of l steps with s
+ * snapshot slots (the first value's included), from its recursion; -1 out
+ * of range. */
+long long baseline_revolve_steps(int l, int s);
+
 /* The checkpoint-all plan, built directly in O(n + e). */
 int baseline_checkpoint_all(const struct graph *g, struct plan *p, struct cm_error *err);
 

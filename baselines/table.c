@@ -13,6 +13,8 @@ const struct baseline baseline_table[] = {
 	  baseline_chen_sqrtn },
 	{ "chen-greedy", "Chen et al. greedy: a node kept once b bytes follow the last one; b swept (chains only)",
 	  baseline_chen_greedy },
+	{ "griewank-logn", "Griewank & Walther revolve, binomial checkpointing with s snapshots; s swept (chains only)",
+	  baseline_griewank_logn },
 	{ "ap-sqrtn", "chen-sqrtn over the articulation points of the forward graph",
 	  baseline_ap_sqrtn },
 	{ "ap-greedy", "chen-greedy with articulation points as the only candidates",

@@ -163,8 +163,67 @@ static void test_ilp_dominates(void)
 	   "at every budget, vgg16 at three): %d exceptions", bad);
 }
 
+static long long binom(int a, int b)
+{
+	long long r = 1;
+
+	for (int i = 1; i <= b; i++)
+		r = r * (a - b + i) / i;
+	return r;
+}
+
+/* SPEC 4: with beta(s, r) = C(s + r, s), reversing l steps with s snapshots
+ * takes r l - beta(s + 1, r - 1) forward steps, beta(s, r - 1) < l <= beta(s, r). */
+static long long revolve_closed_form(int l, int s)
+{
+	int r = 0;
+
+	while (binom(s + r, s) < l)
+		r++;
+	return (long long)r * l - binom(s + r, s + 1);
+}
+
+static void test_revolve(void)
+{
+	int table_bad = 0, plan_bad = 0;
+
+	for (int l = 1; l <= 60; l++) {
+		char name[32];
+		struct cm_error err;
+		struct graph *g;
+
+		snprintf(name, sizeof(name), "linear:%d", l);
+		g = graph_load(name, &err);
+		for (int s = 1; s <= 8; s++) {
+			long long want = revolve_closed_form(l, s);
+			struct plan *p = plan_new();
+			char param[64];
+			long long fwd = 0;
+
+			if (baseline_revolve_steps(l, s) != want && table_bad++ < 3)
+				diag("l=%d s=%d: table %lld, closed form %lld", l, s,
+				     baseline_revolve_steps(l, s), want);
+			/* The plan: its forward computes are the first value plus
+			 * the schedule's forward steps. Points stop at s = l - 1. */
+			if (s == 1 || s <= l - 1) {
+				baseline_griewank_logn(g, s - 1, p, param, sizeof(param), &err);
+				for (int i = 0; i < p->n; i++)
+					fwd += p->steps[i].op == PLAN_COMPUTE && !g->nodes[p->steps[i].node].backward;
+				if (fwd != 1 + want && plan_bad++ < 3)
+					diag("l=%d s=%d: the plan computes %lld forward values, want 1 + %lld",
+					     l, s, fwd, want);
+			}
+			plan_free(p);
+		}
+		graph_free(g);
+	}
+	ok(table_bad == 0, "revolve's forward steps equal the closed form for l <= 60, s <= 8");
+	ok(plan_bad == 0, "and so do the forward computes of its plans on linear:l (plus the first)");
+}
+
 int main(void)
 {
+	test_revolve();
 	test_linear_equivalence();
 	test_unsupported();
 	test_shared_graphs();
