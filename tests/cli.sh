@@ -92,6 +92,12 @@ run compare linear:6 --budgets 4,9 --plot "$TMP/c.png" --baselines chen-sqrtn,ch
 [ "$rc" -eq 0 ] && [ "$(head -c 4 "$TMP/c.png" | tail -c 3)" = "PNG" ] &&
 	[[ "$out" == *"checkpoint-all chen-sqrtn"* ]] && [[ "$out" != *"chen-greedy"* ]]
 ok $? "compare --baselines LIST and a PNG plot"
+rm -f "$TMP/nogp.svg"
+PATH=/nonexistent "$CM" compare linear:6 --sweep 2 --plot "$TMP/nogp.svg" >"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ "$rc" -eq 1 ] && grep -q "needs gnuplot" "$TMP/err" && [ ! -e "$TMP/nogp.svg" ] &&
+	[ -z "$(ls "$TMP" | grep 'nogp.svg.tmp')" ]
+ok $? "without gnuplot --plot fails clearly and leaves no file: $(cat "$TMP/err")"
 run compare linear:6 --baselines chen-sqrt
 [ "$rc" -eq 2 ] && [[ "$err" == *"unknown baseline 'chen-sqrt'"* ]]
 ok $? "compare: an unknown baseline is a usage error: $err"
