@@ -39,6 +39,11 @@ int cli_usage(const char *cmd, const char *fmt, ...)
 /* A message for standard error unless quiet. */
 void cli_note(int quiet, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Prints a solver's progress on standard error (a solve_opts progress
+ * callback; ctx unused). */
+struct solve_progress;
+void cli_progress(void *ctx, const struct solve_progress *p);
+
 /* Loads GRAPH (NULL: the built-in example, said on standard error unless
  * quiet); prints the error and returns NULL on failure. */
 struct graph *cli_load_graph(const char *arg, int quiet);

@@ -232,7 +232,7 @@ static void point_row(struct csv_row *r, const struct graph *g, const struct col
 
 /* Runs every column at budget number bi, writing rows to csv (or not). */
 static int run_budget(const struct compare_args *a, const struct graph *g,
-		      struct column *cols, int ncols, uint64_t budget, int bi, FILE *csv)
+		      struct column *cols, int ncols, uint64_t budget, int bi, int nb, FILE *csv)
 {
 	double floor_cost = graph_total_cost(g);
 	struct csv_row r;
@@ -259,10 +259,14 @@ static int run_budget(const struct compare_args *a, const struct graph *g,
 		}
 		if (col->b == NULL) {
 			struct solve_request rq = { .strategy = "ilp", .budget = budget,
-						    .solver = a->solver, .time_limit = a->time_limit };
+						    .solver = a->solver, .time_limit = a->time_limit,
+						    .progress = a->quiet ? NULL : cli_progress };
 			struct solve_outcome o;
 			struct cm_error err;
+			char h[32];
 
+			cli_note(a->quiet, "ilp at budget %s (%d of %d)",
+				 size_human(budget, h, sizeof(h)), bi + 1, nb);
 			if (strategy_solve(g, &rq, &o, &err))
 				return cli_error("%s: %s", g->id, err.msg);
 			r = (struct csv_row){ .graph = g->id, .strategy = "ilp", .solver = o.solver,
@@ -441,7 +445,7 @@ int cmd_compare_main(int argc, char **argv)
 			csv_header(csv.f);
 	}
 	for (int bi = 0; bi < nb; bi++)
-		if ((rc = run_budget(&a, g, cols, ncols, budgets[bi], bi, csv.f)))
+		if ((rc = run_budget(&a, g, cols, ncols, budgets[bi], bi, nb, csv.f)))
 			goto out;
 	if (a.csv && out_commit(&csv, &err)) {
 		rc = cli_error("%s", err.msg);

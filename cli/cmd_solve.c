@@ -190,24 +190,6 @@ static int write_outputs(const struct solve_args *a, const struct graph *g,
 	return 0;
 }
 
-/* Progress on standard error for solves that last over a second. */
-static void show_progress(void *ctx, const struct solve_progress *p)
-{
-	(void)ctx;
-	if (p->elapsed < 1.0)
-		return;
-	fprintf(stderr, "checkmate: %7.1f s", p->elapsed);
-	if (p->has_incumbent)
-		fprintf(stderr, "  incumbent %.10g", p->incumbent);
-	else
-		fprintf(stderr, "  no incumbent yet");
-	if (p->has_bound)
-		fprintf(stderr, "  bound %.10g", p->bound);
-	if (p->has_incumbent && p->has_bound && p->incumbent != 0)
-		fprintf(stderr, "  gap %.2f%%", 100 * (p->incumbent - p->bound) / p->incumbent);
-	fputc('\n', stderr);
-}
-
 static int exit_status(const char *status)
 {
 	if (strcmp(status, "infeasible") == 0)
@@ -238,7 +220,7 @@ int cmd_solve_main(int argc, char **argv)
 	rq = (struct solve_request){ .strategy = a.strategy, .solver = a.solver,
 				     .time_limit = a.time_limit, .gap = a.gap,
 				     .threads = a.threads,
-				     .progress = a.quiet ? NULL : show_progress };
+				     .progress = a.quiet ? NULL : cli_progress };
 	if (size_parse(a.budget, graph_peak_all(g), &rq.budget, &err)) {
 		rc = cli_usage("solve", "--budget: %s", err.msg);
 		goto out;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../graph/read.h"
+#include "../solvers/solver.h"
 
 int cli_error(const char *fmt, ...)
 {
@@ -144,4 +145,22 @@ int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
 		return '?';
 	}
 	return c;
+}
+
+/* Progress on standard error for solves that last over a second. */
+void cli_progress(void *ctx, const struct solve_progress *p)
+{
+	(void)ctx;
+	if (p->elapsed < 1.0)
+		return;
+	fprintf(stderr, "checkmate: %7.1f s", p->elapsed);
+	if (p->has_incumbent)
+		fprintf(stderr, "  incumbent %.10g", p->incumbent);
+	else
+		fprintf(stderr, "  no incumbent yet");
+	if (p->has_bound)
+		fprintf(stderr, "  bound %.10g", p->bound);
+	if (p->has_incumbent && p->has_bound && p->incumbent != 0)
+		fprintf(stderr, "  gap %.2f%%", 100 * (p->incumbent - p->bound) / p->incumbent);
+	fputc('\n', stderr);
 }
