@@ -1,1 +1,1 @@
-compare linear:8 --baselines all --ilp --budgets 5,6,8,10
+compare linear:8 --baselines all --ilp --budgets 5,6,8,10 --quiet

@@ -1,1 +1,1 @@
-solve linear:4 --budget 5 --solver glpk --plan - --plan-format text
+solve linear:4 --budget 5 --solver glpk --plan - --plan-format text --quiet

@@ -1,1 +1,1 @@
-solve linear:4 --budget 4 --csv - --no-header
+solve linear:4 --budget 4 --csv - --no-header --quiet
