@@ -26,6 +26,7 @@ int cmd_solve_main(int argc, char **argv);
 int cmd_check_main(int argc, char **argv);
 int cmd_info_main(int argc, char **argv);
 int cmd_compare_main(int argc, char **argv);
+int cmd_maxbatch_main(int argc, char **argv);
 
 /* "checkmate: " + message + newline on standard error; returns
  * CM_EXIT_ERROR. */

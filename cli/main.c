@@ -12,6 +12,7 @@ static const struct command {
 } commands[] = {
 	{ "solve", cmd_solve_main, "find the cheapest plan that fits a memory budget" },
 	{ "compare", cmd_compare_main, "run strategies side by side over budgets; CSV and plot" },
+	{ "maxbatch", cmd_maxbatch_main, "the largest batch each strategy fits in a budget" },
 	{ "check", cmd_check_main, "replay a plan and report its cost, peak and first error" },
 	{ "info", cmd_info_main, "describe a graph: sizes, checkpoint-all cost and peak, bounds" },
 };

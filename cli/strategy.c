@@ -73,7 +73,11 @@ static int run_baseline(const struct graph *g, const struct baseline *b,
 	}
 	if (rc || adopt(g, b->name, rq->budget, p, out, err))
 		return -1;
-	if (!out->sim.fits) {
+	if (out->sim.fits && rq->cost_cap > 0 && !num_le(out->sim.cost, rq->cost_cap)) {
+		set_status(out, "infeasible");
+		snprintf(out->why, sizeof(out->why), "%s's cheapest plan that fits costs %.17g, over the cap %.17g",
+			 b->name, out->sim.cost, rq->cost_cap);
+	} else if (!out->sim.fits) {
 		set_status(out, "infeasible");
 		snprintf(out->why, sizeof(out->why), "%s%s%s%s peaks at %llu, over the budget %llu",
 			 b->name, out->param[0] ? " (at best: " : "", out->param,
@@ -161,7 +165,7 @@ static int run_ilp(const struct graph *g, const struct solve_request *rq,
 	struct solve_opts so = { rq->time_limit, rq->gap, rq->threads, NULL,
 				 rq->progress, rq->ctx };
 	double *start = NULL;
-	char names[128];
+	char names[128], crash[256] = "";
 	int rc = -1;
 
 	if (ops == NULL) {
@@ -169,8 +173,14 @@ static int run_ilp(const struct graph *g, const struct solve_request *rq,
 		return cm_errorf(err, "unknown solver '%s' (built: %s)", rq->solver, names);
 	}
 	snprintf(out->solver, sizeof(out->solver), "%s", ops->name);
-	if (remat_build(g, rq->budget, &rq->model, &rm, err))
-		return -1;
+	{
+		struct remat_opts mo = rq->model;
+
+		if (rq->cost_cap > 0)
+			mo.cost_cap = rq->cost_cap;
+		if (remat_build(g, rq->budget, &mo, &rm, err))
+			return -1;
+	}
 	out->cols = rm.milp.ncols;
 	out->rows = rm.milp.nrows;
 	out->nnz = rm.milp.nnz;
@@ -180,8 +190,24 @@ static int run_ilp(const struct graph *g, const struct solve_request *rq,
 	}
 	start = warm_start(g, &rm, rq->budget);
 	so.start = start;
-	if (solver_solve(ops, &rm.milp, &so, &res, err))
+	rc = solver_solve(ops, &rm.milp, &so, &res, err);
+	if (rc == SOLVER_CRASHED) {
+		/* Seen with Cbc 2.10.8: an assertion in Clp's pricing on a model
+		 * that the cbc program and GLPK solve. The other backend gets the
+		 * same model; the answer says so. */
+		const struct solver_ops *other = solver_find(ops == &solver_cbc ? "glpk" : "cbc");
+
+		snprintf(crash, sizeof(crash), "%.200s; solved with %s instead", err->msg,
+			 other->name);
+		ops = other;
+		snprintf(out->solver, sizeof(out->solver), "%s", ops->name);
+		rc = solver_solve(ops, &rm.milp, &so, &res, err);
+	}
+	if (rc) {
+		rc = -1;
 		goto out;
+	}
+	rc = -1;
 	if (res.status == MILP_INFEASIBLE) {
 		set_status(out, "infeasible");
 		snprintf(out->why, sizeof(out->why), "the solver proved that no plan fits");
@@ -216,6 +242,12 @@ static int run_ilp(const struct graph *g, const struct solve_request *rq,
 		snprintf(out->why, sizeof(out->why), "no plan found within the time limit");
 		if (res.has_bound)
 			set_bound(out, res.bound);
+	}
+	if (crash[0]) {
+		char why[sizeof(out->why)];
+
+		snprintf(why, sizeof(why), "%s", out->why);
+		snprintf(out->why, sizeof(out->why), "%.250s%s%s", why, why[0] ? "; " : "", crash);
 	}
 	rc = 0;
 out:

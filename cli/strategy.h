@@ -20,6 +20,7 @@ struct solve_request {
 	double time_limit;    /* seconds, <= 0 for none */
 	double gap;           /* relative gap at which the solver may stop */
 	int threads;          /* solver threads, 0 for its default */
+	double cost_cap;      /* when > 0, only plans costing at most this count */
 	FILE *lp_out;         /* when not NULL, the model is written here (LP format) */
 	struct remat_opts model;
 	void (*progress)(void *ctx, const struct solve_progress *p);

@@ -276,3 +276,38 @@ fail:
 	graph_free(g);
 	return NULL;
 }
+
+struct graph *graph_at_batch(const struct graph *g, uint64_t batch, struct cm_error *err)
+{
+	__extension__ typedef unsigned __int128 u128;
+	struct graph *h = graph_new(g->id);
+	double ratio = (double)batch / (double)g->batch_size;
+
+	if (h == NULL) {
+		cm_errorf(err, "out of memory");
+		return NULL;
+	}
+	h->fixed_memory = g->fixed_memory;
+	h->batch_size = batch;
+	for (int k = 0; k < g->n; k++) {
+		u128 m = ((u128)g->nodes[k].memory * batch + g->batch_size - 1) / g->batch_size;
+
+		if (m >= GRAPH_MAX_MEMORY) {
+			cm_errorf(err, "node '%s': memory at batch %llu passes 2^53 bytes",
+				  g->nodes[k].name, (unsigned long long)batch);
+			goto fail;
+		}
+		if (graph_add_node(h, g->nodes[k].name, g->nodes[k].cost * ratio, (uint64_t)m,
+				   g->nodes[k].backward, err) < 0)
+			goto fail;
+		h->nodes[k].grad_of = g->nodes[k].grad_of;
+		for (int e = g->dep_off[k]; e < g->dep_off[k + 1]; e++)
+			if (graph_add_dep(h, g->deps[e], err))
+				goto fail;
+	}
+	if (graph_finish(h, err) == 0)
+		return h;
+fail:
+	graph_free(h);
+	return NULL;
+}

@@ -78,6 +78,11 @@ static inline int graph_nusers(const struct graph *g, int k)
 	return g->user_off[k + 1] - g->user_off[k];
 }
 
+/* A copy of g at another batch size: each node's memory and cost scaled by
+ * batch / g->batch_size (memory rounded up to a whole byte), fixed memory
+ * unchanged. NULL with err set when a size would pass the limits. */
+struct graph *graph_at_batch(const struct graph *g, uint64_t batch, struct cm_error *err);
+
 /* Sum of all node costs: the checkpoint-all cost, below which no plan goes. */
 double graph_total_cost(const struct graph *g);
 

@@ -267,6 +267,12 @@ int remat_build(const struct graph *g, uint64_t budget, const struct remat_opts 
 	add_columns(rm, g, o, (double)((budget - g->fixed_memory) / rm->unit));
 	add_dependency_rows(rm, g, o, &row);
 	add_memory_rows(rm, g, o, &row);
+	if (o->cost_cap > 0) {
+		for (int j = 0; j < rm->milp.ncols; j++)
+			if (rm->milp.obj[j] != 0)
+				row_add(&row, j, rm->milp.obj[j]);
+		row_emit(&rm->milp, &row, -MILP_INF, o->cost_cap);
+	}
 	free(row.idx);
 	free(row.val);
 	rc = milp_ok(&rm->milp, err);

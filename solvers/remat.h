@@ -17,6 +17,8 @@ struct remat_opts {
 	/* Leave out the rows "computed only for a reader or to be kept" and
 	 * "kept only for a reader or to be kept further" (for measurement). */
 	int no_usefulness_rows;
+	/* When > 0, a row caps the total cost: sum C_i R(t,i) <= cost_cap. */
+	double cost_cap;
 };
 
 struct remat_model {

@@ -282,6 +282,11 @@ int solver_solve(const struct solver_ops *ops, const struct milp *m,
 	}
 	while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR)
 		;
+	if (rc && WIFSIGNALED(wstatus) && WTERMSIG(wstatus) != SIGKILL) {
+		cm_errorf(err, "%s crashed (signal %d: %s)", ops->name, WTERMSIG(wstatus),
+			  strsignal(WTERMSIG(wstatus)));
+		rc = SOLVER_CRASHED;
+	}
 	if (rc)
 		milp_result_release(res);
 	return rc;

@@ -54,11 +54,16 @@ extern const struct solver_ops solver_glpk, solver_cbc;
 const struct solver_ops *solver_find(const char *name);
 void solver_names(char *buf, size_t len);
 
+/* What solver_solve returns when the backend's process died of a signal (a
+ * failed assertion inside Clp, say); err says which. */
+#define SOLVER_CRASHED (-2)
+
 /* Runs ops->solve in a child process so that the time limit holds even when
  * a backend does not look at its clock (Cbc in a long root solve): the child
  * is killed a little after the limit and the result is MILP_NO_SOLUTION with
  * the last bound reported. Progress reaches o->progress in this process.
- * Returns as ops->solve. */
+ * A crash of the backend stays in the child. Returns as ops->solve, or
+ * SOLVER_CRASHED. */
 int solver_solve(const struct solver_ops *ops, const struct milp *m,
 		 const struct solve_opts *o, struct milp_result *res,
 		 struct cm_error *err);

@@ -1,0 +1,88 @@
+/* maxbatch's search: see batch.h. */
+#include "batch.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "strategy.h"
+
+int batch_fits(const struct graph *g, const struct batch_request *br, uint64_t batch,
+	       struct batch_answer *ans, struct cm_error *err)
+{
+	struct solve_request rq = { .strategy = br->strategy, .budget = br->budget,
+				    .solver = br->solver, .time_limit = br->time_limit };
+	struct solve_outcome o;
+	struct graph *h = graph_at_batch(g, batch, err);
+	int rc;
+
+	if (h == NULL)
+		return 0; /* sizes beyond 2^53 bytes fit no budget */
+	/* A hair above the cap, so that rounding in the cost sum never turns
+	 * away a plan of exactly the allowed cost. */
+	rq.cost_cap = br->ratio * graph_total_cost(h) * (1 + 1e-9);
+	if (rq.cost_cap <= 0)
+		rq.cost_cap = 1e-300;
+	if (strategy_solve(h, &rq, &o, err)) {
+		graph_free(h);
+		return -1;
+	}
+	if (strcmp(o.status, "optimal") == 0 || strcmp(o.status, "feasible") == 0) {
+		ans->batch = batch;
+		ans->cost = o.sim.cost;
+		ans->overhead = o.sim.cost / graph_total_cost(h);
+		ans->peak = o.sim.peak;
+		snprintf(ans->solver, sizeof(ans->solver), "%s", o.solver);
+		rc = 1;
+	} else if (strcmp(o.status, "timeout") == 0) {
+		rc = -2;
+	} else {
+		rc = 0; /* infeasible or unsupported */
+	}
+	strategy_outcome_release(&o);
+	graph_free(h);
+	return rc;
+}
+
+int batch_search(const struct graph *g, const struct batch_request *br,
+		 struct batch_answer *ans, struct cm_error *err)
+{
+	uint64_t lo = 0, hi = 1;
+	int rc, unknown = 0;
+
+	memset(ans, 0, sizeof(*ans));
+	ans->strategy = br->strategy;
+	for (;;) {
+		rc = batch_fits(g, br, hi, ans, err);
+		if (rc == -1)
+			return -1;
+		unknown |= rc == -2;
+		if (rc != 1)
+			break;
+		lo = hi;
+		if (hi >= MAXBATCH_LIMIT) {
+			ans->capped = 1;
+			return 0;
+		}
+		hi *= 2;
+	}
+	while (hi - lo > 1) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		struct batch_answer probe = *ans;
+
+		rc = batch_fits(g, br, mid, &probe, err);
+		if (rc == -1)
+			return -1;
+		unknown |= rc == -2;
+		if (rc == 1) {
+			lo = mid;
+			*ans = probe;
+		} else {
+			hi = mid;
+		}
+	}
+	ans->batch = lo;
+	ans->proven = !unknown;
+	snprintf(ans->param, sizeof(ans->param), "batch=%llu", (unsigned long long)lo);
+	return 0;
+}
+

@@ -1,0 +1,45 @@
+/* The largest batch a strategy fits in a budget under a cost cap
+ * (maxbatch). Library code: it never prints. */
+#ifndef CM_BATCH_H
+#define CM_BATCH_H
+
+#include <stdint.h>
+
+#include "../graph/graph.h"
+
+/* The largest batch tried: far beyond any budget for real graphs. */
+#define MAXBATCH_LIMIT ((uint64_t)1 << 32)
+
+struct batch_request {
+	const char *strategy;
+	uint64_t budget;    /* total bytes */
+	double ratio;       /* cost cap, as a multiple of the checkpoint-all cost */
+	const char *solver; /* for ilp; NULL for the default */
+	double time_limit;  /* per ilp solve, <= 0 for none */
+};
+
+/* What the search found for one strategy. */
+struct batch_answer {
+	const char *strategy;
+	uint64_t batch;       /* largest batch that fits, 0 if none */
+	int proven;           /* batch + 1 was shown not to fit */
+	int capped;           /* the search stopped at MAXBATCH_LIMIT */
+	double cost, overhead, seconds;
+	uint64_t peak;
+	char param[64], solver[32];
+};
+
+/* Does the strategy fit at batch B under the cap? 1 yes (figures in *ans),
+ * 0 no (proven: a baseline's own plans, or a solver's infeasibility proof),
+ * -2 unknown (time limit), -1 error with err set. */
+int batch_fits(const struct graph *g, const struct batch_request *rq, uint64_t batch,
+	       struct batch_answer *ans, struct cm_error *err);
+
+/* Doubling, then bisection between the last batch that fits and the first
+ * that does not; feasibility is monotone in the batch. An unknown answer
+ * counts as "does not fit" and leaves the result unproven. 0, or -1 with
+ * err set. */
+int batch_search(const struct graph *g, const struct batch_request *rq,
+		 struct batch_answer *ans, struct cm_error *err);
+
+#endif

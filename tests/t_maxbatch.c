@@ -1,0 +1,59 @@
+/* maxbatch: the largest batch per strategy, confirmed at B and B + 1. */
+#include <string.h>
+
+#include "../baselines/baseline.h"
+#include "../cli/batch.h"
+#include "../graph/read.h"
+#include "tap.h"
+
+int main(void)
+{
+	static const uint64_t budgets[] = { 20, 45, 90 };
+	int confirmed = 0, unconfirmed = 0, dominated = 0, searches = 0;
+	struct cm_error err;
+
+	for (int n = 3; n <= 8; n++) {
+		char name[32];
+		struct graph *g;
+
+		snprintf(name, sizeof(name), "linear:%d", n);
+		g = graph_load(name, &err);
+		for (size_t bi = 0; bi < sizeof(budgets) / sizeof(budgets[0]); bi++) {
+			/* One extra forward pass: n forward nodes, n + 1 backward. */
+			double ratio = (2.0 * n + n + 1) / (2.0 * n + 1);
+			struct batch_answer ilp, base;
+			struct batch_request rq = { "ilp", budgets[bi], ratio, NULL, 0 };
+
+			if (batch_search(g, &rq, &ilp, &err)) {
+				diag("%s: %s", name, err.msg);
+				unconfirmed++;
+				continue;
+			}
+			for (int s = -1; s < baseline_count; s++) {
+				struct batch_answer *x = s < 0 ? &ilp : &base, probe;
+
+				rq.strategy = s < 0 ? "ilp" : baseline_table[s].name;
+				if (s >= 0 && batch_search(g, &rq, &base, &err))
+					continue;
+				searches++;
+				/* A plan fits at B (when B > 0), none at B + 1. */
+				if ((x->batch == 0 || batch_fits(g, &rq, x->batch, &probe, &err) == 1) &&
+				    batch_fits(g, &rq, x->batch + 1, &probe, &err) == 0 && x->proven)
+					confirmed++;
+				else if (unconfirmed++ < 3)
+					diag("%s budget %llu %s: batch %llu not confirmed", name,
+					     (unsigned long long)budgets[bi], rq.strategy,
+					     (unsigned long long)x->batch);
+				if (s >= 0 && base.batch > ilp.batch && dominated++ < 3)
+					diag("%s budget %llu: %s fits batch %llu, ilp only %llu", name,
+					     (unsigned long long)budgets[bi], rq.strategy,
+					     (unsigned long long)base.batch, (unsigned long long)ilp.batch);
+			}
+		}
+		graph_free(g);
+	}
+	ok(unconfirmed == 0, "%d of %d answers on linear:3..8 confirmed: a plan at B, none at B + 1 "
+	   "(for ilp a proof of infeasibility)", confirmed, searches);
+	ok(dominated == 0, "ilp's batch is at least every baseline's");
+	return tap_done();
+}
