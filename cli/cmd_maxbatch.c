@@ -158,8 +158,8 @@ int cmd_maxbatch_main(int argc, char **argv)
 			if (baseline_find(tok))
 				known = baseline_find(tok)->name;
 			if (known == NULL) {
-				free(copy);
 				rc = cli_usage("maxbatch", "--strategies: unknown strategy '%s'", tok);
+				free(copy);
 				goto out;
 			}
 			names[n++] = known;

@@ -114,6 +114,24 @@ run compare "$GRAPHS/unet.json" --baselines chen-sqrtn,linearized-sqrtn --budget
 [ "$rc" -eq 0 ] && [[ "$out" == *"unet,chen-sqrtn,,,"*",unsupported"* ]] && [[ "$out" == *"unet,linearized-sqrtn,"*",optimal"* || "$out" == *"unet,linearized-sqrtn,"*",feasible"* ]]
 ok $? "a chain-only baseline on a branching graph is an unsupported row, not a failure"
 
+# --- maxbatch
+run maxbatch linear:8 --budget 60 --strategies checkpoint-all,ilp --csv - --no-header --quiet
+[ "$rc" -eq 0 ] && [[ "$out" == *"linear:8,checkpoint-all,batch=6,,60,1,102,"*",optimal"* ]] &&
+	[[ "$out" == *"linear:8,ilp,batch=12,cbc,60,1,264,"*",optimal"* ]]
+ok $? "maxbatch linear:8 at 60 B: checkpoint-all 6, ilp 12, both proven"
+run maxbatch linear:8 --budget 60 --strategies griewank-logn --max-overhead 1
+[ "$rc" -eq 0 ] && [[ "$out" == *"griewank-logn"*" 6 "*"proven"* ]]
+ok $? "--max-overhead 1 allows no recomputation: revolve's batch is checkpoint-all's"
+run maxbatch linear:8
+[ "$rc" -eq 2 ] && [[ "$err" == *"--budget is required"* ]]
+ok $? "maxbatch without --budget: exit 2"
+run maxbatch linear:8 --budget 60 --strategies nope
+[ "$rc" -eq 2 ] && [[ "$err" == *"unknown strategy 'nope'"* ]]
+ok $? "maxbatch: an unknown strategy is a usage error"
+run maxbatch linear:8 --budget 2 --strategies ilp,checkpoint-all --quiet
+[ "$rc" -eq 0 ] && [[ "$out" == *"none fits at batch 1"* ]]
+ok $? "a budget below batch 1's needs: none fits"
+
 # --- check names the step that is wrong
 printf '{"steps": [{"op": "compute", "node": "f0"}, {"op": "compute", "node": "loss"}]}' >"$TMP/bad.json"
 run check linear:2 "$TMP/bad.json"
