@@ -36,6 +36,7 @@ int batch_fits(const struct graph *g, const struct batch_request *br, uint64_t b
 	} else if (strcmp(o.status, "timeout") == 0) {
 		rc = -2;
 	} else {
+		ans->unsupported = strcmp(o.status, "unsupported") == 0;
 		rc = 0; /* infeasible or unsupported */
 	}
 	strategy_outcome_release(&o);

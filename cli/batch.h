@@ -24,6 +24,7 @@ struct batch_answer {
 	uint64_t batch;       /* largest batch that fits, 0 if none */
 	int proven;           /* batch + 1 was shown not to fit */
 	int capped;           /* the search stopped at MAXBATCH_LIMIT */
+	int unsupported;      /* the strategy does not apply to the graph */
 	double cost, overhead, seconds;
 	uint64_t peak;
 	char param[64], solver[32];

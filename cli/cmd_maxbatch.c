@@ -109,6 +109,11 @@ static void print_table(const struct graph *g, uint64_t budget, double ratio,
 
 		if (base > 0)
 			snprintf(ratio_s, sizeof(ratio_s), "%.2f", (double)x->batch / (double)base);
+		if (x->unsupported) {
+			printf("%-18s %10s %16s %14s %9s  %s\n", x->strategy, "n/a", "-", "-", "-",
+			       "unsupported on this graph");
+			continue;
+		}
 		if (x->batch == 0) {
 			printf("%-18s %10s %16s %14s %9s  %s\n", x->strategy, "0", "-", "-", ratio_s,
 			       "none fits at batch 1");
@@ -199,7 +204,7 @@ int cmd_maxbatch_main(int argc, char **argv)
 					     .status = ans[i].proven ? "optimal" : "feasible" };
 
 			if (ans[i].batch == 0)
-				r.status = "infeasible";
+				r.status = ans[i].unsupported ? "unsupported" : "infeasible";
 			csv_row(csv.f, &r);
 		}
 		if (out_commit(&csv, &err)) {
