@@ -1,7 +1,8 @@
 # checkmate: `make deps`, `make` (all), `make test`, `make demo`, `make bench`,
 # `make clean`. Quiet build lines unless V=1; -Werror when CI=true.
 
-PKGS     = libglpk-dev coinor-libcbc-dev libjansson-dev pkg-config gnuplot-nox
+PKGS     = libglpk-dev coinor-libcbc-dev coinor-libclp-dev libjansson-dev pkg-config \
+           gnuplot-nox
 BUILD   ?= build
 CC      ?= cc
 WARN     = -Wall -Wextra -Wpedantic -Wstrict-prototypes -Wmissing-prototypes \

@@ -25,7 +25,7 @@ static const char compare_usage[] =
 	"                        checkpoint-all, chen-sqrtn, chen-greedy, ap-sqrtn,\n"
 	"                        ap-greedy, linearized-sqrtn, linearized-greedy\n"
 	"      --ilp             solve the MILP at each budget too\n"
-	"      --approx          the LP approximation (not available yet)\n"
+	"      --approx          the LP approximation at each budget too\n"
 	"      --budgets LIST    comma-separated sizes (16G,80%,...)\n"
 	"      --sweep N         N budgets evenly spaced from the lower bound to the\n"
 	"                        checkpoint-all peak (default 10)\n"
@@ -39,7 +39,7 @@ static const char compare_usage[] =
 
 struct compare_args {
 	const char *graph, *baselines, *budgets, *csv, *plot, *solver;
-	int ilp, sweep, header, quiet;
+	int ilp, approx, sweep, header, quiet;
 	double time_limit;
 };
 
@@ -47,7 +47,7 @@ struct compare_args {
  * the MILP. */
 struct column {
 	const char *name;
-	const struct baseline *b;   /* NULL for ilp */
+	const struct baseline *b;   /* NULL for ilp and approx */
 	struct baseline_point *pts;
 	int npts;
 	int unsupported;
@@ -81,7 +81,7 @@ static int parse_args(int argc, char **argv, struct compare_args *a)
 		switch (c) {
 		case 'B': a->baselines = optarg; break;
 		case 'I': a->ilp = 1; break;
-		case 'A': return cli_usage("compare", "--approx is not available yet");
+		case 'A': a->approx = 1; break;
 		case 'b': a->budgets = optarg; break;
 		case 'C': a->csv = optarg; break;
 		case 'H': a->header = 0; break;
@@ -165,7 +165,7 @@ static int make_columns(const struct compare_args *a, const struct graph *g, int
 	int all = strcmp(a->baselines, "all") == 0, none = strcmp(a->baselines, "none") == 0;
 
 	*ncols = 0;
-	*cols = calloc((size_t)baseline_count + 1, sizeof(**cols));
+	*cols = calloc((size_t)baseline_count + 2, sizeof(**cols));
 	if (*cols == NULL)
 		return cli_error("out of memory");
 	if (!all && !none) {
@@ -201,8 +201,10 @@ static int make_columns(const struct compare_args *a, const struct graph *g, int
 	}
 	if (a->ilp)
 		(*cols)[(*ncols)++] = (struct column){ .name = "ilp" };
+	if (a->approx)
+		(*cols)[(*ncols)++] = (struct column){ .name = "approx" };
 	if (*ncols == 0)
-		return cli_usage("compare", "nothing to compare: no baseline and no --ilp");
+		return cli_usage("compare", "nothing to compare: no baseline, no --ilp, no --approx");
 	for (int c = 0; c < *ncols; c++) {
 		(*cols)[c].best = malloc((size_t)nb * sizeof(double));
 		if ((*cols)[c].best == NULL)
@@ -258,18 +260,18 @@ static int run_budget(const struct compare_args *a, const struct graph *g,
 				col->best[bi] = r.overhead;
 		}
 		if (col->b == NULL) {
-			struct solve_request rq = { .strategy = "ilp", .budget = budget,
+			struct solve_request rq = { .strategy = col->name, .budget = budget,
 						    .solver = a->solver, .time_limit = a->time_limit,
 						    .progress = a->quiet ? NULL : cli_progress };
 			struct solve_outcome o;
 			struct cm_error err;
 			char h[32];
 
-			cli_note(a->quiet, "ilp at budget %s (%d of %d)",
+			cli_note(a->quiet, "%s at budget %s (%d of %d)", col->name,
 				 size_human(budget, h, sizeof(h)), bi + 1, nb);
 			if (strategy_solve(g, &rq, &o, &err))
 				return cli_error("%s: %s", g->id, err.msg);
-			r = (struct csv_row){ .graph = g->id, .strategy = "ilp", .solver = o.solver,
+			r = (struct csv_row){ .graph = g->id, .strategy = col->name, .solver = o.solver,
 					      .budget = budget, .status = o.status,
 					      .seconds = o.seconds,
 					      .has_lower_bound = o.has_lower_bound,

@@ -1,6 +1,7 @@
 /* checkmate solve GRAPH --budget SIZE: one strategy at one budget; the plan
  * to a file, the figures to standard output and, with --csv, as a row. */
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -17,7 +18,9 @@ static const char solve_usage[] =
 	"plan fits (proven for ilp), 4 when the time limit ends the search first.\n\n"
 	"  -b, --budget SIZE        16G, 1.5GB, 512MiB, 80% (of the checkpoint-all\n"
 	"                           peak) or a byte count\n"
-	"  -s, --strategy NAME      ilp (default: the optimal MILP), checkpoint-all,\n"
+	"  -s, --strategy NAME      ilp (default: the optimal MILP), approx (LP\n"
+	"                           rounding, with the LP value as lower bound),\n"
+	"                           checkpoint-all,\n"
 	"                           chen-sqrtn, chen-greedy, ap-sqrtn, ap-greedy,\n"
 	"                           linearized-sqrtn or linearized-greedy\n"
 	"      --solver NAME        cbc (default) or glpk\n"
@@ -27,6 +30,8 @@ static const char solve_usage[] =
 	"      --gap FRAC           stop at this relative gap (default 0: prove it)\n"
 	"      --threads N          solver threads (cbc; Debian's cbc uses one)\n"
 	"      --write-lp FILE      write the MILP in CPLEX LP format\n"
+	"      --seed N             approx: seed of the randomized rounding (default 1)\n"
+	"      --samples N          approx: random roundings per LP (default 16)\n"
 	"  -o, --plan FILE          write the plan to FILE\n"
 	"      --plan-format F      json (default) or text\n"
 	"      --csv FILE|-         write the result as a CSV row (with a header)\n"
@@ -37,7 +42,8 @@ static const char solve_usage[] =
 struct solve_args {
 	const char *graph, *budget, *strategy, *plan, *csv, *lp, *solver;
 	double time_limit, gap;
-	int threads, text, header, quiet;
+	unsigned long long seed;
+	int threads, samples, text, header, quiet;
 };
 
 static int parse_args(int argc, char **argv, struct solve_args *a)
@@ -54,6 +60,8 @@ static int parse_args(int argc, char **argv, struct solve_args *a)
 		{ "gap", required_argument, NULL, 'G' },
 		{ "threads", required_argument, NULL, 'T' },
 		{ "write-lp", required_argument, NULL, 'L' },
+		{ "seed", required_argument, NULL, 'R' },
+		{ "samples", required_argument, NULL, 'N' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -75,6 +83,17 @@ static int parse_args(int argc, char **argv, struct solve_args *a)
 		case 'G':
 			if (cli_parse_double("--gap", optarg, 0, 1, &a->gap, &err))
 				return cli_usage("solve", "%s", err.msg);
+			break;
+		case 'R':
+			if (cli_parse_double("--seed", optarg, 0, 9007199254740992.0, &v, &err) ||
+			    v != floor(v))
+				return cli_usage("solve", "--seed: expected a whole number");
+			a->seed = (unsigned long long)v;
+			break;
+		case 'N':
+			if (cli_parse_double("--samples", optarg, 0, 100000, &v, &err) || v != (int)v)
+				return cli_usage("solve", "--samples: expected a whole number from 0 to 100000");
+			a->samples = (int)v;
 			break;
 		case 'T':
 			if (cli_parse_double("--threads", optarg, 1, 256, &v, &err) || v != (int)v)
@@ -194,7 +213,7 @@ static int exit_status(const char *status)
 {
 	if (strcmp(status, "infeasible") == 0)
 		return CM_EXIT_INFEASIBLE;
-	if (strcmp(status, "timeout") == 0)
+	if (strcmp(status, "timeout") == 0 || strcmp(status, "no_plan") == 0)
 		return CM_EXIT_NO_PLAN;
 	if (strcmp(status, "unsupported") == 0)
 		return CM_EXIT_ERROR;
@@ -219,7 +238,8 @@ int cmd_solve_main(int argc, char **argv)
 		return CM_EXIT_ERROR;
 	rq = (struct solve_request){ .strategy = a.strategy, .solver = a.solver,
 				     .time_limit = a.time_limit, .gap = a.gap,
-				     .threads = a.threads,
+				     .threads = a.threads, .seed = a.seed,
+				     .samples = a.samples,
 				     .progress = a.quiet ? NULL : cli_progress };
 	if (size_parse(a.budget, graph_peak_all(g), &rq.budget, &err)) {
 		rc = cli_usage("solve", "--budget: %s", err.msg);

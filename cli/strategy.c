@@ -11,7 +11,7 @@
 
 void strategy_names(char *buf, size_t len)
 {
-	size_t used = (size_t)snprintf(buf, len, "ilp");
+	size_t used = (size_t)snprintf(buf, len, "ilp, approx");
 
 	for (int i = 0; i < baseline_count && used < len; i++)
 		used += (size_t)snprintf(buf + used, len - used, ", %s", baseline_table[i].name);
@@ -23,16 +23,14 @@ void strategy_outcome_release(struct solve_outcome *out)
 	out->plan = NULL;
 }
 
-static void set_status(struct solve_outcome *out, const char *status)
+void strategy_set_status(struct solve_outcome *out, const char *status)
 {
 	snprintf(out->status, sizeof(out->status), "%s", status);
 	if (out->plan)
 		snprintf(out->plan->status, sizeof(out->plan->status), "%s", status);
 }
 
-/* Replays p into out (taking ownership); -1 with err set when the plan is
- * not valid, which is a bug of the strategy. */
-static int adopt(const struct graph *g, const char *strategy, uint64_t budget,
+int strategy_adopt(const struct graph *g, const char *strategy, uint64_t budget,
 		 struct plan *p, struct solve_outcome *out, struct cm_error *err)
 {
 	out->plan = p;
@@ -48,7 +46,7 @@ static int adopt(const struct graph *g, const char *strategy, uint64_t budget,
 	return 0;
 }
 
-static void set_bound(struct solve_outcome *out, double bound)
+void strategy_set_bound(struct solve_outcome *out, double bound)
 {
 	out->has_lower_bound = 1;
 	out->lower_bound = bound;
@@ -67,27 +65,27 @@ static int run_baseline(const struct graph *g, const struct baseline *b,
 			       sizeof(out->param), err);
 
 	if (rc == BASELINE_UNSUPPORTED) {
-		set_status(out, "unsupported");
+		strategy_set_status(out, "unsupported");
 		snprintf(out->why, sizeof(out->why), "%s", err->msg);
 		return 0;
 	}
-	if (rc || adopt(g, b->name, rq->budget, p, out, err))
+	if (rc || strategy_adopt(g, b->name, rq->budget, p, out, err))
 		return -1;
 	if (out->sim.fits && rq->cost_cap > 0 && !num_le(out->sim.cost, rq->cost_cap)) {
-		set_status(out, "infeasible");
+		strategy_set_status(out, "infeasible");
 		snprintf(out->why, sizeof(out->why), "%s's cheapest plan that fits costs %.17g, over the cap %.17g",
 			 b->name, out->sim.cost, rq->cost_cap);
 	} else if (!out->sim.fits) {
-		set_status(out, "infeasible");
+		strategy_set_status(out, "infeasible");
 		snprintf(out->why, sizeof(out->why), "%s%s%s%s peaks at %llu, over the budget %llu",
 			 b->name, out->param[0] ? " (at best: " : "", out->param,
 			 out->param[0] ? ")" : "", (unsigned long long)out->sim.peak,
 			 (unsigned long long)rq->budget);
 	} else if (num_le(out->sim.cost, graph_total_cost(g))) {
-		set_status(out, "optimal");
-		set_bound(out, graph_total_cost(g));
+		strategy_set_status(out, "optimal");
+		strategy_set_bound(out, graph_total_cost(g));
 	} else {
-		set_status(out, "feasible");
+		strategy_set_status(out, "feasible");
 	}
 	return 0;
 }
@@ -162,8 +160,9 @@ static int run_ilp(const struct graph *g, const struct solve_request *rq,
 	const struct solver_ops *ops = solver_find(rq->solver ? rq->solver : SOLVER_DEFAULT);
 	struct remat_model rm;
 	struct milp_result res = { 0 };
-	struct solve_opts so = { rq->time_limit, rq->gap, rq->threads, NULL,
-				 rq->progress, rq->ctx };
+	struct solve_opts so = { .time_limit = rq->time_limit, .gap = rq->gap,
+				 .threads = rq->threads, .progress = rq->progress,
+				 .ctx = rq->ctx };
 	double *start = NULL;
 	char names[128], crash[256] = "";
 	int rc = -1;
@@ -209,13 +208,13 @@ static int run_ilp(const struct graph *g, const struct solve_request *rq,
 	}
 	rc = -1;
 	if (res.status == MILP_INFEASIBLE) {
-		set_status(out, "infeasible");
+		strategy_set_status(out, "infeasible");
 		snprintf(out->why, sizeof(out->why), "the solver proved that no plan fits");
 	} else if (res.x != NULL || start != NULL) {
 		const double *x = res.x ? res.x : start;
 		struct plan *p = plan_of_solution(g, &rm, x, err);
 
-		if (p == NULL || adopt(g, "ilp", rq->budget, p, out, err))
+		if (p == NULL || strategy_adopt(g, "ilp", rq->budget, p, out, err))
 			goto out;
 		snprintf(p->solver, sizeof(p->solver), "%s", ops->name);
 		out->objective = res.x ? res.objective : milp_objective(&rm.milp, start);
@@ -227,21 +226,21 @@ static int run_ilp(const struct graph *g, const struct solve_request *rq,
 		if (res.status == MILP_OPTIMAL && res.x &&
 		    (!res.has_bound || num_le(out->sim.cost, res.bound) ||
 		     (rq->gap <= 0 && num_le(out->sim.cost, res.objective)))) {
-			set_status(out, "optimal");
-			set_bound(out, out->sim.cost);
+			strategy_set_status(out, "optimal");
+			strategy_set_bound(out, out->sim.cost);
 		} else {
-			set_status(out, "feasible");
+			strategy_set_status(out, "feasible");
 			if (res.has_bound)
-				set_bound(out, fmin(res.bound, out->sim.cost));
+				strategy_set_bound(out, fmin(res.bound, out->sim.cost));
 			if (res.x == NULL)
 				snprintf(out->why, sizeof(out->why),
 					 "time limit: the solver found nothing better than the best baseline");
 		}
 	} else {
-		set_status(out, "timeout");
+		strategy_set_status(out, "timeout");
 		snprintf(out->why, sizeof(out->why), "no plan found within the time limit");
 		if (res.has_bound)
-			set_bound(out, res.bound);
+			strategy_set_bound(out, res.bound);
 	}
 	if (crash[0]) {
 		char why[sizeof(out->why)];
@@ -267,19 +266,21 @@ int strategy_solve(const struct graph *g, const struct solve_request *rq,
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	if (b == NULL && strcmp(rq->strategy, "ilp") != 0) {
+	if (b == NULL && strcmp(rq->strategy, "ilp") != 0 && strcmp(rq->strategy, "approx") != 0) {
 		strategy_names(names, sizeof(names));
 		return cm_errorf(err, "unknown strategy '%s' (known: %s)", rq->strategy, names);
 	}
 	if (rq->budget < lb) {
-		set_status(out, "infeasible");
+		strategy_set_status(out, "infeasible");
 		snprintf(out->why, sizeof(out->why),
 			 "budget %llu is below %llu, the least any plan needs",
 			 (unsigned long long)rq->budget, (unsigned long long)lb);
 		out->seconds = cm_clock() - t0;
 		return 0;
 	}
-	rc = b ? run_baseline(g, b, rq, out, err) : run_ilp(g, rq, out, err);
+	rc = b ? run_baseline(g, b, rq, out, err) :
+	     strcmp(rq->strategy, "ilp") == 0 ? run_ilp(g, rq, out, err) :
+	     approx_run(g, rq, out, err);
 	out->seconds = cm_clock() - t0;
 	if (rc)
 		strategy_outcome_release(out);

@@ -23,6 +23,8 @@ struct solve_request {
 	double cost_cap;      /* when > 0, only plans costing at most this count */
 	FILE *lp_out;         /* when not NULL, the model is written here (LP format) */
 	struct remat_opts model;
+	unsigned long long seed; /* approx: randomized rounding's seed */
+	int samples;          /* approx: randomized roundings per LP (0: default) */
 	void (*progress)(void *ctx, const struct solve_progress *p);
 	void *ctx;
 };
@@ -51,6 +53,25 @@ struct solve_outcome {
 int strategy_solve(const struct graph *g, const struct solve_request *rq,
 		   struct solve_outcome *out, struct cm_error *err);
 void strategy_outcome_release(struct solve_outcome *out);
+
+/* The approx strategy (cli/approx.c): LP relaxations at (1 - eps) x budget
+ * for a grid of eps, each rounded deterministically (thresholds across
+ * (0, 1)) and randomly, R completed, plans replayed; the cheapest that fits
+ * the real budget wins, and the LP value at the full budget is its lower
+ * bound. As strategy_solve. */
+int approx_run(const struct graph *g, const struct solve_request *rq,
+	       struct solve_outcome *out, struct cm_error *err);
+
+/* Replays p into out (taking ownership) and records what it is; -1 with
+ * err set when the plan is not valid, which is a bug of the strategy. */
+int strategy_adopt(const struct graph *g, const char *strategy, uint64_t budget,
+		   struct plan *p, struct solve_outcome *out, struct cm_error *err);
+
+/* Sets the outcome's status (and its plan's). */
+void strategy_set_status(struct solve_outcome *out, const char *status);
+
+/* Records a proven lower bound on the cost in the outcome and its plan. */
+void strategy_set_bound(struct solve_outcome *out, double bound);
 
 /* The strategy names, comma-separated, for messages and --help. */
 void strategy_names(char *buf, size_t len);

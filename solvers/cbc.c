@@ -6,6 +6,11 @@
 #include "../graph/clock.h"
 
 #include <Cbc_C_Interface.h>
+/* Clp's header declares ClpSolve_new() without a prototype. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wstrict-prototypes"
+#include <Clp_C_Interface.h>
+#pragma GCC diagnostic pop
 #include <float.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,57 +65,76 @@ static void on_message(Cbc_Model *model, int msgno, int ndouble, const double *d
 	}
 }
 
-/* The model in Cbc's column-major form. */
-static int load(Cbc_Model *model, const struct milp *m)
-{
-	int *start = calloc((size_t)m->ncols + 1, sizeof(int));
-	int *index = malloc(((size_t)m->nnz + 1) * sizeof(int));
-	double *value = malloc(((size_t)m->nnz + 1) * sizeof(double));
-	double *rlo = malloc(((size_t)m->nrows + 1) * sizeof(double));
-	double *rhi = malloc(((size_t)m->nrows + 1) * sizeof(double));
-	double *clo = malloc(((size_t)m->ncols + 1) * sizeof(double));
-	double *chi = malloc(((size_t)m->ncols + 1) * sizeof(double));
-	int *fill = NULL, rc = -1;
+/* The model in column-major form, as Cbc and Clp load it. */
+struct csc {
+	int *start, *index;
+	double *value, *rlo, *rhi, *clo, *chi;
+};
 
-	if (!start || !index || !value || !rlo || !rhi || !clo || !chi)
-		goto out;
+static void csc_free(struct csc *c)
+{
+	free(c->start);
+	free(c->index);
+	free(c->value);
+	free(c->rlo);
+	free(c->rhi);
+	free(c->clo);
+	free(c->chi);
+}
+
+static int csc_build(struct csc *c, const struct milp *m)
+{
+	int *fill;
+
+	c->start = calloc((size_t)m->ncols + 1, sizeof(int));
+	c->index = malloc(((size_t)m->nnz + 1) * sizeof(int));
+	c->value = malloc(((size_t)m->nnz + 1) * sizeof(double));
+	c->rlo = malloc(((size_t)m->nrows + 1) * sizeof(double));
+	c->rhi = malloc(((size_t)m->nrows + 1) * sizeof(double));
+	c->clo = malloc(((size_t)m->ncols + 1) * sizeof(double));
+	c->chi = malloc(((size_t)m->ncols + 1) * sizeof(double));
 	fill = calloc((size_t)m->ncols + 1, sizeof(int));
-	if (fill == NULL)
-		goto out;
+	if (!c->start || !c->index || !c->value || !c->rlo || !c->rhi || !c->clo || !c->chi ||
+	    !fill) {
+		free(fill);
+		csc_free(c);
+		return -1;
+	}
 	for (int e = 0; e < m->nnz; e++)
-		start[m->ridx[e] + 1]++;
+		c->start[m->ridx[e] + 1]++;
 	for (int j = 0; j < m->ncols; j++)
-		start[j + 1] += start[j];
+		c->start[j + 1] += c->start[j];
 	for (int r = 0; r < m->nrows; r++) {
 		for (int e = m->rbeg[r]; e < m->rbeg[r + 1]; e++) {
 			int j = m->ridx[e];
 
-			index[start[j] + fill[j]] = r;
-			value[start[j] + fill[j]++] = m->rval[e];
+			c->index[c->start[j] + fill[j]] = r;
+			c->value[c->start[j] + fill[j]++] = m->rval[e];
 		}
-		rlo[r] = m->rlo[r] <= -MILP_INF ? -DBL_MAX : m->rlo[r];
-		rhi[r] = m->rhi[r] >= MILP_INF ? DBL_MAX : m->rhi[r];
+		c->rlo[r] = m->rlo[r] <= -MILP_INF ? -DBL_MAX : m->rlo[r];
+		c->rhi[r] = m->rhi[r] >= MILP_INF ? DBL_MAX : m->rhi[r];
 	}
 	for (int j = 0; j < m->ncols; j++) {
-		clo[j] = m->clo[j] <= -MILP_INF ? -DBL_MAX : m->clo[j];
-		chi[j] = m->chi[j] >= MILP_INF ? DBL_MAX : m->chi[j];
+		c->clo[j] = m->clo[j] <= -MILP_INF ? -DBL_MAX : m->clo[j];
+		c->chi[j] = m->chi[j] >= MILP_INF ? DBL_MAX : m->chi[j];
 	}
-	Cbc_loadProblem(model, m->ncols, m->nrows, start, index, value, clo, chi,
-			m->obj, rlo, rhi);
+	free(fill);
+	return 0;
+}
+
+static int load(Cbc_Model *model, const struct milp *m)
+{
+	struct csc c = { 0 };
+
+	if (csc_build(&c, m))
+		return -1;
+	Cbc_loadProblem(model, m->ncols, m->nrows, c.start, c.index, c.value, c.clo, c.chi,
+			m->obj, c.rlo, c.rhi);
 	for (int j = 0; j < m->ncols; j++)
 		if (m->integer[j])
 			Cbc_setInteger(model, j);
-	rc = 0;
-out:
-	free(start);
-	free(index);
-	free(value);
-	free(rlo);
-	free(rhi);
-	free(clo);
-	free(chi);
-	free(fill);
-	return rc;
+	csc_free(&c);
+	return 0;
 }
 
 static int cbc_solve(const struct milp *m, const struct solve_opts *o,
@@ -181,4 +205,49 @@ out:
 	return rc;
 }
 
-const struct solver_ops solver_cbc = { "cbc", cbc_solve };
+/* The LP relaxation through Clp, Cbc's own LP solver. */
+static int clp_solve_lp(const struct milp *m, const struct solve_opts *o,
+			struct milp_result *res, struct cm_error *err)
+{
+	Clp_Simplex *model = Clp_newModel();
+	struct csc c = { 0 };
+	int rc = -1;
+
+	memset(res, 0, sizeof(*res));
+	if (model == NULL || csc_build(&c, m)) {
+		cm_errorf(err, "out of memory");
+		goto out;
+	}
+	Clp_setLogLevel(model, 0);
+	Clp_loadProblem(model, m->ncols, m->nrows, c.start, c.index, c.value, c.clo, c.chi,
+			m->obj, c.rlo, c.rhi);
+	if (o->time_limit > 0)
+		Clp_setMaximumSeconds(model, o->time_limit);
+	Clp_initialSolve(model);
+	if (Clp_isProvenOptimal(model)) {
+		res->status = MILP_OPTIMAL;
+		res->x = malloc((size_t)m->ncols * sizeof(double) + 1);
+		if (res->x == NULL) {
+			cm_errorf(err, "out of memory");
+			goto out;
+		}
+		memcpy(res->x, Clp_getColSolution(model), (size_t)m->ncols * sizeof(double));
+		res->objective = res->bound = Clp_objectiveValue(model);
+		res->has_bound = 1;
+	} else if (Clp_isProvenPrimalInfeasible(model)) {
+		res->status = MILP_INFEASIBLE;
+	} else if (Clp_status(model) == 3) {
+		res->status = MILP_NO_SOLUTION; /* stopped on its limits */
+	} else {
+		cm_errorf(err, "clp: the LP failed (status %d)", Clp_status(model));
+		goto out;
+	}
+	rc = 0;
+out:
+	csc_free(&c);
+	if (model)
+		Clp_deleteModel(model);
+	return rc;
+}
+
+const struct solver_ops solver_cbc = { "cbc", cbc_solve, clp_solve_lp };

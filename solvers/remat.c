@@ -342,3 +342,10 @@ void remat_stages(const struct remat_model *rm, const struct graph *g,
 			STAGE_S(st, t, i) = AT(rm->s, t, i) >= 0 && x[AT(rm->s, t, i)] > 0.5;
 	stages_complete_r(g, st);
 }
+
+void remat_fractional_s(const struct remat_model *rm, const double *x, double *sstar)
+{
+	for (int t = 0; t < rm->n; t++)
+		for (int i = 0; i < rm->n; i++)
+			AT(sstar, t, i) = AT(rm->s, t, i) >= 0 ? x[AT(rm->s, t, i)] : 0;
+}

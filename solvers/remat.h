@@ -42,6 +42,10 @@ void remat_release(struct remat_model *rm);
 int remat_point(const struct remat_model *rm, const struct graph *g,
 		const struct stages *st, double *x);
 
+/* The fractional S of an LP solution: sstar[t * n + i], 0 where the model
+ * has no S(t,i). */
+void remat_fractional_s(const struct remat_model *rm, const double *x, double *sstar);
+
 /* Reads S from a solution (values above 1/2) into st and completes R. */
 void remat_stages(const struct remat_model *rm, const struct graph *g,
 		  const double *x, struct stages *st);

@@ -133,7 +133,7 @@ static void run_child(const struct solver_ops *ops, const struct milp *m,
 	}
 	co.progress = child_progress;
 	co.ctx = NULL;
-	if (ops->solve(m, &co, &res, &err)) {
+	if ((o->relaxation ? ops->solve_lp : ops->solve)(m, &co, &res, &err)) {
 		tag = MSG_ERROR;
 		write_all(fd, &tag, 1);
 		write_all(fd, err.msg, sizeof(err.msg));

@@ -26,6 +26,7 @@ struct solve_opts {
 	double gap;         /* relative gap at which to stop; 0 proves optimality */
 	int threads;        /* 0: the backend's default */
 	const double *start; /* a feasible point to start from (ncols values), or NULL */
+	int relaxation;     /* solver_solve: solve the LP relaxation (solve_lp) */
 	/* Called about once a second while the solve runs, with what is known
 	 * so far; may be NULL. */
 	void (*progress)(void *ctx, const struct solve_progress *p);
@@ -46,6 +47,11 @@ struct solver_ops {
 	 * itself failed (as opposed to finding no solution). */
 	int (*solve)(const struct milp *m, const struct solve_opts *o,
 		     struct milp_result *res, struct cm_error *err);
+	/* The same for the LP relaxation (integrality dropped): status
+	 * MILP_OPTIMAL with x and objective (which is also the bound),
+	 * MILP_INFEASIBLE, or MILP_NO_SOLUTION at the time limit. */
+	int (*solve_lp)(const struct milp *m, const struct solve_opts *o,
+			struct milp_result *res, struct cm_error *err);
 };
 
 extern const struct solver_ops solver_glpk, solver_cbc;

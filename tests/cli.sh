@@ -101,9 +101,9 @@ ok $? "without gnuplot --plot fails clearly and leaves no file: $(cat "$TMP/err"
 run compare linear:6 --baselines chen-sqrt
 [ "$rc" -eq 2 ] && [[ "$err" == *"unknown baseline 'chen-sqrt'"* ]]
 ok $? "compare: an unknown baseline is a usage error: $err"
-run compare linear:6 --approx
-[ "$rc" -eq 2 ] && [[ "$err" == *"--approx is not available yet"* ]]
-ok $? "compare --approx says it is not there yet"
+run compare linear:6 --approx --baselines none --sweep 2 --quiet
+[ "$rc" -eq 0 ] && [[ "$out" == *"approx"* ]] && [[ "$out" == *"1.0000*"* ]]
+ok $? "compare --approx adds the approximation's column"
 run compare linear:6 --plot "$TMP/c.pdf"
 [ "$rc" -eq 2 ] && [ ! -e "$TMP/c.pdf" ]
 ok $? "compare --plot refuses an unknown extension"
