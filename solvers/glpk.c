@@ -139,8 +139,9 @@ static int ms_left(const struct glpk_ctx *c)
 	return left <= 0 ? 1 : (int)fmin(left * 1000, 0x7fffffff);
 }
 
-static int glpk_solve(const struct milp *m, const struct solve_opts *o,
-		      struct milp_result *res, struct cm_error *err)
+/* The root LP, then (when mip) branch and bound. */
+static int glpk_run(const struct milp *m, const struct solve_opts *o,
+		    struct milp_result *res, struct cm_error *err, int mip)
 {
 	struct glpk_ctx c = { .o = o, .m = m, .t0 = cm_clock() };
 	volatile int rc = -1;
@@ -189,6 +190,20 @@ static int glpk_solve(const struct milp *m, const struct solve_opts *o,
 		/* Time ran out in the root LP (or it failed): no bound yet. */
 		res->status = MILP_NO_SOLUTION;
 		rc = st == GLP_ETMLIM ? 0 : cm_errorf(err, "glpk: root LP failed (code %d)", st);
+		goto out;
+	}
+	if (!mip) {
+		res->status = MILP_OPTIMAL;
+		res->x = malloc((size_t)m->ncols * sizeof(double) + 1);
+		if (res->x == NULL) {
+			cm_errorf(err, "out of memory");
+			goto out;
+		}
+		for (int j = 0; j < m->ncols; j++)
+			res->x[j] = glp_get_col_prim(p, j + 1);
+		res->objective = res->bound = glp_get_obj_val(p);
+		res->has_bound = 1;
+		rc = 0;
 		goto out;
 	}
 	glp_init_iocp(&io);
@@ -249,59 +264,16 @@ out:
 	return rc;
 }
 
+static int glpk_solve(const struct milp *m, const struct solve_opts *o,
+		      struct milp_result *res, struct cm_error *err)
+{
+	return glpk_run(m, o, res, err, 1);
+}
+
 static int glpk_solve_lp(const struct milp *m, const struct solve_opts *o,
 			 struct milp_result *res, struct cm_error *err)
 {
-	struct glpk_ctx c = { .o = o, .m = m, .t0 = cm_clock() };
-	volatile int rc = -1;
-	glp_prob *volatile p = NULL;
-	glp_smcp sm;
-	int st;
-
-	memset(res, 0, sizeof(*res));
-	glp_term_hook(quiet_terminal, NULL);
-	if (setjmp(c.fail)) {
-		glp_error_hook(NULL, NULL);
-		glp_free_env();
-		return cm_errorf(err, "glpk failed: %s", glpk_last_line);
-	}
-	glp_error_hook(on_glpk_error, &c);
-	p = load(m);
-	if (p == NULL) {
-		cm_errorf(err, "out of memory");
-		goto out;
-	}
-	glp_scale_prob(p, GLP_SF_AUTO);
-	glp_init_smcp(&sm);
-	sm.msg_lev = GLP_MSG_OFF;
-	sm.presolve = GLP_ON;
-	sm.tm_lim = ms_left(&c);
-	st = glp_simplex(p, &sm);
-	if (st == GLP_ENOPFS || (st == 0 && glp_get_status(p) == GLP_NOFEAS)) {
-		res->status = MILP_INFEASIBLE;
-	} else if (st == 0 && glp_get_status(p) == GLP_OPT) {
-		res->status = MILP_OPTIMAL;
-		res->x = malloc((size_t)m->ncols * sizeof(double) + 1);
-		if (res->x == NULL) {
-			cm_errorf(err, "out of memory");
-			goto out;
-		}
-		for (int j = 0; j < m->ncols; j++)
-			res->x[j] = glp_get_col_prim(p, j + 1);
-		res->objective = res->bound = glp_get_obj_val(p);
-		res->has_bound = 1;
-	} else if (st == GLP_ETMLIM) {
-		res->status = MILP_NO_SOLUTION;
-	} else {
-		cm_errorf(err, "glpk: the LP failed (code %d)", st);
-		goto out;
-	}
-	rc = 0;
-out:
-	if (p)
-		glp_delete_prob(p);
-	glp_error_hook(NULL, NULL);
-	return rc;
+	return glpk_run(m, o, res, err, 0);
 }
 
 const struct solver_ops solver_glpk = { "glpk", glpk_solve, glpk_solve_lp };
