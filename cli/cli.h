@@ -97,6 +97,12 @@ struct csv_row {
 	double seconds;
 };
 
+/* The row of one strategy's outcome at one budget: cost, overhead and peak
+ * when it produced a plan (replayed), its bound and gap when it has one. */
+struct solve_outcome;
+void csv_row_of_outcome(struct csv_row *r, const struct graph *g, const char *strategy,
+			uint64_t budget, const struct solve_outcome *o);
+
 void csv_header(FILE *f);
 void csv_row(FILE *f, const struct csv_row *r);
 

@@ -271,21 +271,9 @@ static int run_budget(const struct compare_args *a, const struct graph *g,
 				 size_human(budget, h, sizeof(h)), bi + 1, nb);
 			if (strategy_solve(g, &rq, &o, &err))
 				return cli_error("%s: %s", g->id, err.msg);
-			r = (struct csv_row){ .graph = g->id, .strategy = col->name, .solver = o.solver,
-					      .budget = budget, .status = o.status,
-					      .seconds = o.seconds,
-					      .has_lower_bound = o.has_lower_bound,
-					      .lower_bound = o.lower_bound };
-			if (o.plan) {
-				r.feasible = o.sim.fits;
-				r.has_cost = 1;
-				r.cost = o.sim.cost;
-				r.overhead = o.sim.cost / floor_cost;
-				r.peak = o.sim.peak;
-				r.gap = o.sim.cost > 0 ? (o.sim.cost - o.lower_bound) / o.sim.cost : 0;
-				if (o.sim.fits)
-					col->best[bi] = r.overhead;
-			}
+			csv_row_of_outcome(&r, g, col->name, budget, &o);
+			if (r.feasible)
+				col->best[bi] = r.overhead;
 			if (csv)
 				csv_row(csv, &r);
 			strategy_outcome_release(&o);

@@ -159,26 +159,6 @@ static void print_summary(FILE *f, const struct graph *g, const struct solve_req
 	fprintf(f, "time         %.3f s\n", o->seconds);
 }
 
-static void fill_row(struct csv_row *r, const struct graph *g,
-		     const struct solve_request *rq, const struct solve_outcome *o)
-{
-	double floor_cost = graph_total_cost(g);
-
-	*r = (struct csv_row){ .graph = g->id, .strategy = rq->strategy,
-			       .solver = o->solver, .param = o->param, .budget = rq->budget,
-			       .status = o->status, .seconds = o->seconds };
-	r->has_lower_bound = o->has_lower_bound;
-	r->lower_bound = o->lower_bound;
-	if (o->plan) {
-		r->feasible = o->sim.fits;
-		r->has_cost = 1;
-		r->cost = o->sim.cost;
-		r->overhead = o->sim.cost / (floor_cost > 0 ? floor_cost : 1);
-		r->peak = o->sim.peak;
-		r->gap = r->cost > 0 ? (r->cost - r->lower_bound) / r->cost : 0;
-	}
-}
-
 /* Writes the plan (when it fits) and the CSV row, each whole or not at all. */
 static int write_outputs(const struct solve_args *a, const struct graph *g,
 			 const struct solve_request *rq, const struct solve_outcome *o)
@@ -201,7 +181,7 @@ static int write_outputs(const struct solve_args *a, const struct graph *g,
 			return cli_error("%s", err.msg);
 		if (a->header)
 			csv_header(csv_out.f);
-		fill_row(&row, g, rq, o);
+		csv_row_of_outcome(&row, g, rq->strategy, rq->budget, o);
 		csv_row(csv_out.f, &row);
 		if (out_commit(&csv_out, &err))
 			return cli_error("%s", err.msg);

@@ -9,6 +9,7 @@
 
 #include "../graph/read.h"
 #include "../solvers/solver.h"
+#include "strategy.h"
 
 int cli_error(const char *fmt, ...)
 {
@@ -163,4 +164,23 @@ void cli_progress(void *ctx, const struct solve_progress *p)
 	if (p->has_incumbent && p->has_bound && p->incumbent != 0)
 		fprintf(stderr, "  gap %.2f%%", 100 * (p->incumbent - p->bound) / p->incumbent);
 	fputc('\n', stderr);
+}
+
+void csv_row_of_outcome(struct csv_row *r, const struct graph *g, const char *strategy,
+			uint64_t budget, const struct solve_outcome *o)
+{
+	double floor_cost = graph_total_cost(g);
+
+	*r = (struct csv_row){ .graph = g->id, .strategy = strategy, .solver = o->solver,
+			       .param = o->param, .budget = budget, .status = o->status,
+			       .seconds = o->seconds, .has_lower_bound = o->has_lower_bound,
+			       .lower_bound = o->lower_bound };
+	if (o->plan) {
+		r->feasible = o->sim.fits;
+		r->has_cost = 1;
+		r->cost = o->sim.cost;
+		r->overhead = o->sim.cost / (floor_cost > 0 ? floor_cost : 1);
+		r->peak = o->sim.peak;
+		r->gap = r->cost > 0 ? (r->cost - r->lower_bound) / r->cost : 0;
+	}
 }
