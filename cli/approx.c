@@ -72,7 +72,8 @@ static int solve_lp(const struct graph *g, const struct solve_request *rq,
 		    struct remat_model *rm, struct milp_result *res, struct cm_error *err)
 {
 	struct solve_opts so = { .time_limit = time_left, .relaxation = 1,
-				 .progress = rq->progress, .ctx = rq->ctx };
+				 .lp_method = rq->lp_method, .progress = rq->progress,
+				 .ctx = rq->ctx };
 
 	if (remat_build(g, shrunk, &rq->model, rm, err))
 		return -1;
@@ -81,6 +82,35 @@ static int solve_lp(const struct graph *g, const struct solve_request *rq,
 		return -1;
 	}
 	return res->status == MILP_OPTIMAL && res->x != NULL;
+}
+
+int strategy_lp_bound(const struct graph *g, const struct solve_request *rq,
+		      struct solve_outcome *out, struct cm_error *err)
+{
+	const struct solver_ops *ops = solver_find(rq->solver ? rq->solver : SOLVER_DEFAULT);
+	struct milp_result res = { 0 };
+	struct remat_model rm;
+	char names[128];
+	int got;
+
+	if (ops == NULL) {
+		solver_names(names, sizeof(names));
+		return cm_errorf(err, "unknown solver '%s' (built: %s)", rq->solver, names);
+	}
+	if (rq->budget < graph_lower_bound(g))
+		return 0;
+	got = solve_lp(g, rq, ops, rq->budget, rq->time_limit, &rm, &res, err);
+	if (got < 0)
+		return -1;
+	if (got) {
+		double bound = fmax(res.objective, graph_total_cost(g));
+
+		if (!out->has_lower_bound || bound > out->lower_bound)
+			strategy_set_bound(g, out, bound);
+	}
+	milp_result_release(&res);
+	remat_release(&rm);
+	return 0;
 }
 
 int approx_run(const struct graph *g, const struct solve_request *rq,
@@ -162,10 +192,9 @@ int approx_run(const struct graph *g, const struct solve_request *rq,
 		best = NULL;
 		snprintf(out->plan->solver, sizeof(out->plan->solver), "%s", ops->name);
 		out->objective = out->sim.cost;
-		strategy_set_status(out, has_bound && num_le(out->sim.cost, bound) ? "optimal"
-										  : "feasible");
+		strategy_set_status(out, "feasible");
 		if (has_bound)
-			strategy_set_bound(out, fmin(bound, out->sim.cost));
+			strategy_set_bound(g, out, bound);
 	} else if (lp_infeasible) {
 		strategy_set_status(out, "infeasible");
 		snprintf(out->why, sizeof(out->why), "the LP relaxation is infeasible, so no plan fits");

@@ -4,19 +4,19 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "strategy.h"
 
 int batch_fits(const struct graph *g, const struct batch_request *br, uint64_t batch,
 	       struct batch_answer *ans, struct cm_error *err)
 {
-	struct solve_request rq = { .strategy = br->strategy, .budget = br->budget,
-				    .solver = br->solver, .time_limit = br->time_limit };
+	struct solve_request rq = *br->settings;
 	struct solve_outcome o;
 	struct graph *h = graph_at_batch(g, batch, err);
 	int rc;
 
 	if (h == NULL)
 		return 0; /* sizes beyond 2^53 bytes fit no budget */
+	rq.strategy = br->strategy;
+	rq.budget = br->budget;
 	/* A hair above the cap, so that rounding in the cost sum never turns
 	 * away a plan of exactly the allowed cost. */
 	rq.cost_cap = br->ratio * graph_total_cost(h) * (1 + 1e-9);

@@ -5,7 +5,7 @@
 
 #include <stdint.h>
 
-#include "../graph/graph.h"
+#include "strategy.h"
 
 /* The largest batch tried: far beyond any budget for real graphs. */
 #define MAXBATCH_LIMIT ((uint64_t)1 << 32)
@@ -14,8 +14,9 @@ struct batch_request {
 	const char *strategy;
 	uint64_t budget;    /* total bytes */
 	double ratio;       /* cost cap, as a multiple of the checkpoint-all cost */
-	const char *solver; /* for ilp; NULL for the default */
-	double time_limit;  /* per ilp solve, <= 0 for none */
+	/* Solver settings (solver, time limit per solve, gap, ...) that each
+	 * probe copies; its strategy, budget and cost cap are ignored. */
+	const struct solve_request *settings;
 };
 
 /* What the search found for one strategy. */

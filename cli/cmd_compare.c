@@ -2,6 +2,8 @@
  * readable table, CSV rows (every parameter point of every baseline), and
  * a plot of overhead against budget like the paper's Figure 5. */
 #include <getopt.h>
+#include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,35 +14,38 @@
 #include "../baselines/baseline.h"
 #include "../graph/num.h"
 #include "cli.h"
-#include "strategy.h"
+#include "options.h"
 
 static const char compare_usage[] =
-	"usage: checkmate compare [GRAPH] [--baselines all|LIST] [--ilp]\n"
-	"                         [--budgets LIST | --sweep N] [--csv FILE|-] [--plot FILE]\n\n"
+	"usage: checkmate compare [GRAPH] [--baselines all|LIST] [--ilp] [--approx]\n"
+	"                         [--bound] [--budgets LIST | --sweep N] [--csv FILE|-]\n"
+	"                         [--plot FILE]\n\n"
 	"Runs the baselines (and with --ilp the optimal MILP) on GRAPH (default: the\n"
 	"built-in example " CLI_DEFAULT_GRAPH ") at each budget, and prints per budget each\n"
 	"strategy's overhead (cost over the checkpoint-all cost) at its cheapest\n"
 	"point that fits; '*' marks the best, '-' none fits, 'n/a' unsupported.\n\n"
 	"      --baselines L     all (default), none, or a comma-separated list of\n"
-	"                        checkpoint-all, chen-sqrtn, chen-greedy, ap-sqrtn,\n"
-	"                        ap-greedy, linearized-sqrtn, linearized-greedy\n"
-	"      --ilp             solve the MILP at each budget too\n"
-	"      --approx          the LP approximation at each budget too\n"
-	"      --budgets LIST    comma-separated sizes (16G,80%,...)\n"
-	"      --sweep N         N budgets evenly spaced from the lower bound to the\n"
-	"                        checkpoint-all peak (default 10)\n"
-	"      --csv FILE|-      every result as CSV rows, swept points included\n"
-	"      --no-header       leave the CSV header out\n"
-	"      --plot FILE       overhead against budget through gnuplot (.svg or .png)\n"
-	"      --solver NAME     cbc (default) or glpk, for --ilp\n"
-	"  -t, --time-limit SEC  per ilp solve\n"
-	"  -q, --quiet           no messages on standard error\n"
-	"  -h, --help            this text\n";
+	"                         checkpoint-all, chen-sqrtn, chen-greedy,\n"
+	"                         griewank-logn, ap-sqrtn, ap-greedy,\n"
+	"                         linearized-sqrtn, linearized-greedy\n"
+	"      --ilp              solve the MILP at each budget too\n"
+	"      --approx           the LP approximation at each budget too\n"
+	"      --bound            a lower bound for the baselines' rows: the best of\n"
+	"                         the ilp and approx bounds at that budget, else the\n"
+	"                         LP relaxation solved for it\n"
+	"      --budgets LIST     comma-separated sizes (16G,80%,...)\n"
+	"      --sweep N          N budgets evenly spaced from the lower bound to\n"
+	"                         the checkpoint-all peak (default 10)\n"
+	"      --plot FILE        overhead against budget through gnuplot (.svg or\n"
+	"                         .png)\n"
+	"The CSV has every result, swept baseline points included; -t applies to\n"
+	"each solve.\n\n"
+	CLI_SHARED_HELP;
 
 struct compare_args {
-	const char *graph, *baselines, *budgets, *csv, *plot, *solver;
-	int ilp, approx, sweep, header, quiet;
-	double time_limit;
+	const char *graph, *baselines, *budgets, *plot;
+	int ilp, approx, bound, sweep;
+	struct cli_shared sh;
 };
 
 /* One column of the comparison: a baseline (its points computed once) or
@@ -60,45 +65,37 @@ static int parse_args(int argc, char **argv, struct compare_args *a)
 		{ "baselines", required_argument, NULL, 'B' },
 		{ "ilp", no_argument, NULL, 'I' },
 		{ "approx", no_argument, NULL, 'A' },
+		{ "bound", no_argument, NULL, 'D' },
 		{ "budgets", required_argument, NULL, 'b' },
 		{ "sweep", required_argument, NULL, 'n' },
-		{ "csv", required_argument, NULL, 'C' },
-		{ "no-header", no_argument, NULL, 'H' },
 		{ "plot", required_argument, NULL, 'P' },
-		{ "solver", required_argument, NULL, 'S' },
-		{ "time-limit", required_argument, NULL, 't' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
+		CLI_SHARED_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
 	struct cm_error err;
 	double v;
 	int c;
 
-	*a = (struct compare_args){ .baselines = "all", .header = 1 };
+	*a = (struct compare_args){ .baselines = "all" };
+	cli_shared_init(&a->sh);
 	optind = 0;
-	while ((c = cli_getopt("compare", argc, argv, ":t:qh", opts)) != -1)
+	while ((c = cli_getopt("compare", argc, argv, ":" CLI_SHARED_SHORTOPTS, opts)) != -1)
 		switch (c) {
 		case 'B': a->baselines = optarg; break;
 		case 'I': a->ilp = 1; break;
 		case 'A': a->approx = 1; break;
+		case 'D': a->bound = 1; break;
 		case 'b': a->budgets = optarg; break;
-		case 'C': a->csv = optarg; break;
-		case 'H': a->header = 0; break;
 		case 'P': a->plot = optarg; break;
-		case 'S': a->solver = optarg; break;
-		case 'q': a->quiet = 1; break;
 		case 'n':
 			if (cli_parse_double("--sweep", optarg, 1, 10000, &v, &err) || v != (int)v)
 				return cli_usage("compare", "--sweep: expected a whole number from 1 to 10000");
 			a->sweep = (int)v;
 			break;
-		case 't':
-			if (cli_parse_double("--time-limit", optarg, 0, 1e9, &a->time_limit, &err))
-				return cli_usage("compare", "%s", err.msg);
-			break;
-		case 'h': fputs(compare_usage, stdout); return -1;
-		default: return CM_EXIT_USAGE;
+		default:
+			c = cli_shared_option("compare", compare_usage, c, optarg, &a->sh);
+			if (c != 1)
+				return c ? c : CM_EXIT_USAGE;
 		}
 	if (argc - optind > 1)
 		return cli_usage("compare", "expected at most one GRAPH");
@@ -213,8 +210,11 @@ static int make_columns(const struct compare_args *a, const struct graph *g, int
 	return 0;
 }
 
+/* A baseline point's row; bound, when not NULL, is a lower bound on the
+ * cost of any plan that fits this budget. */
 static void point_row(struct csv_row *r, const struct graph *g, const struct column *c,
-		      const struct baseline_point *p, uint64_t budget, double floor_cost)
+		      const struct baseline_point *p, uint64_t budget, double floor_cost,
+		      const double *bound)
 {
 	int fits = p->peak <= budget;
 
@@ -222,25 +222,96 @@ static void point_row(struct csv_row *r, const struct graph *g, const struct col
 			       .budget = budget, .feasible = fits, .has_cost = 1,
 			       .cost = p->cost, .overhead = p->cost / floor_cost,
 			       .peak = p->peak, .seconds = p->seconds };
-	if (!fits)
-		r->status = "infeasible";
-	else if (num_le(p->cost, floor_cost)) {
-		r->status = "optimal";
+	r->status = !fits ? "infeasible" : num_le(p->cost, floor_cost) ? "optimal" : "feasible";
+	if (fits && num_le(p->cost, floor_cost)) {
 		r->has_lower_bound = 1;
 		r->lower_bound = floor_cost;
-	} else
-		r->status = "feasible";
+	} else if (bound) {
+		/* As strategy_set_bound: a bound the cost meets proves it optimal. */
+		r->has_lower_bound = 1;
+		r->lower_bound = graph_round_bound(g, fmax(*bound, floor_cost));
+		if (fits && num_le(p->cost, r->lower_bound)) {
+			r->lower_bound = p->cost;
+			r->status = "optimal";
+		}
+	}
+	r->gap = r->cost > 0 ? (r->cost - r->lower_bound) / r->cost : 0;
 }
 
-/* Runs every column at budget number bi, writing rows to csv (or not). */
+/* The solver columns (ilp, approx) at one budget, before the rows are
+ * written, so that --bound can use their bounds. */
+static int run_solvers(const struct compare_args *a, const struct graph *g,
+		       const struct column *cols, int ncols, uint64_t budget, int bi, int nb,
+		       struct solve_outcome *outs)
+{
+	for (int c = 0; c < ncols; c++) {
+		struct solve_request rq = { .strategy = cols[c].name, .budget = budget };
+		struct cm_error err;
+		char h[32];
+
+		if (cols[c].b)
+			continue;
+		cli_shared_request(&a->sh, &rq);
+		cli_note(a->sh.quiet, "%s at budget %s (%d of %d)", cols[c].name,
+			 size_human(budget, h, sizeof(h)), bi + 1, nb);
+		if (strategy_solve(g, &rq, &outs[c], &err))
+			return cli_error("%s: %s", g->id, err.msg);
+	}
+	return 0;
+}
+
+/* The best lower bound known at this budget for --bound: the solver
+ * columns', else the LP relaxation's. 1 when *bound was set, 0 when none
+ * is known (LP infeasible or out of time), -1 after an error. */
+static int budget_bound(const struct compare_args *a, const struct graph *g,
+			const struct solve_outcome *outs, int ncols, uint64_t budget,
+			double *bound)
+{
+	struct solve_request rq = { .budget = budget };
+	struct solve_outcome lp = { 0 };
+	struct cm_error err;
+	int found = 0;
+	char h[32];
+
+	for (int c = 0; c < ncols; c++)
+		if (outs[c].has_lower_bound && (!found || outs[c].lower_bound > *bound)) {
+			*bound = outs[c].lower_bound;
+			found = 1;
+		}
+	if (found)
+		return 1;
+	cli_shared_request(&a->sh, &rq);
+	cli_note(a->sh.quiet, "LP bound at budget %s", size_human(budget, h, sizeof(h)));
+	if (strategy_lp_bound(g, &rq, &lp, &err)) {
+		cli_error("%s: %s", g->id, err.msg);
+		return -1;
+	}
+	*bound = lp.lower_bound;
+	return lp.has_lower_bound;
+}
+
+/* Runs every column at budget number bi, writing rows to csv (or not) in
+ * column order. */
 static int run_budget(const struct compare_args *a, const struct graph *g,
 		      struct column *cols, int ncols, uint64_t budget, int bi, int nb, FILE *csv)
 {
-	double floor_cost = graph_total_cost(g);
+	double floor_cost = graph_total_cost(g), bound = 0;
+	struct solve_outcome *outs = calloc((size_t)ncols, sizeof(*outs));
+	int has_bound = 0, rc = CM_EXIT_OK;
 	struct csv_row r;
 
+	if (outs == NULL)
+		return cli_error("out of memory");
 	if (floor_cost <= 0)
 		floor_cost = 1;
+	if ((rc = run_solvers(a, g, cols, ncols, budget, bi, nb, outs)))
+		goto out;
+	/* Baselines come first: cols[0] tells whether there are any. */
+	if (a->bound && cols[0].b && (has_bound = budget_bound(a, g, outs, ncols, budget,
+							       &bound)) < 0) {
+		rc = CM_EXIT_ERROR;
+		goto out;
+	}
 	for (int c = 0; c < ncols; c++) {
 		struct column *col = &cols[c];
 
@@ -253,33 +324,26 @@ static int run_budget(const struct compare_args *a, const struct graph *g,
 			continue;
 		}
 		for (int k = 0; col->b && k < col->npts; k++) {
-			point_row(&r, g, col, &col->pts[k], budget, floor_cost);
+			point_row(&r, g, col, &col->pts[k], budget, floor_cost,
+				  has_bound ? &bound : NULL);
 			if (csv)
 				csv_row(csv, &r);
 			if (r.feasible && (col->best[bi] < 0 || r.overhead < col->best[bi]))
 				col->best[bi] = r.overhead;
 		}
 		if (col->b == NULL) {
-			struct solve_request rq = { .strategy = col->name, .budget = budget,
-						    .solver = a->solver, .time_limit = a->time_limit,
-						    .progress = a->quiet ? NULL : cli_progress };
-			struct solve_outcome o;
-			struct cm_error err;
-			char h[32];
-
-			cli_note(a->quiet, "%s at budget %s (%d of %d)", col->name,
-				 size_human(budget, h, sizeof(h)), bi + 1, nb);
-			if (strategy_solve(g, &rq, &o, &err))
-				return cli_error("%s: %s", g->id, err.msg);
-			csv_row_of_outcome(&r, g, col->name, budget, &o);
+			csv_row_of_outcome(&r, g, col->name, budget, &outs[c]);
 			if (r.feasible)
 				col->best[bi] = r.overhead;
 			if (csv)
 				csv_row(csv, &r);
-			strategy_outcome_release(&o);
 		}
 	}
-	return 0;
+out:
+	for (int c = 0; c < ncols; c++)
+		strategy_outcome_release(&outs[c]);
+	free(outs);
+	return rc;
 }
 
 static void print_table(FILE *f, const struct graph *g, const struct column *cols, int ncols,
@@ -325,6 +389,7 @@ static int plot(const char *path, const struct graph *g, const struct column *co
 {
 	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
 	int svg = strcmp(strrchr(path, '.'), ".svg") == 0, u = 0, curves = 0, status;
+	void (*old_pipe)(int) = SIG_ERR;
 	char *tmp = malloc(strlen(path) + 16);
 	double scale = 1;
 	FILE *gp;
@@ -349,6 +414,9 @@ static int plot(const char *path, const struct graph *g, const struct column *co
 		fchmod(fd, 0666 & ~mask);
 	}
 	close(fd);
+	/* When gnuplot is missing, the shell exits before reading: writes
+	 * must fail with EPIPE rather than kill us. */
+	old_pipe = signal(SIGPIPE, SIG_IGN);
 	gp = popen("gnuplot 2>/dev/null", "w");
 	if (gp == NULL)
 		goto fail;
@@ -388,6 +456,8 @@ static int plot(const char *path, const struct graph *g, const struct column *co
 	}
 	fprintf(gp, "\n");
 	status = pclose(gp);
+	signal(SIGPIPE, old_pipe);
+	old_pipe = SIG_ERR;
 	if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
 		if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
 			unlink(tmp);
@@ -402,6 +472,8 @@ static int plot(const char *path, const struct graph *g, const struct column *co
 	free(tmp);
 	return 0;
 fail:
+	if (old_pipe != SIG_ERR)
+		signal(SIGPIPE, old_pipe);
 	unlink(tmp);
 	free(tmp);
 	return cli_error("%s: gnuplot failed to draw the plot", path);
@@ -420,30 +492,30 @@ int cmd_compare_main(int argc, char **argv)
 	rc = parse_args(argc, argv, &a);
 	if (rc)
 		return rc < 0 ? CM_EXIT_OK : rc;
-	g = cli_load_graph(a.graph, a.quiet);
+	g = cli_load_graph(a.graph, a.sh.quiet);
 	if (g == NULL)
 		return CM_EXIT_ERROR;
 	if ((rc = make_budgets(&a, g, &budgets, &nb)) ||
 	    (rc = make_columns(&a, g, nb, &cols, &ncols)))
 		goto out;
-	if (a.csv) {
-		if (out_open(&csv, a.csv, &err)) {
+	if (a.sh.csv) {
+		if (out_open(&csv, a.sh.csv, &err)) {
 			rc = cli_error("%s", err.msg);
 			goto out;
 		}
-		if (a.header)
+		if (a.sh.header)
 			csv_header(csv.f);
 	}
 	for (int bi = 0; bi < nb; bi++)
 		if ((rc = run_budget(&a, g, cols, ncols, budgets[bi], bi, nb, csv.f)))
 			goto out;
-	if (a.csv && out_commit(&csv, &err)) {
+	if (a.sh.csv && out_commit(&csv, &err)) {
 		rc = cli_error("%s", err.msg);
 		goto out;
 	}
 	if (a.plot && (rc = plot(a.plot, g, cols, ncols, budgets, nb)))
 		goto out;
-	if (!(a.csv && strcmp(a.csv, "-") == 0))
+	if (!(a.sh.csv && strcmp(a.sh.csv, "-") == 0))
 		print_table(stdout, g, cols, ncols, budgets, nb);
 	rc = fflush(stdout) == 0 ? CM_EXIT_OK : cli_error("standard output: write failed");
 out:

@@ -13,7 +13,7 @@
 #include "../graph/num.h"
 #include "cli.h"
 #include "batch.h"
-#include "strategy.h"
+#include "options.h"
 
 static const char maxbatch_usage[] =
 	"usage: checkmate maxbatch [GRAPH] --budget SIZE [--strategies LIST]\n"
@@ -22,24 +22,20 @@ static const char maxbatch_usage[] =
 	"built-in example " CLI_DEFAULT_GRAPH ") fits SIZE at a cost of at most one extra\n"
 	"forward pass: 2 x forward cost + backward cost. Node memory and cost scale\n"
 	"with the batch (memory x B / batch_size, rounded up); fixed memory does not.\n\n"
-	"  -b, --budget SIZE       memory budget (16G, 80% of the checkpoint-all peak\n"
-	"                          at the file's batch size, ...)\n"
-	"      --strategies LIST   all (default: every baseline and ilp) or a\n"
-	"                          comma-separated list\n"
-	"      --max-overhead X    cap the cost at X times the checkpoint-all cost\n"
-	"                          instead\n"
-	"      --csv FILE|-        one row per strategy (param: batch=B)\n"
-	"      --no-header         leave the CSV header out\n"
-	"      --solver NAME       cbc (default) or glpk, for ilp\n"
-	"  -t, --time-limit SEC    per ilp solve; a solve that runs out leaves the\n"
-	"                          answer unproven\n"
-	"  -q, --quiet             no messages on standard error\n"
-	"  -h, --help              this text\n";
+	"  -b, --budget SIZE        memory budget (16G, 80% of the checkpoint-all\n"
+	"                           peak at the file's batch size, ...)\n"
+	"      --strategies LIST    all (default: every baseline and ilp) or a\n"
+	"                           comma-separated list\n"
+	"      --max-overhead X     cap the cost at X times the checkpoint-all cost\n"
+	"                           instead\n"
+	"The CSV has one row per strategy (param: batch=B). A solve that runs out\n"
+	"of time (-t, per ilp solve) leaves that strategy's answer unproven.\n\n"
+	CLI_SHARED_HELP;
 
 struct maxbatch_args {
-	const char *graph, *budget, *strategies, *csv, *solver;
-	double max_overhead, time_limit;
-	int header, quiet;
+	const char *graph, *budget, *strategies;
+	double max_overhead;
+	struct cli_shared sh;
 };
 
 static int parse_args(int argc, char **argv, struct maxbatch_args *a)
@@ -48,37 +44,27 @@ static int parse_args(int argc, char **argv, struct maxbatch_args *a)
 		{ "budget", required_argument, NULL, 'b' },
 		{ "strategies", required_argument, NULL, 's' },
 		{ "max-overhead", required_argument, NULL, 'X' },
-		{ "csv", required_argument, NULL, 'C' },
-		{ "no-header", no_argument, NULL, 'H' },
-		{ "solver", required_argument, NULL, 'S' },
-		{ "time-limit", required_argument, NULL, 't' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
+		CLI_SHARED_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
 	struct cm_error err;
 	int c;
 
-	*a = (struct maxbatch_args){ .strategies = "all", .header = 1 };
+	*a = (struct maxbatch_args){ .strategies = "all" };
+	cli_shared_init(&a->sh);
 	optind = 0;
-	while ((c = cli_getopt("maxbatch", argc, argv, ":b:s:t:qh", opts)) != -1)
+	while ((c = cli_getopt("maxbatch", argc, argv, ":b:s:" CLI_SHARED_SHORTOPTS, opts)) != -1)
 		switch (c) {
 		case 'b': a->budget = optarg; break;
 		case 's': a->strategies = optarg; break;
-		case 'C': a->csv = optarg; break;
-		case 'H': a->header = 0; break;
-		case 'S': a->solver = optarg; break;
-		case 'q': a->quiet = 1; break;
 		case 'X':
 			if (cli_parse_double("--max-overhead", optarg, 1, 1e6, &a->max_overhead, &err))
 				return cli_usage("maxbatch", "%s", err.msg);
 			break;
-		case 't':
-			if (cli_parse_double("--time-limit", optarg, 0, 1e9, &a->time_limit, &err))
-				return cli_usage("maxbatch", "%s", err.msg);
-			break;
-		case 'h': fputs(maxbatch_usage, stdout); return -1;
-		default: return CM_EXIT_USAGE;
+		default:
+			c = cli_shared_option("maxbatch", maxbatch_usage, c, optarg, &a->sh);
+			if (c != 1)
+				return c ? c : CM_EXIT_USAGE;
 		}
 	if (argc - optind > 1)
 		return cli_usage("maxbatch", "expected at most one GRAPH");
@@ -138,14 +124,17 @@ int cmd_maxbatch_main(int argc, char **argv)
 	const char *names[16];
 	uint64_t budget;
 	double ratio, fwd = 0, bwd = 0;
+	struct solve_request settings = { 0 };
 	int n = 0, rc;
 
 	rc = parse_args(argc, argv, &a);
 	if (rc)
 		return rc < 0 ? CM_EXIT_OK : rc;
-	g = cli_load_graph(a.graph, a.quiet);
+	g = cli_load_graph(a.graph, a.sh.quiet);
 	if (g == NULL)
 		return CM_EXIT_ERROR;
+	cli_shared_request(&a.sh, &settings);
+	settings.progress = NULL; /* many short solves: the notes say which */
 	if (size_parse(a.budget, graph_peak_all(g), &budget, &err)) {
 		rc = cli_usage("maxbatch", "--budget: %s", err.msg);
 		goto out;
@@ -178,21 +167,21 @@ int cmd_maxbatch_main(int argc, char **argv)
 	for (int i = 0; i < n; i++) {
 		double t0 = cm_clock();
 
-		struct batch_request br = { names[i], budget, ratio, a.solver, a.time_limit };
+		struct batch_request br = { names[i], budget, ratio, &settings };
 
-		cli_note(a.quiet, "searching the largest batch for %s", names[i]);
+		cli_note(a.sh.quiet, "searching the largest batch for %s", names[i]);
 		if (batch_search(g, &br, &ans[i], &err)) {
 			rc = cli_error("%s: %s", g->id, err.msg);
 			goto out;
 		}
 		ans[i].seconds = cm_clock() - t0;
 	}
-	if (a.csv) {
-		if (out_open(&csv, a.csv, &err)) {
+	if (a.sh.csv) {
+		if (out_open(&csv, a.sh.csv, &err)) {
 			rc = cli_error("%s", err.msg);
 			goto out;
 		}
-		if (a.header)
+		if (a.sh.header)
 			csv_header(csv.f);
 		for (int i = 0; i < n; i++) {
 			struct csv_row r = { .graph = g->id, .strategy = ans[i].strategy,
@@ -212,7 +201,7 @@ int cmd_maxbatch_main(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (!(a.csv && strcmp(a.csv, "-") == 0))
+	if (!(a.sh.csv && strcmp(a.sh.csv, "-") == 0))
 		print_table(g, budget, ratio, ans, n);
 	rc = fflush(stdout) == 0 ? CM_EXIT_OK : cli_error("standard output: write failed");
 out:

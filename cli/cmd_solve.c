@@ -7,7 +7,7 @@
 
 #include "../plan/io.h"
 #include "cli.h"
-#include "strategy.h"
+#include "options.h"
 
 static const char solve_usage[] =
 	"usage: checkmate solve [GRAPH] --budget SIZE [options]\n\n"
@@ -23,27 +23,20 @@ static const char solve_usage[] =
 	"                           checkpoint-all,\n"
 	"                           chen-sqrtn, chen-greedy, ap-sqrtn, ap-greedy,\n"
 	"                           linearized-sqrtn or linearized-greedy\n"
-	"      --solver NAME        cbc (default) or glpk\n"
-	"  -t, --time-limit SEC     stop the solver after SEC seconds (0: none, the\n"
-	"                           default); the best plan found is then\n"
-	"                           reported as feasible, with its gap\n"
-	"      --gap FRAC           stop at this relative gap (default 0: prove it)\n"
-	"      --threads N          solver threads (cbc; Debian's cbc uses one)\n"
 	"      --write-lp FILE      write the MILP in CPLEX LP format\n"
+	"      --bound              baselines: a lower bound on the cost too, from\n"
+	"                           the LP relaxation (ilp and approx have one)\n"
 	"      --seed N             approx: seed of the randomized rounding (default 1)\n"
 	"      --samples N          approx: random roundings per LP (default 16)\n"
 	"  -o, --plan FILE          write the plan to FILE\n"
 	"      --plan-format F      json (default) or text\n"
-	"      --csv FILE|-         write the result as a CSV row (with a header)\n"
-	"      --no-header          leave the CSV header out\n"
-	"  -q, --quiet              no messages on standard error\n"
-	"  -h, --help               this text\n";
+	CLI_SHARED_HELP;
 
 struct solve_args {
-	const char *graph, *budget, *strategy, *plan, *csv, *lp, *solver;
-	double time_limit, gap;
+	const char *graph, *budget, *strategy, *plan, *lp;
 	unsigned long long seed;
-	int threads, samples, text, header, quiet;
+	int samples, text, bound;
+	struct cli_shared sh;
 };
 
 static int parse_args(int argc, char **argv, struct solve_args *a)
@@ -53,37 +46,24 @@ static int parse_args(int argc, char **argv, struct solve_args *a)
 		{ "strategy", required_argument, NULL, 's' },
 		{ "plan", required_argument, NULL, 'o' },
 		{ "plan-format", required_argument, NULL, 'F' },
-		{ "csv", required_argument, NULL, 'C' },
-		{ "no-header", no_argument, NULL, 'H' },
-		{ "solver", required_argument, NULL, 'S' },
-		{ "time-limit", required_argument, NULL, 't' },
-		{ "gap", required_argument, NULL, 'G' },
-		{ "threads", required_argument, NULL, 'T' },
 		{ "write-lp", required_argument, NULL, 'L' },
+		{ "bound", no_argument, NULL, 'B' },
 		{ "seed", required_argument, NULL, 'R' },
 		{ "samples", required_argument, NULL, 'N' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
+		CLI_SHARED_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
 	struct cm_error err;
 	double v;
 	int c;
 
-	*a = (struct solve_args){ .strategy = STRATEGY_DEFAULT, .header = 1 };
+	*a = (struct solve_args){ .strategy = STRATEGY_DEFAULT };
+	cli_shared_init(&a->sh);
 	optind = 0;
-	while ((c = cli_getopt("solve", argc, argv, ":b:s:o:t:qh", opts)) != -1)
+	while ((c = cli_getopt("solve", argc, argv, ":b:s:o:" CLI_SHARED_SHORTOPTS, opts)) != -1)
 		switch (c) {
-		case 'S': a->solver = optarg; break;
 		case 'L': a->lp = optarg; break;
-		case 't':
-			if (cli_parse_double("--time-limit", optarg, 0, 1e9, &a->time_limit, &err))
-				return cli_usage("solve", "%s", err.msg);
-			break;
-		case 'G':
-			if (cli_parse_double("--gap", optarg, 0, 1, &a->gap, &err))
-				return cli_usage("solve", "%s", err.msg);
-			break;
+		case 'B': a->bound = 1; break;
 		case 'R':
 			if (cli_parse_double("--seed", optarg, 0, 9007199254740992.0, &v, &err) ||
 			    v != floor(v))
@@ -95,33 +75,27 @@ static int parse_args(int argc, char **argv, struct solve_args *a)
 				return cli_usage("solve", "--samples: expected a whole number from 0 to 100000");
 			a->samples = (int)v;
 			break;
-		case 'T':
-			if (cli_parse_double("--threads", optarg, 1, 256, &v, &err) || v != (int)v)
-				return cli_usage("solve", "--threads: expected a whole number from 1 to 256");
-			a->threads = (int)v;
-			break;
 		case 'b': a->budget = optarg; break;
 		case 's': a->strategy = optarg; break;
 		case 'o': a->plan = optarg; break;
-		case 'C': a->csv = optarg; break;
-		case 'H': a->header = 0; break;
-		case 'q': a->quiet = 1; break;
 		case 'F':
 			if (strcmp(optarg, "json") != 0 && strcmp(optarg, "text") != 0)
 				return cli_usage("solve", "--plan-format must be json or text, not '%s'",
 						 optarg);
 			a->text = optarg[0] == 't';
 			break;
-		case 'h': fputs(solve_usage, stdout); return -1;
-		default: return CM_EXIT_USAGE;
+		default:
+			c = cli_shared_option("solve", solve_usage, c, optarg, &a->sh);
+			if (c != 1)
+				return c ? c : CM_EXIT_USAGE;
 		}
 	if (argc - optind > 1)
 		return cli_usage("solve", "expected at most one GRAPH");
 	if (a->budget == NULL)
 		return cli_usage("solve", "--budget is required");
-	if ((a->plan && a->csv && strcmp(a->plan, a->csv) == 0) ||
+	if ((a->plan && a->sh.csv && strcmp(a->plan, a->sh.csv) == 0) ||
 	    (a->plan && a->lp && strcmp(a->plan, a->lp) == 0) ||
-	    (a->lp && a->csv && strcmp(a->lp, a->csv) == 0))
+	    (a->lp && a->sh.csv && strcmp(a->lp, a->sh.csv) == 0))
 		return cli_usage("solve", "two outputs name the same file");
 	a->graph = optind < argc ? argv[optind] : NULL;
 	return 0;
@@ -176,10 +150,10 @@ static int write_outputs(const struct solve_args *a, const struct graph *g,
 			return cli_error("%s: write failed", a->plan);
 		}
 	}
-	if (a->csv) {
-		if (out_open(&csv_out, a->csv, &err))
+	if (a->sh.csv) {
+		if (out_open(&csv_out, a->sh.csv, &err))
 			return cli_error("%s", err.msg);
-		if (a->header)
+		if (a->sh.header)
 			csv_header(csv_out.f);
 		csv_row_of_outcome(&row, g, rq->strategy, rq->budget, o);
 		csv_row(csv_out.f, &row);
@@ -213,14 +187,12 @@ int cmd_solve_main(int argc, char **argv)
 	rc = parse_args(argc, argv, &a);
 	if (rc)
 		return rc < 0 ? CM_EXIT_OK : rc;
-	g = cli_load_graph(a.graph, a.quiet);
+	g = cli_load_graph(a.graph, a.sh.quiet);
 	if (g == NULL)
 		return CM_EXIT_ERROR;
-	rq = (struct solve_request){ .strategy = a.strategy, .solver = a.solver,
-				     .time_limit = a.time_limit, .gap = a.gap,
-				     .threads = a.threads, .seed = a.seed,
-				     .samples = a.samples,
-				     .progress = a.quiet ? NULL : cli_progress };
+	rq = (struct solve_request){ .strategy = a.strategy, .seed = a.seed,
+				     .samples = a.samples, .bound = a.bound };
+	cli_shared_request(&a.sh, &rq);
 	if (size_parse(a.budget, graph_peak_all(g), &rq.budget, &err)) {
 		rc = cli_usage("solve", "--budget: %s", err.msg);
 		goto out;
@@ -236,7 +208,7 @@ int cmd_solve_main(int argc, char **argv)
 	/* The model file is complete once built, whatever the solve did next:
 	 * it is what one looks at when a solve fails. */
 	if (a.lp && o.cols == 0)
-		cli_note(a.quiet, "%s: no model was built (%s), so no LP file", a.lp,
+		cli_note(a.sh.quiet, "%s: no model was built (%s), so no LP file", a.lp,
 			 o.why[0] ? o.why : "not the ilp strategy");
 	else if (a.lp && out_commit(&lp, &err))
 		rc = cli_error("%s", err.msg);
@@ -247,7 +219,7 @@ int cmd_solve_main(int argc, char **argv)
 		goto out;
 	}
 	/* With the CSV on standard output, the summary would garble it. */
-	if (!(a.csv && strcmp(a.csv, "-") == 0))
+	if (!(a.sh.csv && strcmp(a.sh.csv, "-") == 0))
 		print_summary(stdout, g, &rq, &o);
 	rc = exit_status(o.status);
 	if (fflush(stdout) != 0)

@@ -46,8 +46,15 @@ int strategy_adopt(const struct graph *g, const char *strategy, uint64_t budget,
 	return 0;
 }
 
-void strategy_set_bound(struct solve_outcome *out, double bound)
+void strategy_set_bound(const struct graph *g, struct solve_outcome *out, double bound)
 {
+	bound = graph_round_bound(g, bound);
+	if (out->plan && out->sim.fits && num_le(out->sim.cost, bound)) {
+		/* A bound that the cost meets proves the plan optimal. */
+		bound = out->sim.cost;
+		if (strcmp(out->status, "feasible") == 0)
+			strategy_set_status(out, "optimal");
+	}
 	out->has_lower_bound = 1;
 	out->lower_bound = bound;
 	if (out->plan) {
@@ -83,7 +90,7 @@ static int run_baseline(const struct graph *g, const struct baseline *b,
 			 (unsigned long long)rq->budget);
 	} else if (num_le(out->sim.cost, graph_total_cost(g))) {
 		strategy_set_status(out, "optimal");
-		strategy_set_bound(out, graph_total_cost(g));
+		strategy_set_bound(g, out, graph_total_cost(g));
 	} else {
 		strategy_set_status(out, "feasible");
 	}
@@ -161,7 +168,8 @@ static int run_ilp(const struct graph *g, const struct solve_request *rq,
 	struct remat_model rm;
 	struct milp_result res = { 0 };
 	struct solve_opts so = { .time_limit = rq->time_limit, .gap = rq->gap,
-				 .threads = rq->threads, .progress = rq->progress,
+				 .threads = rq->threads, .lp_method = rq->lp_method,
+				 .progress = rq->progress,
 				 .ctx = rq->ctx };
 	double *start = NULL;
 	char names[128], crash[256] = "";
@@ -227,11 +235,11 @@ static int run_ilp(const struct graph *g, const struct solve_request *rq,
 		    (!res.has_bound || num_le(out->sim.cost, res.bound) ||
 		     (rq->gap <= 0 && num_le(out->sim.cost, res.objective)))) {
 			strategy_set_status(out, "optimal");
-			strategy_set_bound(out, out->sim.cost);
+			strategy_set_bound(g, out, out->sim.cost);
 		} else {
 			strategy_set_status(out, "feasible");
 			if (res.has_bound)
-				strategy_set_bound(out, fmin(res.bound, out->sim.cost));
+				strategy_set_bound(g, out, res.bound);
 			if (res.x == NULL)
 				snprintf(out->why, sizeof(out->why),
 					 "time limit: the solver found nothing better than the best baseline");
@@ -240,7 +248,7 @@ static int run_ilp(const struct graph *g, const struct solve_request *rq,
 		strategy_set_status(out, "timeout");
 		snprintf(out->why, sizeof(out->why), "no plan found within the time limit");
 		if (res.has_bound)
-			strategy_set_bound(out, res.bound);
+			strategy_set_bound(g, out, res.bound);
 	}
 	if (crash[0]) {
 		char why[sizeof(out->why)];
@@ -281,6 +289,10 @@ int strategy_solve(const struct graph *g, const struct solve_request *rq,
 	rc = b ? run_baseline(g, b, rq, out, err) :
 	     strcmp(rq->strategy, "ilp") == 0 ? run_ilp(g, rq, out, err) :
 	     approx_run(g, rq, out, err);
+	/* A baseline's bound, when asked for: an optimal one has its own. */
+	if (rc == 0 && b && rq->bound && !out->has_lower_bound &&
+	    strcmp(out->status, "unsupported") != 0)
+		rc = strategy_lp_bound(g, rq, out, err);
 	out->seconds = cm_clock() - t0;
 	if (rc)
 		strategy_outcome_release(out);

@@ -25,6 +25,9 @@ struct solve_request {
 	struct remat_opts model;
 	unsigned long long seed; /* approx: randomized rounding's seed */
 	int samples;          /* approx: randomized roundings per LP (0: default) */
+	int bound;            /* baselines: bound the cost from below by the LP
+			       * relaxation too (ilp and approx always do) */
+	int lp_method;        /* approx and bound: enum lp_method */
 	void (*progress)(void *ctx, const struct solve_progress *p);
 	void *ctx;
 };
@@ -62,6 +65,14 @@ void strategy_outcome_release(struct solve_outcome *out);
 int approx_run(const struct graph *g, const struct solve_request *rq,
 	       struct solve_outcome *out, struct cm_error *err);
 
+/* Solves the LP relaxation at rq->budget and records its value (or the
+ * checkpoint-all floor, when higher) as out's lower bound: every plan that
+ * fits the budget costs at least that much. Leaves out as it was when the
+ * LP is infeasible or stopped at the time limit. Returns 0, or -1 with err
+ * set. */
+int strategy_lp_bound(const struct graph *g, const struct solve_request *rq,
+		      struct solve_outcome *out, struct cm_error *err);
+
 /* Replays p into out (taking ownership) and records what it is; -1 with
  * err set when the plan is not valid, which is a bug of the strategy. */
 int strategy_adopt(const struct graph *g, const char *strategy, uint64_t budget,
@@ -70,8 +81,10 @@ int strategy_adopt(const struct graph *g, const char *strategy, uint64_t budget,
 /* Sets the outcome's status (and its plan's). */
 void strategy_set_status(struct solve_outcome *out, const char *status);
 
-/* Records a proven lower bound on the cost in the outcome and its plan. */
-void strategy_set_bound(struct solve_outcome *out, double bound);
+/* Records a proven lower bound on the cost of any plan that fits (rounded
+ * by graph_round_bound) in the outcome and its plan; a fitting plan that
+ * costs no more than the bound becomes "optimal". Set the status first. */
+void strategy_set_bound(const struct graph *g, struct solve_outcome *out, double bound);
 
 /* The strategy names, comma-separated, for messages and --help. */
 void strategy_names(char *buf, size_t len);

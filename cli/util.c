@@ -120,7 +120,8 @@ void csv_row(FILE *f, const struct csv_row *r)
 	if (r->has_lower_bound)
 		fprintf(f, "%.17g", r->lower_bound);
 	fputc(',', f);
-	if (r->has_lower_bound && r->has_cost)
+	/* A plan over budget is no answer, so it has no gap. */
+	if (r->has_lower_bound && r->has_cost && r->feasible)
 		fprintf(f, "%.6g", r->gap);
 	fprintf(f, ",%.3f,", r->seconds);
 	csv_text(f, r->status);

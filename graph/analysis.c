@@ -2,7 +2,10 @@
  * articulation points of the forward graph. */
 #include "graph.h"
 
+#include <math.h>
 #include <stdlib.h>
+
+#include "num.h"
 
 double graph_total_cost(const struct graph *g)
 {
@@ -11,6 +14,14 @@ double graph_total_cost(const struct graph *g)
 	for (int k = 0; k < g->n; k++)
 		sum += g->nodes[k].cost;
 	return sum;
+}
+
+double graph_round_bound(const struct graph *g, double bound)
+{
+	for (int k = 0; k < g->n; k++)
+		if (g->nodes[k].cost != floor(g->nodes[k].cost) || g->nodes[k].cost > 0x1p52)
+			return bound;
+	return ceil(bound - num_tol(bound, bound));
 }
 
 uint64_t graph_lower_bound(const struct graph *g)

@@ -86,6 +86,12 @@ struct graph *graph_at_batch(const struct graph *g, uint64_t batch, struct cm_er
 /* Sum of all node costs: the checkpoint-all cost, below which no plan goes. */
 double graph_total_cost(const struct graph *g);
 
+/* A lower bound on plan costs, computed in floating point by a solver, made
+ * as tight as the costs allow: when every cost is a whole number, so is
+ * every plan's, and the bound rounds up to one (after allowing for the
+ * solver's relative error of about NUM_EPS). Otherwise bound itself. */
+double graph_round_bound(const struct graph *g, double bound);
+
 /* fixed_memory + max over k of (memory[k] + memory of k's deps): no plan fits
  * a smaller budget. */
 uint64_t graph_lower_bound(const struct graph *g);

@@ -223,7 +223,19 @@ static int clp_solve_lp(const struct milp *m, const struct solve_opts *o,
 			m->obj, c.rlo, c.rhi);
 	if (o->time_limit > 0)
 		Clp_setMaximumSeconds(model, o->time_limit);
-	Clp_initialSolve(model);
+	switch (o->lp_method) {
+	case LP_DUAL:
+		Clp_initialDualSolve(model);
+		break;
+	case LP_PRIMAL:
+		Clp_initialPrimalSolve(model);
+		break;
+	case LP_BARRIER:
+		Clp_initialBarrierSolve(model);
+		break;
+	default:
+		Clp_initialSolve(model);
+	}
 	if (Clp_isProvenOptimal(model)) {
 		res->status = MILP_OPTIMAL;
 		res->x = malloc((size_t)m->ncols * sizeof(double) + 1);

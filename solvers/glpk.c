@@ -139,6 +139,37 @@ static int ms_left(const struct glpk_ctx *c)
 	return left <= 0 ? 1 : (int)fmin(left * 1000, 0x7fffffff);
 }
 
+/* The LP by glp_interior (which has no time limit of its own: the runner's
+ * deadline bounds it). Its point is not a vertex, which the rounding of
+ * approx does not need. Returns 0 with res filled, 1 when the method did
+ * not converge (GLPK's interior point is fragile on degenerate models; the
+ * caller falls back to the simplex), -1 with err set. */
+static int interior(glp_prob *p, const struct milp *m, struct milp_result *res,
+		    struct cm_error *err)
+{
+	glp_iptcp ip;
+	int st;
+
+	glp_init_iptcp(&ip);
+	ip.msg_lev = GLP_MSG_OFF;
+	st = glp_interior(p, &ip);
+	if (st == GLP_ENOPFS || (st == 0 && glp_ipt_status(p) == GLP_NOFEAS)) {
+		res->status = MILP_INFEASIBLE;
+		return 0;
+	}
+	if (st != 0 || glp_ipt_status(p) != GLP_OPT)
+		return 1;
+	res->x = malloc((size_t)m->ncols * sizeof(double) + 1);
+	if (res->x == NULL)
+		return cm_errorf(err, "out of memory");
+	for (int j = 0; j < m->ncols; j++)
+		res->x[j] = glp_ipt_col_prim(p, j + 1);
+	res->status = MILP_OPTIMAL;
+	res->objective = res->bound = glp_ipt_obj_val(p);
+	res->has_bound = 1;
+	return 0;
+}
+
 /* The root LP, then (when mip) branch and bound. */
 static int glpk_run(const struct milp *m, const struct solve_opts *o,
 		    struct milp_result *res, struct cm_error *err, int mip)
@@ -176,9 +207,16 @@ static int glpk_run(const struct milp *m, const struct solve_opts *o,
 		memcpy(c.start1 + 1, o->start, (size_t)m->ncols * sizeof(double));
 	}
 	glp_scale_prob(p, GLP_SF_AUTO);
+	if (!mip && o->lp_method == LP_BARRIER) {
+		rc = interior(p, m, res, err);
+		if (rc <= 0)
+			goto out;
+		rc = -1; /* no convergence: the dual simplex instead */
+	}
 	glp_init_smcp(&sm);
 	sm.msg_lev = GLP_MSG_OFF;
 	sm.presolve = GLP_ON;
+	sm.meth = o->lp_method == LP_PRIMAL || o->lp_method == LP_AUTO ? GLP_PRIMAL : GLP_DUALP;
 	sm.tm_lim = ms_left(&c);
 	st = glp_simplex(p, &sm);
 	if (st == GLP_ENOPFS || (st == 0 && glp_get_status(p) == GLP_NOFEAS)) {

@@ -28,6 +28,8 @@ const struct solver_ops *solver_find(const char *name)
 	return NULL;
 }
 
+const char *const lp_method_names[4] = { "auto", "dual", "primal", "barrier" };
+
 void solver_names(char *buf, size_t len)
 {
 	size_t used = 0;

@@ -21,12 +21,22 @@ struct solve_progress {
 	int has_incumbent, has_bound;
 };
 
+/* How solve_lp solves: the backend's default (Clp chooses with its
+ * presolve; GLPK runs its primal simplex after presolve), a simplex of
+ * either kind, or an interior-point method (Clp's barrier with crossover,
+ * GLPK's glp_interior). */
+enum lp_method { LP_AUTO, LP_DUAL, LP_PRIMAL, LP_BARRIER };
+
+/* The names of enum lp_method in order, for --lp-method. */
+extern const char *const lp_method_names[4];
+
 struct solve_opts {
 	double time_limit;  /* seconds; <= 0 means none */
 	double gap;         /* relative gap at which to stop; 0 proves optimality */
 	int threads;        /* 0: the backend's default */
 	const double *start; /* a feasible point to start from (ncols values), or NULL */
 	int relaxation;     /* solver_solve: solve the LP relaxation (solve_lp) */
+	int lp_method;      /* enum lp_method, for solve_lp */
 	/* Called about once a second while the solve runs, with what is known
 	 * so far; may be NULL. */
 	void (*progress)(void *ctx, const struct solve_progress *p);

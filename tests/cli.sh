@@ -104,6 +104,26 @@ ok $? "compare: an unknown baseline is a usage error: $err"
 run compare linear:6 --approx --baselines none --sweep 2 --quiet
 [ "$rc" -eq 0 ] && [[ "$out" == *"approx"* ]] && [[ "$out" == *"1.0000*"* ]]
 ok $? "compare --approx adds the approximation's column"
+run solve linear:8 --budget 6 --strategy chen-greedy --bound --csv - --no-header
+[ "$rc" -eq 0 ] && [ "$out" = "linear:8,chen-greedy,b=1,,6,1,21,1.235294,6,21,0,$(echo "$out" | cut -d, -f12),optimal" ]
+ok $? "solve --bound: a baseline that meets the LP bound is proven optimal: $out"
+run compare linear:8 --budgets 6 --baselines chen-sqrtn,checkpoint-all --bound --csv - --quiet
+[ "$rc" -eq 0 ] && [[ "$out" == *"linear:8,chen-sqrtn,,,6,1,23,1.352941,6,21,0.0869565,"*",feasible"* ]] &&
+	[[ "$out" == *"linear:8,checkpoint-all,,,6,0,17,1.000000,10,21,,"*",infeasible"* ]]
+ok $? "compare --bound: baseline rows get the LP bound, a gap only when they fit"
+run compare linear:8 --budgets 6 --baselines chen-sqrtn --ilp --bound --csv - --quiet --lp-method dual
+[ "$rc" -eq 0 ] && [[ "$out" == *"chen-sqrtn,,,6,1,23,1.352941,6,21,0.0869565,"* ]]
+ok $? "compare --bound --ilp: the baselines take the ilp's bound"
+run solve linear:8 --budget 6 --strategy approx --lp-method simplex
+[ "$rc" -eq 2 ] && [[ "$err" == *"--lp-method must be auto, dual, primal or barrier"* ]]
+ok $? "an unknown --lp-method is a usage error: $err"
+for m in dual primal barrier; do
+	for s in cbc glpk; do
+		run solve linear:8 --budget 6 --strategy approx --lp-method $m --solver $s --csv - --no-header
+		[ "$rc" -eq 0 ] && [ "$(echo "$out" | cut -d, -f10)" = 21 ] || break 2
+	done
+done
+ok $? "approx with every --lp-method on both backends: LP bound 21 on linear:8 at 6 ($s $m)"
 run compare linear:6 --plot "$TMP/c.pdf"
 [ "$rc" -eq 2 ] && [ ! -e "$TMP/c.pdf" ]
 ok $? "compare --plot refuses an unknown extension"

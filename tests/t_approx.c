@@ -2,6 +2,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "../baselines/baseline.h"
 #include "../cli/strategy.h"
 #include "../graph/read.h"
 #include "gen.h"
@@ -54,6 +55,89 @@ static int consistent(const struct triple *t)
 		return 0;
 	/* An infeasible budget has no approx plan. */
 	return !(t->opt < 0 && t->approx >= 0);
+}
+
+/* --bound for baselines: below the optimum, "optimal" only at it; and the
+ * LP methods of both backends agree. */
+static void bound_tests(void)
+{
+	struct cm_error err;
+	int bad = 0, cases = 0, proven = 0;
+
+	for (int n = 3; n <= 8; n++) {
+		char name[32];
+		struct graph *g;
+
+		snprintf(name, sizeof(name), "linear:%d", n);
+		g = graph_load(name, &err);
+		for (uint64_t b = graph_lower_bound(g); b <= graph_peak_all(g); b++) {
+			struct solve_request rq = { .strategy = "ilp", .budget = b, .bound = 1 };
+			struct solve_outcome o;
+			double opt = -1;
+
+			if (strategy_solve(g, &rq, &o, &err) == 0 && strcmp(o.status, "optimal") == 0)
+				opt = o.sim.cost;
+			strategy_outcome_release(&o);
+			for (int k = 0; k < baseline_count; k++) {
+				int fine;
+
+				rq.strategy = baseline_table[k].name;
+				if (strategy_solve(g, &rq, &o, &err)) {
+					bad++;
+					continue;
+				}
+				cases++;
+				/* Every feasible budget has a bound, at most the
+				 * optimum; optimal means the optimum. */
+				fine = opt < 0 || (o.has_lower_bound && o.lower_bound <= opt + 1e-9);
+				if (strcmp(o.status, "optimal") == 0) {
+					fine &= o.sim.fits && fabs(o.sim.cost - opt) < 1e-9;
+					proven++;
+				}
+				if (o.plan && o.sim.fits)
+					fine &= o.lower_bound <= o.sim.cost + 1e-9;
+				if (!fine && bad++ < 3)
+					diag("%s at %llu: %s %s cost %g bound %g, optimum %g", name,
+					     (unsigned long long)b, rq.strategy, o.status,
+					     o.plan ? o.sim.cost : -1, o.lower_bound, opt);
+				strategy_outcome_release(&o);
+			}
+		}
+		graph_free(g);
+	}
+	ok(bad == 0, "baselines with --bound on linear:3..8 at every budget: bound <= optimum, "
+	   "optimal only at it (%d rows, %d proven)", cases, proven);
+
+	bad = 0;
+	for (int trial = 0; trial < 20; trial++) {
+		struct graph *g = gen_dag(4 + (int)(gen_rnd() % 5), 40, 0, 6);
+		uint64_t lb = graph_lower_bound(g), peak = graph_peak_all(g);
+		double first = -1;
+
+		for (int s = 0; s < 2; s++)
+			for (int m = LP_AUTO; m <= LP_BARRIER; m++) {
+				struct solve_request rq = { .strategy = "checkpoint-all", .bound = 1,
+							    .budget = lb + (peak - lb) / 2,
+							    .solver = s ? "glpk" : "cbc",
+							    .lp_method = m };
+				struct solve_outcome o;
+
+				if (strategy_solve(g, &rq, &o, &err) || !o.has_lower_bound) {
+					if (bad++ < 3)
+						diag("DAG %d %s %s: no bound", trial, rq.solver,
+						     lp_method_names[m]);
+					continue;
+				}
+				if (first < 0)
+					first = o.lower_bound;
+				if (fabs(o.lower_bound - first) > 1e-6 * fmax(1, first) && bad++ < 3)
+					diag("DAG %d %s %s: bound %.10g, cbc auto %.10g", trial,
+					     rq.solver, lp_method_names[m], o.lower_bound, first);
+				strategy_outcome_release(&o);
+			}
+		graph_free(g);
+	}
+	ok(bad == 0, "cbc and glpk, each LP method: the same LP bound on 20 random DAGs");
 }
 
 int main(void)
@@ -113,5 +197,6 @@ int main(void)
 		ok(bad == 0, "vgg16 at three budgets: LP <= optimum <= approx, approx found and fits");
 		graph_free(g);
 	}
+	bound_tests();
 	return tap_done();
 }

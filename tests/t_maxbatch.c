@@ -22,7 +22,8 @@ int main(void)
 			/* One extra forward pass: n forward nodes, n + 1 backward. */
 			double ratio = (2.0 * n + n + 1) / (2.0 * n + 1);
 			struct batch_answer ilp, base;
-			struct batch_request rq = { "ilp", budgets[bi], ratio, NULL, 0 };
+			struct solve_request defaults = { 0 };
+			struct batch_request rq = { "ilp", budgets[bi], ratio, &defaults };
 
 			if (batch_search(g, &rq, &ilp, &err)) {
 				diag("%s: %s", name, err.msg);
