@@ -66,18 +66,19 @@ static int try_rounding(const struct graph *g, const double *sstar, double thres
 	return 0;
 }
 
-/* Solves the LP at the shrunk budget; 1 when it has a solution in *res. */
-static int solve_lp(const struct graph *g, const struct solve_request *rq,
-		    const struct solver_ops *ops, uint64_t shrunk, double time_left,
-		    struct remat_model *rm, struct milp_result *res, struct cm_error *err)
+int strategy_lp_relaxation(const struct graph *g, const struct solve_request *rq,
+			   const struct solver_ops *ops, uint64_t shrunk, double time_left,
+			   struct remat_model *rm, struct milp_result *res, struct cm_error *err)
 {
 	struct solve_opts so = { .time_limit = time_left, .relaxation = 1,
 				 .lp_method = rq->lp_method, .progress = rq->progress,
 				 .ctx = rq->ctx };
+	int rc;
 
 	if (remat_build(g, shrunk, &rq->model, rm, err))
 		return -1;
-	if (solver_solve(ops, &rm->milp, &so, res, err)) {
+	rc = solver_solve(ops, &rm->milp, &so, res, err);
+	if (rc) {
 		remat_release(rm);
 		return -1;
 	}
@@ -99,9 +100,12 @@ int strategy_lp_bound(const struct graph *g, const struct solve_request *rq,
 	}
 	if (rq->budget < graph_lower_bound(g))
 		return 0;
-	got = solve_lp(g, rq, ops, rq->budget, rq->time_limit, &rm, &res, err);
+	got = strategy_lp_relaxation(g, rq, ops, rq->budget, rq->time_limit, &rm, &res, err);
 	if (got < 0)
 		return -1;
+	out->cols = rm.milp.ncols;
+	out->rows = rm.milp.nrows;
+	out->nnz = rm.milp.nnz;
 	if (got) {
 		double bound = fmax(res.objective, graph_total_cost(g));
 
@@ -147,7 +151,7 @@ int approx_run(const struct graph *g, const struct solve_request *rq,
 			break;
 		if (shrunk < lb)
 			break; /* the grid only shrinks further */
-		got = solve_lp(g, rq, ops, shrunk, left, &rm, &res, err);
+		got = strategy_lp_relaxation(g, rq, ops, shrunk, left, &rm, &res, err);
 		if (got < 0)
 			goto out;
 		if (e == 0) {

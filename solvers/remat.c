@@ -54,8 +54,10 @@ static void add_columns(struct remat_model *rm, const struct graph *g,
 			snprintf(name, sizeof(name), "U_%d_%d", t, i);
 			AT(rm->u, t, i) = milp_add_col(m, name, 0, ubudget, 0, 0);
 		}
+	/* FREE(t,i,t) would release memory after the stage's last node,
+	 * where no U is counted: it is left out. */
 	for (int t = 0; t < n; t++)
-		for (int k = 0; k <= t; k++)
+		for (int k = 0; k < t; k++)
 			for (int e = g->dep_off[k]; e < g->dep_off[k + 1]; e++) {
 				if (AT(rm->r, t, k) < 0)
 					continue;

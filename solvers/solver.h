@@ -21,10 +21,11 @@ struct solve_progress {
 	int has_incumbent, has_bound;
 };
 
-/* How solve_lp solves: the backend's default (Clp chooses with its
- * presolve; GLPK runs its primal simplex after presolve), a simplex of
- * either kind, or an interior-point method (Clp's barrier with crossover,
- * GLPK's glp_interior). */
+/* How the LP relaxation (and GLPK's MIP root) is solved: the backend's
+ * default (Clp chooses after its presolve; GLPK runs its dual simplex), a
+ * simplex of either kind, or an interior-point method (Clp's barrier with
+ * crossover; GLPK's glp_interior, which falls back to the dual simplex
+ * when it does not converge). */
 enum lp_method { LP_AUTO, LP_DUAL, LP_PRIMAL, LP_BARRIER };
 
 /* The names of enum lp_method in order, for --lp-method. */
