@@ -37,7 +37,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	t0 = cm_clock();
-	got = strategy_lp_relaxation(g, &rq, ops, rq.budget, cap, &rm, &res, &err);
+	got = strategy_lp_relaxation(g, &rq, ops, rq.budget, cap, NULL, &rm, &res, &err);
 	if (got < 0) {
 		fprintf(stderr, "%s: %s\n", argv[1], err.msg);
 		return 1;

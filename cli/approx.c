@@ -68,11 +68,12 @@ static int try_rounding(const struct graph *g, const double *sstar, double thres
 
 int strategy_lp_relaxation(const struct graph *g, const struct solve_request *rq,
 			   const struct solver_ops *ops, uint64_t shrunk, double time_left,
-			   struct remat_model *rm, struct milp_result *res, struct cm_error *err)
+			   const char *label, struct remat_model *rm, struct milp_result *res,
+			   struct cm_error *err)
 {
 	struct solve_opts so = { .time_limit = time_left, .relaxation = 1,
-				 .lp_method = rq->lp_method, .progress = rq->progress,
-				 .ctx = rq->ctx };
+				 .lp_method = rq->lp_method, .label = label,
+				 .progress = rq->progress, .ctx = rq->ctx };
 	int rc;
 
 	if (remat_build(g, shrunk, &rq->model, rm, err))
@@ -100,7 +101,8 @@ int strategy_lp_bound(const struct graph *g, const struct solve_request *rq,
 	}
 	if (rq->budget < graph_lower_bound(g))
 		return 0;
-	got = strategy_lp_relaxation(g, rq, ops, rq->budget, rq->time_limit, &rm, &res, err);
+	got = strategy_lp_relaxation(g, rq, ops, rq->budget, rq->time_limit,
+				     "LP relaxation for the bound", &rm, &res, err);
 	if (got < 0)
 		return -1;
 	out->cols = rm.milp.ncols;
@@ -145,13 +147,20 @@ int approx_run(const struct graph *g, const struct solve_request *rq,
 		double left = rq->time_limit > 0 ? rq->time_limit - (cm_clock() - t0) : 0;
 		struct milp_result res = { 0 };
 		struct remat_model rm;
+		char label[64];
 		int got;
 
 		if (rq->time_limit > 0 && left <= 0)
 			break;
 		if (shrunk < lb)
 			break; /* the grid only shrinks further */
-		got = strategy_lp_relaxation(g, rq, ops, shrunk, left, &rm, &res, err);
+		/* A plan that meets the bound cannot be improved on. */
+		if (best && out->has_lower_bound &&
+		    num_le(best_cost, graph_round_bound(g, out->lower_bound)))
+			break;
+		snprintf(label, sizeof(label), "LP relaxation %zu of %zu (eps %g)", e + 1,
+			 sizeof(eps_grid) / sizeof(eps_grid[0]), eps_grid[e]);
+		got = strategy_lp_relaxation(g, rq, ops, shrunk, left, label, &rm, &res, err);
 		if (got < 0)
 			goto out;
 		if (e == 0) {

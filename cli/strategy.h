@@ -66,13 +66,14 @@ int approx_run(const struct graph *g, const struct solve_request *rq,
 	       struct solve_outcome *out, struct cm_error *err);
 
 /* Builds the model of g at budget shrunk into rm and solves its LP
- * relaxation with ops (rq: LP method, progress; time_left seconds, <= 0
- * for none). Returns 1 with the solution in *res, 0 when
+ * relaxation with ops (rq: LP method, progress, which names it label;
+ * time_left seconds, <= 0 for none). Returns 1 with the solution in *res, 0 when
  * there is none (status in res), -1 with err set (rm then released).
  * Release rm and res after a 0 or 1. */
 int strategy_lp_relaxation(const struct graph *g, const struct solve_request *rq,
 			   const struct solver_ops *ops, uint64_t shrunk, double time_left,
-			   struct remat_model *rm, struct milp_result *res, struct cm_error *err);
+			   const char *label, struct remat_model *rm, struct milp_result *res,
+			   struct cm_error *err);
 
 /* Solves the LP relaxation at rq->budget and records its value (or the
  * checkpoint-all floor, when higher) as out's lower bound: every plan that

@@ -156,10 +156,12 @@ void cli_progress(void *ctx, const struct solve_progress *p)
 	if (p->elapsed < 1.0)
 		return;
 	fprintf(stderr, "checkmate: %7.1f s", p->elapsed);
+	if (p->label)
+		fprintf(stderr, "  %s", p->label);
 	if (p->has_incumbent)
 		fprintf(stderr, "  incumbent %.10g", p->incumbent);
-	else
-		fprintf(stderr, "  no incumbent yet");
+	else if (p->label == NULL)
+		fprintf(stderr, "  no incumbent yet"); /* (an LP has none to report) */
 	if (p->has_bound)
 		fprintf(stderr, "  bound %.10g", p->bound);
 	if (p->has_incumbent && p->has_bound && p->incumbent != 0)

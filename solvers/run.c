@@ -184,7 +184,7 @@ static int wait_readable(int fd, double wait)
 static int receive(int fd, const struct milp *m, const struct solve_opts *o,
 		   double deadline, struct milp_result *res, struct cm_error *err)
 {
-	struct solve_progress known = { 0 };
+	struct solve_progress known = { .label = o->label };
 	double t0 = cm_clock(), next_report = t0 + 1.0;
 	int rc;
 

@@ -19,6 +19,7 @@ struct solve_progress {
 	double incumbent; /* objective of the best solution, when has_incumbent */
 	double bound;     /* best proven lower bound, when has_bound */
 	int has_incumbent, has_bound;
+	const char *label; /* what is being solved (solve_opts.label), or NULL */
 };
 
 /* How the LP relaxation (and GLPK's MIP root) is solved: the backend's
@@ -38,6 +39,9 @@ struct solve_opts {
 	const double *start; /* a feasible point to start from (ncols values), or NULL */
 	int relaxation;     /* solver_solve: solve the LP relaxation (solve_lp) */
 	int lp_method;      /* enum lp_method, for solve_lp */
+	/* Names the solve in progress reports ("LP relaxation 2 of 7", say);
+	 * may be NULL. */
+	const char *label;
 	/* Called about once a second while the solve runs, with what is known
 	 * so far; may be NULL. */
 	void (*progress)(void *ctx, const struct solve_progress *p);
