@@ -93,10 +93,10 @@ demo: deps
 	./checkmate info linear:8
 	./checkmate solve linear:8 --budget 60% --plan-format text --plan -
 
-# Timings for docs/benchmarks.md; bench/ilp.sh and bench/reductions take
+# Timings for docs/benchmarks.md; bench/ilp.sh, bench/lp.sh and bench/reductions take
 # tens of minutes and are run by hand (docs/benchmarks.md says how).
 bench: deps
-	$(Q)$(MAKE) --no-print-directory all $(BUILD)/bench/reductions
+	$(Q)$(MAKE) --no-print-directory all $(BUILD)/bench/reductions $(BUILD)/bench/lp
 	$(Q)bench/run.sh
 
 clean:

@@ -13,7 +13,10 @@
 #include "../plan/stages.h"
 #include "strategy.h"
 
-static const double eps_grid[] = { 0, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5 };
+/* eps = 0 first (its LP value is the bound), then the paper's 0.1, then
+ * outward from it: a time limit that ends the search early cuts the eps
+ * least likely to matter. */
+static const double eps_grid[] = { 0, 0.1, 0.05, 0.2, 0.02, 0.3, 0.5 };
 static const double thresholds[] = { 0.5, 0.1, 0.2, 0.3, 0.4, 0.6, 0.7, 0.8, 0.9 };
 #define APPROX_SAMPLES 16
 
@@ -153,7 +156,7 @@ int approx_run(const struct graph *g, const struct solve_request *rq,
 		if (rq->time_limit > 0 && left <= 0)
 			break;
 		if (shrunk < lb)
-			break; /* the grid only shrinks further */
+			continue; /* no plan fits a budget this small */
 		/* A plan that meets the bound cannot be improved on. */
 		if (best && out->has_lower_bound &&
 		    num_le(best_cost, graph_round_bound(g, out->lower_bound)))
