@@ -77,12 +77,10 @@ int strategy_lp_relaxation(const struct graph *g, const struct solve_request *rq
 	struct solve_opts so = { .time_limit = time_left, .relaxation = 1,
 				 .lp_method = rq->lp_method, .label = label,
 				 .progress = rq->progress, .ctx = rq->ctx };
-	int rc;
 
 	if (remat_build(g, shrunk, &rq->model, rm, err))
 		return -1;
-	rc = solver_solve(ops, &rm->milp, &so, res, err);
-	if (rc) {
+	if (solver_solve(ops, &rm->milp, &so, res, err)) {
 		remat_release(rm);
 		return -1;
 	}
