@@ -120,15 +120,61 @@ int strategy_lp_bound(const struct graph *g, const struct solve_request *rq,
 	return 0;
 }
 
+/* What the sweep's LPs feed: the roundings' best plan and the bound. */
+struct sweep {
+	const struct graph *g;
+	const struct solve_request *rq;
+	const struct remat_model *rm;
+	double *sstar;
+	struct stages st;
+	uint64_t rng;
+	int samples;
+	struct plan *best;
+	double best_cost, bound;
+	int has_bound, lp_infeasible, failed;
+	struct cm_error err;
+};
+
+/* solve_opts.on_lp: rounds the k-th LP of the grid; stops the sweep after
+ * an error or once a plan meets the bound (none can do better). */
+static int on_lp(void *ctx, int k, const struct milp_result *r)
+{
+	struct sweep *w = ctx;
+
+	if (k == 0) {
+		/* The relaxation at the full budget bounds every plan. */
+		w->has_bound = r->status == MILP_OPTIMAL;
+		w->bound = r->objective;
+		w->lp_infeasible = r->status == MILP_INFEASIBLE;
+	}
+	if (r->status != MILP_OPTIMAL || r->x == NULL)
+		return 0;
+	remat_fractional_s(w->rm, r->x, w->sstar);
+	for (size_t t = 0; t < sizeof(thresholds) / sizeof(thresholds[0]) && !w->failed; t++)
+		w->failed = try_rounding(w->g, w->sstar, thresholds[t], &w->rng, w->rq->budget,
+					 &w->st, &w->best, &w->best_cost, &w->err) != 0;
+	for (int i = 0; i < w->samples && !w->failed; i++)
+		w->failed = try_rounding(w->g, w->sstar, -1, &w->rng, w->rq->budget, &w->st,
+					 &w->best, &w->best_cost, &w->err) != 0;
+	return w->failed || (w->best && w->has_bound &&
+			     num_le(w->best_cost, graph_round_bound(w->g, w->bound)));
+}
+
 int approx_run(const struct graph *g, const struct solve_request *rq,
 	       struct solve_outcome *out, struct cm_error *err)
 {
 	const struct solver_ops *ops = solver_find(rq->solver ? rq->solver : SOLVER_DEFAULT);
-	uint64_t rng = rq->seed ? rq->seed : 1, lb = graph_lower_bound(g);
-	int samples = rq->samples > 0 ? rq->samples : APPROX_SAMPLES, rc = -1, lp_infeasible = 0;
-	double t0 = cm_clock(), best_cost = 0, *sstar = NULL;
-	struct plan *best = NULL;
-	struct stages st = { 0 };
+	struct sweep w = { .g = g, .rq = rq, .rng = rq->seed ? rq->seed : 1,
+			   .samples = rq->samples > 0 ? rq->samples : APPROX_SAMPLES };
+	struct solve_opts so = { .time_limit = rq->time_limit, .relaxation = 1,
+				 .lp_method = rq->lp_method, .on_lp = on_lp, .lp_ctx = &w,
+				 .label = "LP relaxations over the eps grid",
+				 .progress = rq->progress, .ctx = rq->ctx };
+	uint64_t lb = graph_lower_bound(g), room = rq->budget - g->fixed_memory;
+	double ub[sizeof(eps_grid) / sizeof(eps_grid[0])];
+	struct milp_result res = { 0 };
+	struct remat_model rm;
+	int *ucols = NULL, rc = -1;
 	char names[128];
 
 	if (ops == NULL) {
@@ -136,92 +182,66 @@ int approx_run(const struct graph *g, const struct solve_request *rq,
 		return cm_errorf(err, "unknown solver '%s' (built: %s)", rq->solver, names);
 	}
 	snprintf(out->solver, sizeof(out->solver), "%s", ops->name);
-	sstar = malloc((size_t)g->n * (size_t)g->n * sizeof(double) + 1);
-	if (sstar == NULL || stages_init(&st, g->n, err)) {
-		if (sstar == NULL)
+	if (remat_build(g, rq->budget, &rq->model, &rm, err))
+		return -1;
+	w.rm = &rm;
+	out->cols = rm.milp.ncols;
+	out->rows = rm.milp.nrows;
+	out->nnz = rm.milp.nnz;
+	/* The grid's LPs differ only in the bound of the U columns, so one
+	 * model is solved once and re-solved from its basis for each eps. */
+	for (size_t e = 0; e < sizeof(eps_grid) / sizeof(eps_grid[0]); e++) {
+		uint64_t shrunk = g->fixed_memory + (uint64_t)floor((double)room * (1 - eps_grid[e]));
+
+		if (shrunk >= lb) /* a smaller budget fits no plan */
+			ub[so.n_sweep++] = (double)((shrunk - g->fixed_memory) / rm.unit);
+	}
+	so.sweep_ub = ub;
+	w.sstar = malloc((size_t)g->n * (size_t)g->n * sizeof(double) + 1);
+	ucols = malloc(((size_t)g->n * (size_t)g->n + 1) * sizeof(int));
+	if (w.sstar == NULL || ucols == NULL || stages_init(&w.st, g->n, err)) {
+		if (w.sstar == NULL || ucols == NULL)
 			cm_errorf(err, "out of memory");
 		goto out;
 	}
-	for (size_t e = 0; e < sizeof(eps_grid) / sizeof(eps_grid[0]); e++) {
-		uint64_t room = rq->budget - g->fixed_memory;
-		uint64_t shrunk = g->fixed_memory + (uint64_t)floor((double)room * (1 - eps_grid[e]));
-		double left = rq->time_limit > 0 ? rq->time_limit - (cm_clock() - t0) : 0;
-		struct milp_result res = { 0 };
-		struct remat_model rm;
-		char label[64];
-		int got;
-
-		if (rq->time_limit > 0 && left <= 0)
-			break;
-		if (shrunk < lb)
-			continue; /* no plan fits a budget this small */
-		/* A plan that meets the bound cannot be improved on. */
-		if (best && out->has_lower_bound &&
-		    num_le(best_cost, graph_round_bound(g, out->lower_bound)))
-			break;
-		snprintf(label, sizeof(label), "LP relaxation %zu of %zu (eps %g)", e + 1,
-			 sizeof(eps_grid) / sizeof(eps_grid[0]), eps_grid[e]);
-		got = strategy_lp_relaxation(g, rq, ops, shrunk, left, label, &rm, &res, err);
-		if (got < 0)
-			goto out;
-		if (e == 0) {
-			out->cols = rm.milp.ncols;
-			out->rows = rm.milp.nrows;
-			out->nnz = rm.milp.nnz;
-			/* The relaxation at the full budget bounds every plan. */
-			if (got) {
-				out->has_lower_bound = 1;
-				out->lower_bound = res.objective;
-			}
-			lp_infeasible = res.status == MILP_INFEASIBLE;
-		}
-		if (got) {
-			remat_fractional_s(&rm, res.x, sstar);
-			for (size_t k = 0; k < sizeof(thresholds) / sizeof(thresholds[0]) && rc != -2; k++)
-				if (try_rounding(g, sstar, thresholds[k], &rng, rq->budget, &st, &best,
-						 &best_cost, err))
-					rc = -2;
-			for (int k = 0; k < samples && rc != -2; k++)
-				if (try_rounding(g, sstar, -1, &rng, rq->budget, &st, &best, &best_cost,
-						 err))
-					rc = -2;
-		}
-		milp_result_release(&res);
-		remat_release(&rm);
-		if (rc == -2) {
-			rc = -1;
-			goto out;
-		}
-		if (lp_infeasible)
-			break;
+	for (size_t c = 0; c < (size_t)g->n * (size_t)g->n; c++)
+		if (rm.u[c] >= 0)
+			ucols[so.n_sweep_cols++] = rm.u[c];
+	so.sweep_cols = ucols;
+	if (solver_solve(ops, &rm.milp, &so, &res, err))
+		goto out;
+	if (w.failed) {
+		*err = w.err;
+		goto out;
 	}
-	if (best != NULL) {
-		double bound = out->lower_bound;
-		int has_bound = out->has_lower_bound;
-
-		if (strategy_adopt(g, "approx", rq->budget, best, out, err)) {
-			best = NULL;
+	if (w.best != NULL) {
+		if (strategy_adopt(g, "approx", rq->budget, w.best, out, err)) {
+			w.best = NULL;
 			goto out;
 		}
-		best = NULL;
+		w.best = NULL;
 		snprintf(out->plan->solver, sizeof(out->plan->solver), "%s", ops->name);
 		out->objective = out->sim.cost;
 		strategy_set_status(out, "feasible");
-		if (has_bound)
-			strategy_set_bound(g, out, bound);
-	} else if (lp_infeasible) {
+		if (w.has_bound)
+			strategy_set_bound(g, out, w.bound);
+	} else if (w.lp_infeasible) {
 		strategy_set_status(out, "infeasible");
 		snprintf(out->why, sizeof(out->why), "the LP relaxation is infeasible, so no plan fits");
 	} else {
+		if (w.has_bound)
+			strategy_set_bound(g, out, w.bound);
 		strategy_set_status(out, "no_plan");
 		snprintf(out->why, sizeof(out->why), "no rounding of the LP fits the budget%s",
-			 rq->time_limit > 0 && cm_clock() - t0 >= rq->time_limit ?
-			 " within the time limit" : "");
+			 res.status == MILP_NO_SOLUTION ? " within the time limit" : "");
 	}
 	rc = 0;
 out:
-	plan_free(best);
-	stages_release(&st);
-	free(sstar);
+	milp_result_release(&res);
+	remat_release(&rm);
+	plan_free(w.best);
+	stages_release(&w.st);
+	free(w.sstar);
+	free(ucols);
 	return rc;
 }

@@ -12,6 +12,7 @@
 #include <Clp_C_Interface.h>
 #pragma GCC diagnostic pop
 #include <float.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -205,12 +206,68 @@ out:
 	return rc;
 }
 
+/* The LP's outcome from the model into res. 0, or -1 with err set. */
+static int clp_result(Clp_Simplex *model, const struct milp *m, struct milp_result *res,
+		      struct cm_error *err)
+{
+	memset(res, 0, sizeof(*res));
+	if (Clp_isProvenOptimal(model)) {
+		res->status = MILP_OPTIMAL;
+		res->x = malloc((size_t)m->ncols * sizeof(double) + 1);
+		if (res->x == NULL)
+			return cm_errorf(err, "out of memory");
+		memcpy(res->x, Clp_getColSolution(model), (size_t)m->ncols * sizeof(double));
+		res->objective = res->bound = Clp_objectiveValue(model);
+		res->has_bound = 1;
+	} else if (Clp_isProvenPrimalInfeasible(model)) {
+		res->status = MILP_INFEASIBLE;
+	} else if (Clp_status(model) == 3) {
+		res->status = MILP_NO_SOLUTION; /* stopped on its limits */
+	} else {
+		return cm_errorf(err, "clp: the LP failed (status %d)", Clp_status(model));
+	}
+	return 0;
+}
+
+/* The rest of a sweep (solve_opts.sweep_ub): each LP from the previous
+ * basis by the dual simplex, while the last one was solved. */
+static int clp_sweep(Clp_Simplex *model, const struct milp *m, const struct solve_opts *o,
+		     const struct csc *c, int status, double t0, struct cm_error *err)
+{
+	double *ub = malloc((size_t)m->ncols * sizeof(double) + 1);
+
+	if (ub == NULL)
+		return cm_errorf(err, "out of memory");
+	memcpy(ub, c->chi, (size_t)m->ncols * sizeof(double));
+	for (int k = 1; k < o->n_sweep && status == MILP_OPTIMAL; k++) {
+		struct milp_result r;
+		int stop;
+
+		for (int i = 0; i < o->n_sweep_cols; i++)
+			ub[o->sweep_cols[i]] = o->sweep_ub[k];
+		Clp_chgColumnUpper(model, ub);
+		if (o->time_limit > 0)
+			Clp_setMaximumSeconds(model, fmax(o->time_limit - (cm_clock() - t0), 0.01));
+		Clp_dual(model, 0);
+		if (clp_result(model, m, &r, err)) {
+			free(ub);
+			return -1;
+		}
+		stop = o->on_lp(o->lp_ctx, k, &r);
+		status = stop ? MILP_NO_SOLUTION : r.status;
+		milp_result_release(&r);
+	}
+	free(ub);
+	return 0;
+}
+
 /* The LP relaxation through Clp, Cbc's own LP solver. */
 static int clp_solve_lp(const struct milp *m, const struct solve_opts *o,
 			struct milp_result *res, struct cm_error *err)
 {
 	Clp_Simplex *model = Clp_newModel();
 	struct csc c = { 0 };
+	double t0 = cm_clock();
 	int rc = -1;
 
 	memset(res, 0, sizeof(*res));
@@ -236,26 +293,15 @@ static int clp_solve_lp(const struct milp *m, const struct solve_opts *o,
 	default:
 		Clp_initialSolve(model);
 	}
-	if (Clp_isProvenOptimal(model)) {
-		res->status = MILP_OPTIMAL;
-		res->x = malloc((size_t)m->ncols * sizeof(double) + 1);
-		if (res->x == NULL) {
-			cm_errorf(err, "out of memory");
-			goto out;
-		}
-		memcpy(res->x, Clp_getColSolution(model), (size_t)m->ncols * sizeof(double));
-		res->objective = res->bound = Clp_objectiveValue(model);
-		res->has_bound = 1;
-	} else if (Clp_isProvenPrimalInfeasible(model)) {
-		res->status = MILP_INFEASIBLE;
-	} else if (Clp_status(model) == 3) {
-		res->status = MILP_NO_SOLUTION; /* stopped on its limits */
-	} else {
-		cm_errorf(err, "clp: the LP failed (status %d)", Clp_status(model));
+	if (clp_result(model, m, res, err))
 		goto out;
-	}
+	if (o->on_lp && (o->on_lp(o->lp_ctx, 0, res) == 0) &&
+	    clp_sweep(model, m, o, &c, res->status, t0, err))
+		goto out;
 	rc = 0;
 out:
+	if (rc)
+		milp_result_release(res);
 	csc_free(&c);
 	if (model)
 		Clp_deleteModel(model);

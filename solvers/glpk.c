@@ -170,6 +170,72 @@ static int interior(glp_prob *p, const struct milp *m, struct milp_result *res,
 	return 0;
 }
 
+/* glp_simplex on p (the dual simplex unless the primal is asked for: on
+ * our models it is 3-4x faster at the MIP root and 27x on the 100-node
+ * random graph's LP, docs/benchmarks.md), its outcome in res, with x when
+ * want_x and optimal. 0, or -1 with err set. */
+static int simplex(glp_prob *p, const struct milp *m, struct glpk_ctx *c, int presolve,
+		   int want_x, struct milp_result *res, struct cm_error *err)
+{
+	glp_smcp sm;
+	int st;
+
+	memset(res, 0, sizeof(*res));
+	glp_init_smcp(&sm);
+	sm.msg_lev = GLP_MSG_OFF;
+	sm.presolve = presolve;
+	sm.meth = c->o->lp_method == LP_PRIMAL ? GLP_PRIMAL : GLP_DUALP;
+	sm.tm_lim = ms_left(c);
+	st = glp_simplex(p, &sm);
+	if (st == GLP_ENOPFS || (st == 0 && glp_get_status(p) == GLP_NOFEAS)) {
+		res->status = MILP_INFEASIBLE;
+		return 0;
+	}
+	if (st != 0 || glp_get_status(p) != GLP_OPT) {
+		res->status = MILP_NO_SOLUTION;
+		return st == GLP_ETMLIM ? 0 : cm_errorf(err, "glpk: the LP failed (code %d)", st);
+	}
+	res->status = MILP_OPTIMAL;
+	res->objective = res->bound = glp_get_obj_val(p);
+	res->has_bound = 1;
+	if (!want_x)
+		return 0;
+	res->x = malloc((size_t)m->ncols * sizeof(double) + 1);
+	if (res->x == NULL)
+		return cm_errorf(err, "out of memory");
+	for (int j = 0; j < m->ncols; j++)
+		res->x[j] = glp_get_col_prim(p, j + 1);
+	return 0;
+}
+
+/* A sweep (solve_opts.sweep_ub) after its first LP: each next LP from the
+ * previous basis (presolve GLP_OFF) or afresh (after the interior point,
+ * which leaves no basis). 0, or -1 with err set. */
+static int sweep(glp_prob *p, const struct milp *m, struct glpk_ctx *c,
+		 const struct milp_result *first, int presolve, struct cm_error *err)
+{
+	const struct solve_opts *o = c->o;
+	int status = first->status;
+
+	if (o->on_lp(o->lp_ctx, 0, first))
+		return 0;
+	for (int k = 1; k < o->n_sweep && status == MILP_OPTIMAL; k++) {
+		struct milp_result r;
+
+		for (int i = 0; i < o->n_sweep_cols; i++) {
+			int j = o->sweep_cols[i];
+
+			glp_set_col_bnds(p, j + 1, m->clo[j] < o->sweep_ub[k] ? GLP_DB : GLP_FX,
+					 m->clo[j], o->sweep_ub[k]);
+		}
+		if (simplex(p, m, c, presolve, 1, &r, err))
+			return -1;
+		status = o->on_lp(o->lp_ctx, k, &r) ? MILP_NO_SOLUTION : r.status;
+		milp_result_release(&r);
+	}
+	return 0;
+}
+
 /* The root LP, then (when mip) branch and bound. */
 static int glpk_run(const struct milp *m, const struct solve_opts *o,
 		    struct milp_result *res, struct cm_error *err, int mip)
@@ -177,7 +243,6 @@ static int glpk_run(const struct milp *m, const struct solve_opts *o,
 	struct glpk_ctx c = { .o = o, .m = m, .t0 = cm_clock() };
 	volatile int rc = -1;
 	glp_prob *volatile p = NULL;
-	glp_smcp sm;
 	glp_iocp io;
 	int st;
 
@@ -209,41 +274,21 @@ static int glpk_run(const struct milp *m, const struct solve_opts *o,
 	glp_scale_prob(p, GLP_SF_AUTO);
 	if (!mip && o->lp_method == LP_BARRIER) {
 		rc = interior(p, m, res, err);
+		if (rc == 0 && o->on_lp)
+			rc = sweep(p, m, &c, res, GLP_ON, err);
 		if (rc <= 0)
 			goto out;
 		rc = -1; /* no convergence: the dual simplex instead */
 	}
-	glp_init_smcp(&sm);
-	sm.msg_lev = GLP_MSG_OFF;
-	sm.presolve = GLP_ON;
-	/* The dual simplex unless the primal is asked for: on our models it
-	 * is 3-4x faster at the MIP root and 27x on the 100-node random
-	 * graph's LP (docs/benchmarks.md). */
-	sm.meth = o->lp_method == LP_PRIMAL ? GLP_PRIMAL : GLP_DUALP;
-	sm.tm_lim = ms_left(&c);
-	st = glp_simplex(p, &sm);
-	if (st == GLP_ENOPFS || (st == 0 && glp_get_status(p) == GLP_NOFEAS)) {
-		res->status = MILP_INFEASIBLE;
-		rc = 0;
+	if (simplex(p, m, &c, GLP_ON, !mip, res, err))
 		goto out;
-	}
-	if (st != 0 || glp_get_status(p) != GLP_OPT) {
-		/* Time ran out in the root LP (or it failed): no bound yet. */
-		res->status = MILP_NO_SOLUTION;
-		rc = st == GLP_ETMLIM ? 0 : cm_errorf(err, "glpk: root LP failed (code %d)", st);
-		goto out;
-	}
 	if (!mip) {
-		res->status = MILP_OPTIMAL;
-		res->x = malloc((size_t)m->ncols * sizeof(double) + 1);
-		if (res->x == NULL) {
-			cm_errorf(err, "out of memory");
-			goto out;
-		}
-		for (int j = 0; j < m->ncols; j++)
-			res->x[j] = glp_get_col_prim(p, j + 1);
-		res->objective = res->bound = glp_get_obj_val(p);
-		res->has_bound = 1;
+		rc = o->on_lp ? sweep(p, m, &c, res, GLP_OFF, err) : 0;
+		goto out;
+	}
+	if (res->status != MILP_OPTIMAL) {
+		/* Infeasible, or time ran out in the root LP: no bound yet. */
+		res->has_bound = 0;
 		rc = 0;
 		goto out;
 	}

@@ -47,7 +47,7 @@ void milp_result_release(struct milp_result *res)
 }
 
 /* Messages from the child: a tag, then a fixed payload. */
-enum { MSG_PROGRESS = 'P', MSG_RESULT = 'R', MSG_ERROR = 'E' };
+enum { MSG_PROGRESS = 'P', MSG_RESULT = 'R', MSG_ERROR = 'E', MSG_LP = 'L' };
 
 struct msg_result {
 	int status, has_bound, has_x;
@@ -115,6 +115,21 @@ static void child_progress(void *ctx, const struct solve_progress *p)
 		write_all(child_fd, p, sizeof(*p));
 }
 
+static int child_ncols;
+
+/* One LP of a sweep: the tag, its number, a msg_result, then x. */
+static int child_on_lp(void *ctx, int k, const struct milp_result *r)
+{
+	struct msg_result mr = { r->status, r->has_bound, r->x != NULL, r->objective, r->bound };
+	char tag = MSG_LP;
+
+	(void)ctx;
+	if (write_all(child_fd, &tag, 1) == 0 && write_all(child_fd, &k, sizeof(k)) == 0 &&
+	    write_all(child_fd, &mr, sizeof(mr)) == 0 && r->x)
+		write_all(child_fd, r->x, (size_t)child_ncols * sizeof(double));
+	return 0;
+}
+
 static void run_child(const struct solver_ops *ops, const struct milp *m,
 		      const struct solve_opts *o, int fd)
 {
@@ -135,6 +150,9 @@ static void run_child(const struct solver_ops *ops, const struct milp *m,
 	}
 	co.progress = child_progress;
 	co.ctx = NULL;
+	child_ncols = m->ncols;
+	if (o->on_lp)
+		co.on_lp = child_on_lp;
 	if ((o->relaxation ? ops->solve_lp : ops->solve)(m, &co, &res, &err)) {
 		tag = MSG_ERROR;
 		write_all(fd, &tag, 1);
@@ -178,8 +196,9 @@ static int wait_readable(int fd, double wait)
 
 /* Receives the child's messages until its result, an error or the
  * deadline, reporting progress about once a second from here (the child's
- * own reports only update what is known). Returns 0 with res filled, -1
- * with err set, or -2 at the deadline (res->bound then holds the last bound
+ * own reports only update what is known) and passing each LP of a sweep
+ * to o->on_lp. Returns 0 with res filled, -1 with err set, or -2 at the
+ * deadline or when on_lp asks to stop (res->bound then holds the last bound
  * reported). */
 static int receive(int fd, const struct milp *m, const struct solve_opts *o,
 		   double deadline, struct milp_result *res, struct cm_error *err)
@@ -220,6 +239,29 @@ static int receive(int fd, const struct milp *m, const struct solve_opts *o,
 				known.bound = res->bound = p.bound;
 				known.has_bound = res->has_bound = 1;
 			}
+		} else if (tag == MSG_LP) {
+			struct milp_result lp = { 0 };
+			struct msg_result mr;
+			int k, stop;
+
+			if ((rc = read_msg(fd, &k, sizeof(k), deadline, err)) ||
+			    (rc = read_msg(fd, &mr, sizeof(mr), deadline, err)))
+				return rc;
+			lp = (struct milp_result){ mr.status, mr.objective, mr.bound, mr.has_bound, NULL };
+			if (mr.has_x) {
+				lp.x = malloc((size_t)m->ncols * sizeof(double) + 1);
+				if (lp.x == NULL)
+					return cm_errorf(err, "out of memory");
+				if ((rc = read_msg(fd, lp.x, (size_t)m->ncols * sizeof(double), deadline,
+						   err))) {
+					free(lp.x);
+					return rc;
+				}
+			}
+			stop = o->on_lp(o->lp_ctx, k, &lp);
+			free(lp.x);
+			if (stop)
+				return -2; /* as at the deadline: the child is stopped */
 		} else if (tag == MSG_ERROR) {
 			char msg[sizeof(err->msg)];
 

@@ -32,6 +32,8 @@ enum lp_method { LP_AUTO, LP_DUAL, LP_PRIMAL, LP_BARRIER };
 /* The names of enum lp_method in order, for --lp-method. */
 extern const char *const lp_method_names[4];
 
+struct milp_result;
+
 struct solve_opts {
 	double time_limit;  /* seconds; <= 0 means none */
 	double gap;         /* relative gap at which to stop; 0 proves optimality */
@@ -39,6 +41,19 @@ struct solve_opts {
 	const double *start; /* a feasible point to start from (ncols values), or NULL */
 	int relaxation;     /* solver_solve: solve the LP relaxation (solve_lp) */
 	int lp_method;      /* enum lp_method, for solve_lp */
+	/* solve_lp only: after the LP, solve it n_sweep - 1 more times, the
+	 * upper bounds of the columns sweep_cols[0 .. n_sweep_cols) set to
+	 * sweep_ub[k] for the k-th (k >= 1), each from the previous basis
+	 * (the dual simplex, which a tightened bound leaves a dual feasible
+	 * start). When on_lp is set, every LP's result, the first included,
+	 * goes to it as soon as it is known (in the caller's process, while
+	 * the next LP runs); on_lp returns nonzero to stop the sweep. res
+	 * holds the first LP's. */
+	const int *sweep_cols;
+	int n_sweep_cols, n_sweep;
+	const double *sweep_ub;
+	int (*on_lp)(void *lp_ctx, int k, const struct milp_result *r);
+	void *lp_ctx;
 	/* Names the solve in progress reports ("LP relaxation 2 of 7", say);
 	 * may be NULL. */
 	const char *label;
