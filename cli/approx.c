@@ -131,9 +131,17 @@ struct sweep {
 	int samples;
 	struct plan *best;
 	double best_cost, bound;
-	int has_bound, lp_infeasible, failed;
+	int has_bound, lp_infeasible, failed, n_lp;
+	const double *eps;  /* of each LP of the sweep */
+	char label[64];     /* progress: the LP being solved */
 	struct cm_error err;
 };
+
+static void name_lp(struct sweep *w, int k)
+{
+	snprintf(w->label, sizeof(w->label), "LP relaxation %d of %d (eps %g)", k + 1, w->n_lp,
+		 w->eps[k]);
+}
 
 /* solve_opts.on_lp: rounds the k-th LP of the grid; stops the sweep after
  * an error or once a plan meets the bound (none can do better). */
@@ -147,6 +155,8 @@ static int on_lp(void *ctx, int k, const struct milp_result *r)
 		w->bound = r->objective;
 		w->lp_infeasible = r->status == MILP_INFEASIBLE;
 	}
+	if (k + 1 < w->n_lp)
+		name_lp(w, k + 1);
 	if (r->status != MILP_OPTIMAL || r->x == NULL)
 		return 0;
 	remat_fractional_s(w->rm, r->x, w->sstar);
@@ -168,10 +178,9 @@ int approx_run(const struct graph *g, const struct solve_request *rq,
 			   .samples = rq->samples > 0 ? rq->samples : APPROX_SAMPLES };
 	struct solve_opts so = { .time_limit = rq->time_limit, .relaxation = 1,
 				 .lp_method = rq->lp_method, .on_lp = on_lp, .lp_ctx = &w,
-				 .label = "LP relaxations over the eps grid",
-				 .progress = rq->progress, .ctx = rq->ctx };
+				 .label = w.label, .progress = rq->progress, .ctx = rq->ctx };
 	uint64_t lb = graph_lower_bound(g), room = rq->budget - g->fixed_memory;
-	double ub[sizeof(eps_grid) / sizeof(eps_grid[0])];
+	double ub[sizeof(eps_grid) / sizeof(eps_grid[0])], eps[sizeof(eps_grid) / sizeof(eps_grid[0])];
 	struct milp_result res = { 0 };
 	struct remat_model rm;
 	int *ucols = NULL, rc = -1;
@@ -193,10 +202,15 @@ int approx_run(const struct graph *g, const struct solve_request *rq,
 	for (size_t e = 0; e < sizeof(eps_grid) / sizeof(eps_grid[0]); e++) {
 		uint64_t shrunk = g->fixed_memory + (uint64_t)floor((double)room * (1 - eps_grid[e]));
 
-		if (shrunk >= lb) /* a smaller budget fits no plan */
-			ub[so.n_sweep++] = (double)((shrunk - g->fixed_memory) / rm.unit);
+		if (shrunk < lb)
+			continue; /* no plan fits a budget this small */
+		eps[so.n_sweep] = eps_grid[e];
+		ub[so.n_sweep++] = (double)((shrunk - g->fixed_memory) / rm.unit);
 	}
 	so.sweep_ub = ub;
+	w.eps = eps;
+	w.n_lp = so.n_sweep;
+	name_lp(&w, 0);
 	w.sstar = malloc((size_t)g->n * (size_t)g->n * sizeof(double) + 1);
 	ucols = malloc(((size_t)g->n * (size_t)g->n + 1) * sizeof(int));
 	if (w.sstar == NULL || ucols == NULL || stages_init(&w.st, g->n, err)) {
