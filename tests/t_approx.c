@@ -1,5 +1,6 @@
 /* The approx strategy: never over budget, and LP bound <= optimum <= approx. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../baselines/baseline.h"
@@ -140,6 +141,70 @@ static void bound_tests(void)
 	ok(bad == 0, "cbc and glpk, each LP method: the same LP bound on 20 random DAGs");
 }
 
+static int record_lp(void *ctx, int k, const struct milp_result *r)
+{
+	double *values = ctx;
+
+	values[k] = r->status == MILP_OPTIMAL ? r->objective : -1;
+	return 0;
+}
+
+/* A sweep's LPs (one model, U bounds shrunk, warm re-solves) have the values
+ * of the models built at each budget. */
+static void sweep_tests(void)
+{
+	static const double shrink[] = { 1, 0.95, 0.9, 0.8 };
+	struct cm_error err;
+	char path[512];
+	struct graph *g;
+	int bad = 0;
+
+	snprintf(path, sizeof(path), "%s/vgg16.json", tap_graph_dir());
+	g = graph_read_file(path, &err);
+	for (int s = 0; s < 2; s++) {
+		const struct solver_ops *ops = solver_find(s ? "glpk" : "cbc");
+		uint64_t lb = graph_lower_bound(g), budget = lb + (graph_peak_all(g) - lb) / 2;
+		double ub[4], swept[4] = { -1, -1, -1, -1 };
+		struct remat_model rm;
+		struct milp_result res;
+		int *cols = malloc((size_t)g->n * (size_t)g->n * sizeof(int)), n = 0;
+		struct solve_opts so = { .relaxation = 1, .sweep_ub = ub, .n_sweep = 4,
+					 .on_lp = record_lp, .lp_ctx = swept, .sweep_cols = cols };
+
+		remat_build(g, budget, &(struct remat_opts){ 0 }, &rm, &err);
+		for (int k = 0; k < 4; k++)
+			ub[k] = (double)((uint64_t)((double)budget * shrink[k]) / rm.unit);
+		for (int c = 0; c < g->n * g->n; c++)
+			if (rm.u[c] >= 0)
+				cols[n++] = rm.u[c];
+		so.n_sweep_cols = n;
+		if (solver_solve(ops, &rm.milp, &so, &res, &err) == 0)
+			milp_result_release(&res);
+		for (int k = 0; k < 4; k++) {
+			struct solve_request rq = { .solver = ops->name };
+			uint64_t b = (uint64_t)((double)budget * shrink[k]);
+			struct remat_model one;
+			struct milp_result r1;
+			int got = strategy_lp_relaxation(g, &rq, ops, b, 0, NULL, &one, &r1, &err);
+			double alone = got == 1 ? r1.objective : -1;
+
+			if (s == 0)
+				diag("cbc at x%.2f: swept %.10g, alone %.10g", shrink[k], swept[k], alone);
+			if (fabs(alone - swept[k]) > 1e-6 * fmax(1, fabs(alone)) && bad++ < 3)
+				diag("%s at %llu: swept %.10g, alone %.10g", ops->name,
+				     (unsigned long long)b, swept[k], alone);
+			if (got >= 0) {
+				milp_result_release(&r1);
+				remat_release(&one);
+			}
+		}
+		free(cols);
+		remat_release(&rm);
+	}
+	ok(bad == 0, "a sweep of four budgets on vgg16 (cbc, glpk): each LP's value as if solved alone");
+	graph_free(g);
+}
+
 int main(void)
 {
 	int bad = 0, cases = 0, found = 0;
@@ -198,5 +263,6 @@ int main(void)
 		graph_free(g);
 	}
 	bound_tests();
+	sweep_tests();
 	return tap_done();
 }
