@@ -30,6 +30,14 @@ const struct solver_ops *solver_find(const char *name)
 
 const char *const lp_method_names[4] = { "auto", "dual", "primal", "barrier" };
 
+int lp_method_find(const char *name)
+{
+	for (int i = 0; i < 4; i++)
+		if (strcmp(lp_method_names[i], name) == 0)
+			return i;
+	return -1;
+}
+
 void solver_names(char *buf, size_t len)
 {
 	size_t used = 0;
@@ -117,16 +125,24 @@ static void child_progress(void *ctx, const struct solve_progress *p)
 
 static int child_ncols;
 
-/* One LP of a sweep: the tag, its number, a msg_result, then x. */
-static int child_on_lp(void *ctx, int k, const struct milp_result *r)
+/* A result on the pipe: a msg_result, then x when there is one. */
+static int write_result(int fd, const struct milp_result *r)
 {
 	struct msg_result mr = { r->status, r->has_bound, r->x != NULL, r->objective, r->bound };
+
+	if (write_all(fd, &mr, sizeof(mr)))
+		return -1;
+	return r->x ? write_all(fd, r->x, (size_t)child_ncols * sizeof(double)) : 0;
+}
+
+/* One LP of a sweep: the tag, its number, then its result. */
+static int child_on_lp(void *ctx, int k, const struct milp_result *r)
+{
 	char tag = MSG_LP;
 
 	(void)ctx;
-	if (write_all(child_fd, &tag, 1) == 0 && write_all(child_fd, &k, sizeof(k)) == 0 &&
-	    write_all(child_fd, &mr, sizeof(mr)) == 0 && r->x)
-		write_all(child_fd, r->x, (size_t)child_ncols * sizeof(double));
+	if (write_all(child_fd, &tag, 1) == 0 && write_all(child_fd, &k, sizeof(k)) == 0)
+		write_result(child_fd, r);
 	return 0;
 }
 
@@ -158,14 +174,9 @@ static void run_child(const struct solver_ops *ops, const struct milp *m,
 		write_all(fd, &tag, 1);
 		write_all(fd, err.msg, sizeof(err.msg));
 	} else {
-		struct msg_result mr = { res.status, res.has_bound, res.x != NULL,
-					 res.objective, res.bound };
-
 		tag = MSG_RESULT;
-		write_all(fd, &tag, 1);
-		write_all(fd, &mr, sizeof(mr));
-		if (res.x)
-			write_all(fd, res.x, (size_t)m->ncols * sizeof(double));
+		if (write_all(fd, &tag, 1) == 0)
+			write_result(fd, &res);
 	}
 	close(fd);
 	_exit(0);
@@ -180,6 +191,25 @@ static int read_msg(int fd, void *buf, size_t len, double deadline, struct cm_er
 	if (rc == -1)
 		return cm_errorf(err, "the solver process died");
 	return rc;
+}
+
+/* Reads what write_result wrote into *r; its x (malloc'd) is the caller's
+ * to release, after an error too. */
+static int read_result(int fd, const struct milp *m, double deadline, struct milp_result *r,
+		       struct cm_error *err)
+{
+	struct msg_result mr;
+	int rc;
+
+	if ((rc = read_msg(fd, &mr, sizeof(mr), deadline, err)))
+		return rc;
+	*r = (struct milp_result){ mr.status, mr.objective, mr.bound, mr.has_bound, NULL };
+	if (!mr.has_x)
+		return 0;
+	r->x = malloc((size_t)m->ncols * sizeof(double) + 1);
+	if (r->x == NULL)
+		return cm_errorf(err, "out of memory");
+	return read_msg(fd, r->x, (size_t)m->ncols * sizeof(double), deadline, err);
 }
 
 /* Waits up to `wait` seconds for fd to become readable: 1 readable, 0 not. */
@@ -241,22 +271,12 @@ static int receive(int fd, const struct milp *m, const struct solve_opts *o,
 			}
 		} else if (tag == MSG_LP) {
 			struct milp_result lp = { 0 };
-			struct msg_result mr;
 			int k, stop;
 
 			if ((rc = read_msg(fd, &k, sizeof(k), deadline, err)) ||
-			    (rc = read_msg(fd, &mr, sizeof(mr), deadline, err)))
+			    (rc = read_result(fd, m, deadline, &lp, err))) {
+				free(lp.x);
 				return rc;
-			lp = (struct milp_result){ mr.status, mr.objective, mr.bound, mr.has_bound, NULL };
-			if (mr.has_x) {
-				lp.x = malloc((size_t)m->ncols * sizeof(double) + 1);
-				if (lp.x == NULL)
-					return cm_errorf(err, "out of memory");
-				if ((rc = read_msg(fd, lp.x, (size_t)m->ncols * sizeof(double), deadline,
-						   err))) {
-					free(lp.x);
-					return rc;
-				}
 			}
 			stop = o->on_lp(o->lp_ctx, k, &lp);
 			free(lp.x);
@@ -270,22 +290,7 @@ static int receive(int fd, const struct milp *m, const struct solve_opts *o,
 			msg[sizeof(msg) - 1] = '\0';
 			return cm_errorf(err, "%s", msg);
 		} else if (tag == MSG_RESULT) {
-			struct msg_result mr;
-
-			if ((rc = read_msg(fd, &mr, sizeof(mr), deadline, err)))
-				return rc;
-			res->status = mr.status;
-			res->objective = mr.objective;
-			res->bound = mr.bound;
-			res->has_bound = mr.has_bound;
-			if (mr.has_x) {
-				res->x = malloc((size_t)m->ncols * sizeof(double) + 1);
-				if (res->x == NULL)
-					return cm_errorf(err, "out of memory");
-				if ((rc = read_msg(fd, res->x, (size_t)m->ncols * sizeof(double), deadline, err)))
-					return rc;
-			}
-			return 0;
+			return read_result(fd, m, deadline, res, err);
 		} else {
 			return cm_errorf(err, "garbled message from the solver process");
 		}
