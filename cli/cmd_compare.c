@@ -216,26 +216,22 @@ static void point_row(struct csv_row *r, const struct graph *g, const struct col
 		      const struct baseline_point *p, uint64_t budget, double floor_cost,
 		      const double *bound)
 {
-	int fits = p->peak <= budget;
+	int fits = p->peak <= budget, proven = 0;
 
 	*r = (struct csv_row){ .graph = g->id, .strategy = c->name, .param = p->param,
 			       .budget = budget, .feasible = fits, .has_cost = 1,
 			       .cost = p->cost, .overhead = p->cost / floor_cost,
-			       .peak = p->peak, .seconds = p->seconds };
-	r->status = !fits ? "infeasible" : num_le(p->cost, floor_cost) ? "optimal" : "feasible";
-	if (fits && num_le(p->cost, floor_cost)) {
+			       .peak = p->peak, .seconds = p->seconds,
+			       .status = fits ? "feasible" : "infeasible" };
+	/* Without --bound, only the checkpoint-all floor, when met, is one. */
+	if (bound || (fits && num_le(p->cost, floor_cost))) {
 		r->has_lower_bound = 1;
-		r->lower_bound = floor_cost;
-	} else if (bound) {
-		/* As strategy_set_bound: a bound the cost meets proves it optimal. */
-		r->has_lower_bound = 1;
-		r->lower_bound = graph_round_bound(g, fmax(*bound, floor_cost));
-		if (fits && num_le(p->cost, r->lower_bound)) {
-			r->lower_bound = p->cost;
+		r->lower_bound = strategy_meet_bound(g, p->cost, fits,
+						     fmax(bound ? *bound : floor_cost, floor_cost),
+						     &proven);
+		if (proven)
 			r->status = "optimal";
-		}
 	}
-	r->gap = r->cost > 0 ? (r->cost - r->lower_bound) / r->cost : 0;
 }
 
 /* The solver columns (ilp, approx) at one budget, before the rows are

@@ -46,15 +46,23 @@ int strategy_adopt(const struct graph *g, const char *strategy, uint64_t budget,
 	return 0;
 }
 
-void strategy_set_bound(const struct graph *g, struct solve_outcome *out, double bound)
+double strategy_meet_bound(const struct graph *g, double cost, int fits, double bound,
+			   int *proven)
 {
 	bound = graph_round_bound(g, bound);
-	if (out->plan && out->sim.fits && num_le(out->sim.cost, bound)) {
-		/* A bound that the cost meets proves the plan optimal. */
-		bound = out->sim.cost;
-		if (strcmp(out->status, "feasible") == 0)
-			strategy_set_status(out, "optimal");
-	}
+	/* A bound that the cost meets proves the plan optimal. */
+	*proven = fits && num_le(cost, bound);
+	return *proven ? cost : bound;
+}
+
+void strategy_set_bound(const struct graph *g, struct solve_outcome *out, double bound)
+{
+	int proven;
+
+	bound = strategy_meet_bound(g, out->plan ? out->sim.cost : 0, out->plan && out->sim.fits,
+				    bound, &proven);
+	if (proven && strcmp(out->status, "feasible") == 0)
+		strategy_set_status(out, "optimal");
 	out->has_lower_bound = 1;
 	out->lower_bound = bound;
 	if (out->plan) {

@@ -91,6 +91,12 @@ int strategy_adopt(const struct graph *g, const char *strategy, uint64_t budget,
 /* Sets the outcome's status (and its plan's). */
 void strategy_set_status(struct solve_outcome *out, const char *status);
 
+/* A proven lower bound on the cost of the plans that fit, as reported for
+ * a plan of this cost: rounded by graph_round_bound, or the cost itself
+ * when the plan fits and meets it (*proven then set: it is optimal). */
+double strategy_meet_bound(const struct graph *g, double cost, int fits, double bound,
+			   int *proven);
+
 /* Records a proven lower bound on the cost of any plan that fits (rounded
  * by graph_round_bound) in the outcome and its plan; a fitting plan that
  * costs no more than the bound becomes "optimal". Set the status first. */
