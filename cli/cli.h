@@ -93,12 +93,12 @@ struct csv_row {
 	double cost, overhead;
 	uint64_t peak;
 	int has_lower_bound;
-	double lower_bound, gap;
+	double lower_bound;    /* the gap, (cost - bound) / cost, follows */
 	double seconds;
 };
 
 /* The row of one strategy's outcome at one budget: cost, overhead and peak
- * when it produced a plan (replayed), its bound and gap when it has one. */
+ * when it produced a plan (replayed), its bound when it has one. */
 struct solve_outcome;
 void csv_row_of_outcome(struct csv_row *r, const struct graph *g, const char *strategy,
 			uint64_t budget, const struct solve_outcome *o);

@@ -122,7 +122,7 @@ void csv_row(FILE *f, const struct csv_row *r)
 	fputc(',', f);
 	/* A plan over budget is no answer, so it has no gap. */
 	if (r->has_lower_bound && r->has_cost && r->feasible)
-		fprintf(f, "%.6g", r->gap);
+		fprintf(f, "%.6g", r->cost > 0 ? (r->cost - r->lower_bound) / r->cost : 0);
 	fprintf(f, ",%.3f,", r->seconds);
 	csv_text(f, r->status);
 	fputc('\n', f);
@@ -184,6 +184,5 @@ void csv_row_of_outcome(struct csv_row *r, const struct graph *g, const char *st
 		r->cost = o->sim.cost;
 		r->overhead = o->sim.cost / (floor_cost > 0 ? floor_cost : 1);
 		r->peak = o->sim.peak;
-		r->gap = r->cost > 0 ? (r->cost - r->lower_bound) / r->cost : 0;
 	}
 }
