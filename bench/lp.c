@@ -4,7 +4,6 @@
  * prints graph,solver,method,budget,columns,rows,nonzeros,status,lp,seconds */
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "../cli/cli.h"
 #include "../cli/strategy.h"
@@ -13,7 +12,7 @@
 
 int main(int argc, char **argv)
 {
-	struct solve_request rq = { .solver = argc > 3 ? argv[3] : "cbc", .lp_method = -1 };
+	struct solve_request rq = { .solver = argc > 3 ? argv[3] : "cbc" };
 	const char *method = argc > 4 ? argv[4] : "auto";
 	const struct solver_ops *ops = solver_find(rq.solver);
 	double cap = argc > 5 ? atof(argv[5]) : 600, t0;
@@ -23,9 +22,7 @@ int main(int argc, char **argv)
 	struct graph *g;
 	int got;
 
-	for (int i = 0; i < 4; i++)
-		if (strcmp(method, lp_method_names[i]) == 0)
-			rq.lp_method = i;
+	rq.lp_method = lp_method_find(method);
 	if (argc < 3 || ops == NULL || rq.lp_method < 0) {
 		fprintf(stderr, "usage: lp GRAPH BUDGET [cbc|glpk] [auto|dual|primal|barrier] "
 				"[CAP]\n");

@@ -1,7 +1,6 @@
 #include "options.h"
 
 #include <stdio.h>
-#include <string.h>
 
 #include "cli.h"
 
@@ -35,11 +34,9 @@ int cli_shared_option(const char *cmd, const char *help, int c, const char *arg,
 		s->threads = (int)v;
 		return 1;
 	case 'M':
-		for (int i = 0; i < 4; i++)
-			if (strcmp(arg, lp_method_names[i]) == 0) {
-				s->lp_method = i;
-				return 1;
-			}
+		s->lp_method = lp_method_find(arg);
+		if (s->lp_method >= 0)
+			return 1;
 		return cli_usage(cmd, "--lp-method must be auto, dual, primal or barrier, not '%s'",
 				 arg);
 	case 'h':

@@ -32,6 +32,9 @@ enum lp_method { LP_AUTO, LP_DUAL, LP_PRIMAL, LP_BARRIER };
 /* The names of enum lp_method in order, for --lp-method. */
 extern const char *const lp_method_names[4];
 
+/* The enum lp_method called name, or -1. */
+int lp_method_find(const char *name);
+
 struct milp_result;
 
 struct solve_opts {
