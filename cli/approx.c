@@ -50,10 +50,11 @@ static int try_rounding(const struct graph *g, const double *sstar, double thres
 		}
 	stages_drop_unused(g, st);
 	p = plan_new();
-	if (p == NULL || plan_from_stages(g, st, p, err) ||
-	    plan_simulate(g, p, budget, &r, err)) {
+	if (p == NULL)
+		return cm_errorf(err, "out of memory");
+	if (plan_from_stages(g, st, p, err) || plan_simulate(g, p, budget, &r, err)) {
 		plan_free(p);
-		return p ? -1 : cm_errorf(err, "out of memory");
+		return -1;
 	}
 	if (!r.valid) {
 		plan_free(p);
