@@ -67,6 +67,9 @@ int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
 /* Strict numeric option values; 0 or -1 with err set. */
 int cli_parse_double(const char *opt, const char *s, double lo, double hi,
 		     double *out, struct cm_error *err);
+/* The same for a whole number (counts, seeds). */
+int cli_parse_whole(const char *opt, const char *s, double lo, double hi, double *out,
+		    struct cm_error *err);
 
 /* An output file written whole or not at all: data goes to a temporary file
  * beside the target, renamed over it by out_commit. "-" is standard

@@ -88,8 +88,8 @@ static int parse_args(int argc, char **argv, struct compare_args *a)
 		case 'b': a->budgets = optarg; break;
 		case 'P': a->plot = optarg; break;
 		case 'n':
-			if (cli_parse_double("--sweep", optarg, 1, 10000, &v, &err) || v != (int)v)
-				return cli_usage("compare", "--sweep: expected a whole number from 1 to 10000");
+			if (cli_parse_whole("--sweep", optarg, 1, 10000, &v, &err))
+				return cli_usage("compare", "%s", err.msg);
 			a->sweep = (int)v;
 			break;
 		default:

@@ -1,7 +1,6 @@
 /* checkmate solve GRAPH --budget SIZE: one strategy at one budget; the plan
  * to a file, the figures to standard output and, with --csv, as a row. */
 #include <getopt.h>
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -65,14 +64,13 @@ static int parse_args(int argc, char **argv, struct solve_args *a)
 		case 'L': a->lp = optarg; break;
 		case 'B': a->bound = 1; break;
 		case 'R':
-			if (cli_parse_double("--seed", optarg, 0, 9007199254740992.0, &v, &err) ||
-			    v != floor(v))
-				return cli_usage("solve", "--seed: expected a whole number");
+			if (cli_parse_whole("--seed", optarg, 0, 9007199254740992.0, &v, &err))
+				return cli_usage("solve", "%s", err.msg);
 			a->seed = (unsigned long long)v;
 			break;
 		case 'N':
-			if (cli_parse_double("--samples", optarg, 0, 100000, &v, &err) || v != (int)v)
-				return cli_usage("solve", "--samples: expected a whole number from 0 to 100000");
+			if (cli_parse_whole("--samples", optarg, 0, 100000, &v, &err))
+				return cli_usage("solve", "%s", err.msg);
 			a->samples = (int)v;
 			break;
 		case 'b': a->budget = optarg; break;

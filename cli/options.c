@@ -29,8 +29,8 @@ int cli_shared_option(const char *cmd, const char *help, int c, const char *arg,
 			return cli_usage(cmd, "%s", err.msg);
 		return 1;
 	case 'T':
-		if (cli_parse_double("--threads", arg, 1, 256, &v, &err) || v != (int)v)
-			return cli_usage(cmd, "--threads: expected a whole number from 1 to 256");
+		if (cli_parse_whole("--threads", arg, 1, 256, &v, &err))
+			return cli_usage(cmd, "%s", err.msg);
 		s->threads = (int)v;
 		return 1;
 	case 'M':

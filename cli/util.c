@@ -77,6 +77,14 @@ int cli_parse_double(const char *opt, const char *s, double lo, double hi,
 	return 0;
 }
 
+int cli_parse_whole(const char *opt, const char *s, double lo, double hi, double *out,
+		    struct cm_error *err)
+{
+	if (cli_parse_double(opt, s, lo, hi, out, err) || *out != floor(*out))
+		return cm_errorf(err, "%s: expected a whole number from %.0f to %.0f", opt, lo, hi);
+	return 0;
+}
+
 void csv_header(FILE *f)
 {
 	fputs("graph,strategy,param,solver,budget,feasible,cost,overhead,"

@@ -117,6 +117,17 @@ ok $? "compare --bound --ilp: the baselines take the ilp's bound"
 run solve linear:8 --budget 6 --strategy approx --lp-method simplex
 [ "$rc" -eq 2 ] && [[ "$err" == *"--lp-method must be auto, dual, primal or barrier"* ]]
 ok $? "an unknown --lp-method is a usage error: $err"
+while read -r cmd opt bad want; do
+	run $cmd linear:4 --budget 6 "$opt" "$bad"
+	[ "$rc" -eq 2 ] && [[ "$err" == *"$opt: expected a whole number from $want"* ]]
+	ok $? "$cmd $opt $bad is a usage error: $err"
+done <<'EOF2'
+solve --seed 1.5 0 to 9007199254740992
+solve --samples -1 0 to 100000
+solve --threads 2.5 1 to 256
+compare --sweep x 1 to 10000
+maxbatch --threads 0 1 to 256
+EOF2
 for m in dual primal barrier; do
 	for s in cbc glpk; do
 		run solve linear:8 --budget 6 --strategy approx --lp-method $m --solver $s --csv - --no-header
