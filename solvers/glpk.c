@@ -209,8 +209,8 @@ static int simplex(glp_prob *p, const struct milp *m, struct glpk_ctx *c, int pr
 }
 
 /* A sweep (solve_opts.sweep_ub) after its first LP: each next LP from the
- * previous basis (presolve GLP_OFF) or afresh (after the interior point,
- * which leaves no basis). 0, or -1 with err set. */
+ * previous basis (presolve GLP_OFF) or afresh (sweep_fresh, or after the
+ * interior point, which leaves no basis). 0, or -1 with err set. */
 static int sweep(glp_prob *p, const struct milp *m, struct glpk_ctx *c,
 		 const struct milp_result *first, int presolve, struct cm_error *err)
 {
@@ -283,7 +283,7 @@ static int glpk_run(const struct milp *m, const struct solve_opts *o,
 	if (simplex(p, m, &c, GLP_ON, !mip, res, err))
 		goto out;
 	if (!mip) {
-		rc = o->on_lp ? sweep(p, m, &c, res, GLP_OFF, err) : 0;
+		rc = o->on_lp ? sweep(p, m, &c, res, o->sweep_fresh ? GLP_ON : GLP_OFF, err) : 0;
 		goto out;
 	}
 	if (res->status != MILP_OPTIMAL) {

@@ -48,7 +48,7 @@ struct solve_opts {
 	 * upper bounds of the columns sweep_cols[0 .. n_sweep_cols) set to
 	 * sweep_ub[k] for the k-th (k >= 1), each from the previous basis
 	 * (the dual simplex, which a tightened bound leaves a dual feasible
-	 * start). When on_lp is set, every LP's result, the first included,
+	 * start) unless sweep_fresh. When on_lp is set, every LP's result, the first included,
 	 * goes to it as soon as it is known (in the caller's process, while
 	 * the next LP runs); on_lp returns nonzero to stop the sweep. res
 	 * holds the first LP's. */
@@ -57,6 +57,10 @@ struct solve_opts {
 	const double *sweep_ub;
 	int (*on_lp)(void *lp_ctx, int k, const struct milp_result *r);
 	void *lp_ctx;
+	/* Re-solve each LP of the sweep from scratch instead (the Cbc
+	 * backend's Clp does so anyway on large models, where it is faster:
+	 * solvers/cbc.c). */
+	int sweep_fresh;
 	/* Names the solve in progress reports ("LP relaxation 2 of 7", say);
 	 * may be NULL. */
 	const char *label;

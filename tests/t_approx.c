@@ -149,8 +149,8 @@ static int record_lp(void *ctx, int k, const struct milp_result *r)
 	return 0;
 }
 
-/* A sweep's LPs (one model, U bounds shrunk, warm re-solves) have the values
- * of the models built at each budget. */
+/* A sweep's LPs (one model, U bounds shrunk, re-solved warm or from
+ * scratch) have the values of the models built at each budget. */
 static void sweep_tests(void)
 {
 	static const double shrink[] = { 1, 0.95, 0.9, 0.8 };
@@ -161,15 +161,16 @@ static void sweep_tests(void)
 
 	snprintf(path, sizeof(path), "%s/vgg16.json", tap_graph_dir());
 	g = graph_read_file(path, &err);
-	for (int s = 0; s < 2; s++) {
-		const struct solver_ops *ops = solver_find(s ? "glpk" : "cbc");
+	for (int s = 0; s < 4; s++) {
+		const struct solver_ops *ops = solver_find(s & 1 ? "glpk" : "cbc");
 		uint64_t lb = graph_lower_bound(g), budget = lb + (graph_peak_all(g) - lb) / 2;
 		double ub[4], swept[4] = { -1, -1, -1, -1 };
 		struct remat_model rm;
 		struct milp_result res;
 		int *cols = malloc((size_t)g->n * (size_t)g->n * sizeof(int)), n = 0;
 		struct solve_opts so = { .relaxation = 1, .sweep_ub = ub, .n_sweep = 4,
-					 .on_lp = record_lp, .lp_ctx = swept, .sweep_cols = cols };
+					 .on_lp = record_lp, .lp_ctx = swept, .sweep_cols = cols,
+					 .sweep_fresh = s >= 2 };
 
 		remat_build(g, budget, &(struct remat_opts){ 0 }, &rm, &err);
 		for (int k = 0; k < 4; k++)
@@ -191,8 +192,8 @@ static void sweep_tests(void)
 			if (s == 0)
 				diag("cbc at x%.2f: swept %.10g, alone %.10g", shrink[k], swept[k], alone);
 			if (fabs(alone - swept[k]) > 1e-6 * fmax(1, fabs(alone)) && bad++ < 3)
-				diag("%s at %llu: swept %.10g, alone %.10g", ops->name,
-				     (unsigned long long)b, swept[k], alone);
+				diag("%s (%s) at %llu: swept %.10g, alone %.10g", ops->name,
+				     s >= 2 ? "fresh" : "warm", (unsigned long long)b, swept[k], alone);
 			if (got >= 0) {
 				milp_result_release(&r1);
 				remat_release(&one);
@@ -201,7 +202,8 @@ static void sweep_tests(void)
 		free(cols);
 		remat_release(&rm);
 	}
-	ok(bad == 0, "a sweep of four budgets on vgg16 (cbc, glpk): each LP's value as if solved alone");
+	ok(bad == 0, "a sweep of four budgets on vgg16 (cbc, glpk; warm, fresh): each LP's value "
+		     "as if solved alone");
 	graph_free(g);
 }
 
