@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 awk -F, 'NR > 1 {
 	key = $1 SUBSEP $5
 	if (!(key in seen)) { seen[key] = 1; order[++n] = key; g[key] = $1; b[key] = $5 }
-	gap = ($11 == "" || $11 == 0) ? "" : sprintf(", gap %.2f%%", 100 * $11)
+	gap = ($11 == "" || $11 == 0) ? "" : sprintf(", gap %.3g%%", 100 * $11)
 	cell[key, $4] = sprintf("%s s, %s%s", $12, $13, gap)
 }
 END {
