@@ -18,6 +18,7 @@
  * least likely to matter. */
 static const double eps_grid[] = { 0, 0.1, 0.05, 0.2, 0.02, 0.3, 0.5 };
 static const double thresholds[] = { 0.5, 0.1, 0.2, 0.3, 0.4, 0.6, 0.7, 0.8, 0.9 };
+#define ROUNDINGS ((int)(sizeof(thresholds) / sizeof(thresholds[0])))
 #define APPROX_SAMPLES 16
 
 /* splitmix64: a small seeded generator, the same stream on every machine. */
@@ -30,24 +31,15 @@ static uint64_t next_random(uint64_t *state)
 	return z ^ (z >> 31);
 }
 
-/* Rounds S* (threshold, or at random when threshold < 0), completes R,
- * replays at budget; keeps the plan in *best when it fits and is cheaper. */
-static int try_rounding(const struct graph *g, const double *sstar, double threshold,
-			uint64_t *rng, uint64_t budget, struct stages *st,
-			struct plan **best, double *best_cost, struct cm_error *err)
+/* Completes R for the S in st, replays at budget; keeps the plan in *best
+ * when it fits and is cheaper. Returns 1 when it did, 0 when not, -1 with
+ * err set. */
+static int try_stages(const struct graph *g, uint64_t budget, struct stages *st,
+		      struct plan **best, double *best_cost, struct cm_error *err)
 {
 	struct plan *p;
 	struct sim_result r;
-	int n = g->n;
 
-	for (int t = 0; t < n; t++)
-		for (int i = 0; i < n; i++) {
-			double v = sstar[(size_t)t * (size_t)n + (size_t)i];
-			double u = threshold >= 0 ? threshold :
-				   (double)(next_random(rng) >> 11) / 9007199254740992.0;
-
-			STAGE_S(st, t, i) = i < t && v > 0 && v >= u && v > 1e-9;
-		}
 	stages_drop_unused(g, st);
 	p = plan_new();
 	if (p == NULL)
@@ -64,10 +56,29 @@ static int try_rounding(const struct graph *g, const double *sstar, double thres
 		plan_free(*best);
 		*best = p;
 		*best_cost = r.cost;
-	} else {
-		plan_free(p);
+		return 1;
 	}
+	plan_free(p);
 	return 0;
+}
+
+/* Rounds S* (threshold, or at random when threshold < 0) into st, then as
+ * try_stages. */
+static int try_rounding(const struct graph *g, const double *sstar, double threshold,
+			uint64_t *rng, uint64_t budget, struct stages *st,
+			struct plan **best, double *best_cost, struct cm_error *err)
+{
+	int n = g->n;
+
+	for (int t = 0; t < n; t++)
+		for (int i = 0; i < n; i++) {
+			double v = sstar[(size_t)t * (size_t)n + (size_t)i];
+			double u = threshold >= 0 ? threshold :
+				   (double)(next_random(rng) >> 11) / 9007199254740992.0;
+
+			STAGE_S(st, t, i) = i < t && v > 0 && v >= u && v > 1e-9;
+		}
+	return try_stages(g, budget, st, best, best_cost, err);
 }
 
 int strategy_lp_relaxation(const struct graph *g, const struct solve_request *rq,
@@ -131,7 +142,9 @@ struct sweep {
 	uint64_t rng;
 	int samples;
 	struct plan *best;
+	uint8_t *best_s;    /* the S of best */
 	double best_cost, bound;
+	double deadline;    /* cm_clock() at the time limit, 0 for none */
 	int has_bound, lp_infeasible, failed, n_lp;
 	const double *eps;  /* of each LP of the sweep */
 	char label[64];     /* progress: the LP being solved */
@@ -144,11 +157,60 @@ static void name_lp(struct sweep *w, int k)
 		 w->eps[k]);
 }
 
+struct candidate {
+	double v;
+	size_t at;
+};
+
+static int by_value_desc(const void *a, const void *b)
+{
+	double x = ((const struct candidate *)a)->v, y = ((const struct candidate *)b)->v;
+
+	return x > y ? -1 : x < y;
+}
+
+/* After an LP's roundings found a new best plan: keeps one more value at a
+ * time (S(t,i) = 1 where the LP has S*(t,i) > 0 and the plan does not keep
+ * it, largest S* first), each kept when the replayed plan is cheaper and
+ * still fits: a rounding tends to recompute more than it must. Stops at
+ * the time limit. 0, or -1 with w->err set. */
+static int improve(struct sweep *w)
+{
+	size_t n = (size_t)w->g->n, nc = 0;
+	struct candidate *c = malloc(n * n * sizeof(*c) + 1);
+
+	if (c == NULL)
+		return cm_errorf(&w->err, "out of memory");
+	for (size_t t = 0; t < n; t++)
+		for (size_t i = 0; i < t; i++)
+			if (w->sstar[t * n + i] > 1e-9 && !w->best_s[t * n + i])
+				c[nc++] = (struct candidate){ w->sstar[t * n + i], t * n + i };
+	qsort(c, nc, sizeof(*c), by_value_desc);
+	for (size_t k = 0; k < nc && (w->deadline <= 0 || cm_clock() < w->deadline); k++) {
+		int got;
+
+		if (w->best_s[c[k].at])
+			continue; /* kept since, by an earlier change */
+		memcpy(w->st.S, w->best_s, n * n);
+		w->st.S[c[k].at] = 1;
+		got = try_stages(w->g, w->rq->budget, &w->st, &w->best, &w->best_cost, &w->err);
+		if (got < 0) {
+			free(c);
+			return -1;
+		}
+		if (got > 0)
+			memcpy(w->best_s, w->st.S, n * n);
+	}
+	free(c);
+	return 0;
+}
+
 /* solve_opts.on_lp: rounds the k-th LP of the grid; stops the sweep after
  * an error or once a plan meets the bound (none can do better). */
 static int on_lp(void *ctx, int k, const struct milp_result *r)
 {
 	struct sweep *w = ctx;
+	int improved = 0;
 
 	if (k == 0) {
 		/* The relaxation at the full budget bounds every plan. */
@@ -161,12 +223,18 @@ static int on_lp(void *ctx, int k, const struct milp_result *r)
 	if (r->status != MILP_OPTIMAL || r->x == NULL)
 		return 0;
 	remat_fractional_s(w->rm, r->x, w->sstar);
-	for (size_t t = 0; t < sizeof(thresholds) / sizeof(thresholds[0]) && !w->failed; t++)
-		w->failed = try_rounding(w->g, w->sstar, thresholds[t], &w->rng, w->rq->budget,
-					 &w->st, &w->best, &w->best_cost, &w->err) != 0;
-	for (int i = 0; i < w->samples && !w->failed; i++)
-		w->failed = try_rounding(w->g, w->sstar, -1, &w->rng, w->rq->budget, &w->st,
-					 &w->best, &w->best_cost, &w->err) != 0;
+	for (int i = 0; i < ROUNDINGS + w->samples && !w->failed; i++) {
+		int got = try_rounding(w->g, w->sstar, i < ROUNDINGS ? thresholds[i] : -1, &w->rng,
+				       w->rq->budget, &w->st, &w->best, &w->best_cost, &w->err);
+
+		w->failed = got < 0;
+		if (got > 0) {
+			memcpy(w->best_s, w->st.S, (size_t)w->g->n * (size_t)w->g->n);
+			improved = 1;
+		}
+	}
+	if (improved && !w->failed)
+		w->failed = improve(w) != 0;
 	return w->failed || (w->best && w->has_bound &&
 			     num_le(w->best_cost, graph_round_bound(w->g, w->bound)));
 }
@@ -211,11 +279,13 @@ int approx_run(const struct graph *g, const struct solve_request *rq,
 	so.sweep_ub = ub;
 	w.eps = eps;
 	w.n_lp = so.n_sweep;
+	w.deadline = rq->time_limit > 0 ? cm_clock() + rq->time_limit : 0;
 	name_lp(&w, 0);
 	w.sstar = malloc((size_t)g->n * (size_t)g->n * sizeof(double) + 1);
+	w.best_s = malloc((size_t)g->n * (size_t)g->n + 1);
 	ucols = malloc(((size_t)g->n * (size_t)g->n + 1) * sizeof(int));
-	if (w.sstar == NULL || ucols == NULL || stages_init(&w.st, g->n, err)) {
-		if (w.sstar == NULL || ucols == NULL)
+	if (w.sstar == NULL || w.best_s == NULL || ucols == NULL || stages_init(&w.st, g->n, err)) {
+		if (w.sstar == NULL || w.best_s == NULL || ucols == NULL)
 			cm_errorf(err, "out of memory");
 		goto out;
 	}
@@ -257,6 +327,7 @@ out:
 	plan_free(w.best);
 	stages_release(&w.st);
 	free(w.sstar);
+	free(w.best_s);
 	free(ucols);
 	return rc;
 }
