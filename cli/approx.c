@@ -169,11 +169,14 @@ static int by_value_desc(const void *a, const void *b)
 	return x > y ? -1 : x < y;
 }
 
-/* After an LP's roundings found a new best plan: keeps one more value at a
- * time (S(t,i) = 1 where the LP has S*(t,i) > 0 and the plan does not keep
- * it, largest S* first), each kept when the replayed plan is cheaper and
- * still fits: a rounding tends to recompute more than it must. Stops at
- * the time limit. 0, or -1 with w->err set. */
+/* After an LP's roundings found a new best plan: a rounding tends to
+ * recompute more than it must, so values are kept longer, one at a time.
+ * For each (t, i) where the LP has S*(t,i) > 0 and the plan does not keep
+ * i, largest S* first, i is kept into stage t and the stages before it
+ * back to one that already keeps i (or to i's own stage; keeping it into t
+ * alone would only move its recomputation to stage t - 1); the change
+ * stays when the replayed plan is cheaper and still fits. Stops at the
+ * time limit. 0, or -1 with w->err set. */
 static int improve(struct sweep *w)
 {
 	size_t n = (size_t)w->g->n, nc = 0;
@@ -192,7 +195,9 @@ static int improve(struct sweep *w)
 		if (w->best_s[c[k].at])
 			continue; /* kept since, by an earlier change */
 		memcpy(w->st.S, w->best_s, n * n);
-		w->st.S[c[k].at] = 1;
+		for (size_t t = c[k].at / n, i = c[k].at % n, u = t;
+		     u > i && (u == t || !w->best_s[u * n + i]); u--)
+			w->st.S[u * n + i] = 1;
 		got = try_stages(w->g, w->rq->budget, &w->st, &w->best, &w->best_cost, &w->err);
 		if (got < 0) {
 			free(c);
