@@ -174,7 +174,7 @@ static int by_value_desc(const void *a, const void *b)
  * For each (t, i) where the LP has S*(t,i) > 0 and the plan does not keep
  * i, largest S* first, i is kept into stage t and the stages before it
  * back to one that already keeps i (or to i's own stage; keeping it into t
- * alone would only move its recomputation to stage t - 1); the change
+ * alone mostly moves its recomputation to stage t - 1); the change
  * stays when the replayed plan is cheaper and still fits. Stops at the
  * time limit. 0, or -1 with w->err set. */
 static int improve(struct sweep *w)
