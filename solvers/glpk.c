@@ -139,6 +139,26 @@ static int ms_left(const struct glpk_ctx *c)
 	return left <= 0 ? 1 : (int)fmin(left * 1000, 0x7fffffff);
 }
 
+/* An optimal LP into res: its value, which is also the bound, and (when
+ * want_x) its point, read column by column with prim (the simplex's or the
+ * interior point's). 0, or -1 with err set. */
+static int optimum(glp_prob *p, const struct milp *m, double value,
+		   double (*prim)(glp_prob *, int), int want_x, struct milp_result *res,
+		   struct cm_error *err)
+{
+	res->status = MILP_OPTIMAL;
+	res->objective = res->bound = value;
+	res->has_bound = 1;
+	if (!want_x)
+		return 0;
+	res->x = malloc((size_t)m->ncols * sizeof(double) + 1);
+	if (res->x == NULL)
+		return cm_errorf(err, "out of memory");
+	for (int j = 0; j < m->ncols; j++)
+		res->x[j] = prim(p, j + 1);
+	return 0;
+}
+
 /* The LP by glp_interior (which has no time limit of its own: the runner's
  * deadline bounds it). Its point is not a vertex, which the rounding of
  * approx does not need. Returns 0 with res filled, 1 when the method did
@@ -159,15 +179,7 @@ static int interior(glp_prob *p, const struct milp *m, struct milp_result *res,
 	}
 	if (st != 0 || glp_ipt_status(p) != GLP_OPT)
 		return 1;
-	res->x = malloc((size_t)m->ncols * sizeof(double) + 1);
-	if (res->x == NULL)
-		return cm_errorf(err, "out of memory");
-	for (int j = 0; j < m->ncols; j++)
-		res->x[j] = glp_ipt_col_prim(p, j + 1);
-	res->status = MILP_OPTIMAL;
-	res->objective = res->bound = glp_ipt_obj_val(p);
-	res->has_bound = 1;
-	return 0;
+	return optimum(p, m, glp_ipt_obj_val(p), glp_ipt_col_prim, 1, res, err);
 }
 
 /* glp_simplex on p (the dual simplex unless the primal is asked for: on
@@ -195,17 +207,7 @@ static int simplex(glp_prob *p, const struct milp *m, struct glpk_ctx *c, int pr
 		res->status = MILP_NO_SOLUTION;
 		return st == GLP_ETMLIM ? 0 : cm_errorf(err, "glpk: the LP failed (code %d)", st);
 	}
-	res->status = MILP_OPTIMAL;
-	res->objective = res->bound = glp_get_obj_val(p);
-	res->has_bound = 1;
-	if (!want_x)
-		return 0;
-	res->x = malloc((size_t)m->ncols * sizeof(double) + 1);
-	if (res->x == NULL)
-		return cm_errorf(err, "out of memory");
-	for (int j = 0; j < m->ncols; j++)
-		res->x[j] = glp_get_col_prim(p, j + 1);
-	return 0;
+	return optimum(p, m, glp_get_obj_val(p), glp_get_col_prim, want_x, res, err);
 }
 
 /* A sweep (solve_opts.sweep_ub) after its first LP: each next LP from the
