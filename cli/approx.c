@@ -31,54 +31,73 @@ static uint64_t next_random(uint64_t *state)
 	return z ^ (z >> 31);
 }
 
-/* Completes R for the S in st, replays at budget; keeps the plan in *best
- * when it fits and is cheaper. Returns 1 when it did, 0 when not, -1 with
- * err set. */
-static int try_stages(const struct graph *g, uint64_t budget, struct stages *st,
-		      struct plan **best, double *best_cost, struct cm_error *err)
+/* What the sweep's LPs feed: the roundings' best plan and the bound. */
+struct sweep {
+	const struct graph *g;
+	const struct solve_request *rq;
+	const struct remat_model *rm;
+	double *sstar;
+	struct stages st;
+	uint64_t rng;
+	int samples;
+	struct plan *best;
+	uint8_t *best_s;    /* the S of best */
+	double best_cost, bound;
+	double deadline;    /* cm_clock() at the time limit, 0 for none */
+	int has_bound, lp_infeasible, failed, n_lp;
+	const double *eps;  /* of each LP of the sweep */
+	char label[64];     /* progress: the LP being solved */
+	struct cm_error err;
+};
+
+/* Completes R for the S in w->st and replays the plan at the budget; keeps
+ * it (and its S) as the best when it fits and is cheaper. Returns 1 when it
+ * did, 0 when not, -1 with w->err set. */
+static int try_stages(struct sweep *w)
 {
+	const struct graph *g = w->g;
 	struct plan *p;
 	struct sim_result r;
 
-	stages_drop_unused(g, st);
+	stages_drop_unused(g, &w->st);
 	p = plan_new();
 	if (p == NULL)
-		return cm_errorf(err, "out of memory");
-	if (plan_from_stages(g, st, p, err) || plan_simulate(g, p, budget, &r, err)) {
+		return cm_errorf(&w->err, "out of memory");
+	if (plan_from_stages(g, &w->st, p, &w->err) ||
+	    plan_simulate(g, p, w->rq->budget, &r, &w->err)) {
 		plan_free(p);
 		return -1;
 	}
 	if (!r.valid) {
 		plan_free(p);
-		return cm_errorf(err, "internal error: a rounded plan is invalid: %s", r.why);
+		return cm_errorf(&w->err, "internal error: a rounded plan is invalid: %s", r.why);
 	}
-	if (r.fits && (*best == NULL || r.cost < *best_cost)) {
-		plan_free(*best);
-		*best = p;
-		*best_cost = r.cost;
+	if (r.fits && (w->best == NULL || r.cost < w->best_cost)) {
+		plan_free(w->best);
+		w->best = p;
+		w->best_cost = r.cost;
+		memcpy(w->best_s, w->st.S, (size_t)g->n * (size_t)g->n);
 		return 1;
 	}
 	plan_free(p);
 	return 0;
 }
 
-/* Rounds S* (threshold, or at random when threshold < 0) into st, then as
- * try_stages. */
-static int try_rounding(const struct graph *g, const double *sstar, double threshold,
-			uint64_t *rng, uint64_t budget, struct stages *st,
-			struct plan **best, double *best_cost, struct cm_error *err)
+/* Rounds w->sstar (at threshold, or at random when threshold < 0) into
+ * w->st, then as try_stages. */
+static int try_rounding(struct sweep *w, double threshold)
 {
-	int n = g->n;
+	int n = w->g->n;
 
 	for (int t = 0; t < n; t++)
 		for (int i = 0; i < n; i++) {
-			double v = sstar[(size_t)t * (size_t)n + (size_t)i];
+			double v = w->sstar[(size_t)t * (size_t)n + (size_t)i];
 			double u = threshold >= 0 ? threshold :
-				   (double)(next_random(rng) >> 11) / 9007199254740992.0;
+				   (double)(next_random(&w->rng) >> 11) / 9007199254740992.0;
 
-			STAGE_S(st, t, i) = i < t && v > 0 && v >= u && v > 1e-9;
+			STAGE_S(&w->st, t, i) = i < t && v > 0 && v >= u && v > 1e-9;
 		}
-	return try_stages(g, budget, st, best, best_cost, err);
+	return try_stages(w);
 }
 
 int strategy_lp_relaxation(const struct graph *g, const struct solve_request *rq,
@@ -132,24 +151,6 @@ int strategy_lp_bound(const struct graph *g, const struct solve_request *rq,
 	return 0;
 }
 
-/* What the sweep's LPs feed: the roundings' best plan and the bound. */
-struct sweep {
-	const struct graph *g;
-	const struct solve_request *rq;
-	const struct remat_model *rm;
-	double *sstar;
-	struct stages st;
-	uint64_t rng;
-	int samples;
-	struct plan *best;
-	uint8_t *best_s;    /* the S of best */
-	double best_cost, bound;
-	double deadline;    /* cm_clock() at the time limit, 0 for none */
-	int has_bound, lp_infeasible, failed, n_lp;
-	const double *eps;  /* of each LP of the sweep */
-	char label[64];     /* progress: the LP being solved */
-	struct cm_error err;
-};
 
 static void name_lp(struct sweep *w, int k)
 {
@@ -190,21 +191,16 @@ static int improve(struct sweep *w)
 				c[nc++] = (struct candidate){ w->sstar[t * n + i], t * n + i };
 	qsort(c, nc, sizeof(*c), by_value_desc);
 	for (size_t k = 0; k < nc && (w->deadline <= 0 || cm_clock() < w->deadline); k++) {
-		int got;
-
 		if (w->best_s[c[k].at])
 			continue; /* kept since, by an earlier change */
 		memcpy(w->st.S, w->best_s, n * n);
 		for (size_t t = c[k].at / n, i = c[k].at % n, u = t;
 		     u > i && (u == t || !w->best_s[u * n + i]); u--)
 			w->st.S[u * n + i] = 1;
-		got = try_stages(w->g, w->rq->budget, &w->st, &w->best, &w->best_cost, &w->err);
-		if (got < 0) {
+		if (try_stages(w) < 0) {
 			free(c);
 			return -1;
 		}
-		if (got > 0)
-			memcpy(w->best_s, w->st.S, n * n);
 	}
 	free(c);
 	return 0;
@@ -229,14 +225,10 @@ static int on_lp(void *ctx, int k, const struct milp_result *r)
 		return 0;
 	remat_fractional_s(w->rm, r->x, w->sstar);
 	for (int i = 0; i < ROUNDINGS + w->samples && !w->failed; i++) {
-		int got = try_rounding(w->g, w->sstar, i < ROUNDINGS ? thresholds[i] : -1, &w->rng,
-				       w->rq->budget, &w->st, &w->best, &w->best_cost, &w->err);
+		int got = try_rounding(w, i < ROUNDINGS ? thresholds[i] : -1);
 
 		w->failed = got < 0;
-		if (got > 0) {
-			memcpy(w->best_s, w->st.S, (size_t)w->g->n * (size_t)w->g->n);
-			improved = 1;
-		}
+		improved |= got > 0;
 	}
 	if (improved && !w->failed)
 		w->failed = improve(w) != 0;
