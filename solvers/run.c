@@ -28,11 +28,11 @@ const struct solver_ops *solver_find(const char *name)
 	return NULL;
 }
 
-const char *const lp_method_names[4] = { "auto", "dual", "primal", "barrier" };
+const char *const lp_method_names[LP_METHODS] = { "auto", "dual", "primal", "barrier" };
 
 int lp_method_find(const char *name)
 {
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < LP_METHODS; i++)
 		if (strcmp(lp_method_names[i], name) == 0)
 			return i;
 	return -1;

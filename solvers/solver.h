@@ -27,10 +27,10 @@ struct solve_progress {
  * simplex of either kind, or an interior-point method (Clp's barrier with
  * crossover; GLPK's glp_interior, which falls back to the dual simplex
  * when it does not converge). */
-enum lp_method { LP_AUTO, LP_DUAL, LP_PRIMAL, LP_BARRIER };
+enum lp_method { LP_AUTO, LP_DUAL, LP_PRIMAL, LP_BARRIER, LP_METHODS };
 
 /* The names of enum lp_method in order, for --lp-method. */
-extern const char *const lp_method_names[4];
+extern const char *const lp_method_names[LP_METHODS];
 
 /* The enum lp_method called name, or -1. */
 int lp_method_find(const char *name);
@@ -48,10 +48,10 @@ struct solve_opts {
 	 * upper bounds of the columns sweep_cols[0 .. n_sweep_cols) set to
 	 * sweep_ub[k] for the k-th (k >= 1), each from the previous basis
 	 * (the dual simplex, which a tightened bound leaves a dual feasible
-	 * start) unless sweep_fresh. When on_lp is set, every LP's result, the first included,
-	 * goes to it as soon as it is known (in the caller's process, while
-	 * the next LP runs); on_lp returns nonzero to stop the sweep. res
-	 * holds the first LP's. */
+	 * start) unless sweep_fresh. When on_lp is set, every LP's result,
+	 * the first included, goes to it as soon as it is known (in the
+	 * caller's process, while the next LP runs); on_lp returns nonzero to
+	 * stop the sweep. res holds the first LP's. */
 	const int *sweep_cols;
 	int n_sweep_cols, n_sweep;
 	const double *sweep_ub;

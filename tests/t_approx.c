@@ -116,7 +116,7 @@ static void bound_tests(void)
 		double first = -1;
 
 		for (int s = 0; s < 2; s++)
-			for (int m = LP_AUTO; m <= LP_BARRIER; m++) {
+			for (int m = LP_AUTO; m < LP_METHODS; m++) {
 				struct solve_request rq = { .strategy = "checkpoint-all", .bound = 1,
 							    .budget = lb + (peak - lb) / 2,
 							    .solver = s ? "glpk" : "cbc",
