@@ -137,9 +137,7 @@ int strategy_lp_bound(const struct graph *g, const struct solve_request *rq,
 				     "LP relaxation for the bound", &rm, &res, err);
 	if (got < 0)
 		return -1;
-	out->cols = rm.milp.ncols;
-	out->rows = rm.milp.nrows;
-	out->nnz = rm.milp.nnz;
+	strategy_set_model(out, &rm.milp);
 	if (got) {
 		double bound = fmax(res.objective, graph_total_cost(g));
 
@@ -260,9 +258,7 @@ int approx_run(const struct graph *g, const struct solve_request *rq,
 	if (remat_build(g, rq->budget, &rq->model, &rm, err))
 		return -1;
 	w.rm = &rm;
-	out->cols = rm.milp.ncols;
-	out->rows = rm.milp.nrows;
-	out->nnz = rm.milp.nnz;
+	strategy_set_model(out, &rm.milp);
 	/* The grid's LPs differ only in the bound of the U columns, so one
 	 * model is solved once and re-solved from its basis for each eps. */
 	for (size_t e = 0; e < sizeof(eps_grid) / sizeof(eps_grid[0]); e++) {

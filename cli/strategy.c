@@ -46,6 +46,13 @@ int strategy_adopt(const struct graph *g, const char *strategy, uint64_t budget,
 	return 0;
 }
 
+void strategy_set_model(struct solve_outcome *out, const struct milp *m)
+{
+	out->cols = m->ncols;
+	out->rows = m->nrows;
+	out->nnz = m->nnz;
+}
+
 double strategy_meet_bound(const struct graph *g, double cost, int fits, double bound,
 			   int *proven)
 {
@@ -196,9 +203,7 @@ static int run_ilp(const struct graph *g, const struct solve_request *rq,
 		if (remat_build(g, rq->budget, &mo, &rm, err))
 			return -1;
 	}
-	out->cols = rm.milp.ncols;
-	out->rows = rm.milp.nrows;
-	out->nnz = rm.milp.nnz;
+	strategy_set_model(out, &rm.milp);
 	if (rq->lp_out && milp_write_lp(&rm.milp, rq->lp_out)) {
 		cm_errorf(err, "writing the LP file failed");
 		goto out;

@@ -91,6 +91,9 @@ int strategy_adopt(const struct graph *g, const char *strategy, uint64_t budget,
 /* Sets the outcome's status (and its plan's). */
 void strategy_set_status(struct solve_outcome *out, const char *status);
 
+/* Records the size of the model the outcome's strategy built. */
+void strategy_set_model(struct solve_outcome *out, const struct milp *m);
+
 /* A proven lower bound on the cost of the plans that fit, as reported for
  * a plan of this cost: rounded by graph_round_bound, or the cost itself
  * when the plan fits and meets it (*proven then set: it is optimal). */
