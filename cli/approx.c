@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../graph/clock.h"
 #include "../graph/num.h"
@@ -45,6 +46,7 @@ struct sweep {
 	double best_cost, bound;
 	double deadline;    /* cm_clock() at the time limit, 0 for none */
 	int has_bound, lp_infeasible, failed, n_lp;
+	int jobs;           /* processes sharing the LPs (solve_opts.jobs) */
 	const double *eps;  /* of each LP of the sweep */
 	char label[64];     /* progress: the LP being solved */
 	struct cm_error err;
@@ -150,10 +152,47 @@ int strategy_lp_bound(const struct graph *g, const struct solve_request *rq,
 }
 
 
+/* The progress label once k LPs are done. */
 static void name_lp(struct sweep *w, int k)
 {
-	snprintf(w->label, sizeof(w->label), "LP relaxation %d of %d (eps %g)", k + 1, w->n_lp,
-		 w->eps[k]);
+	if (w->jobs > 1)
+		snprintf(w->label, sizeof(w->label), "LP relaxations, %d at a time: %d of %d done",
+			 w->jobs, k, w->n_lp);
+	else
+		snprintf(w->label, sizeof(w->label), "LP relaxation %d of %d (eps %g)", k + 1,
+			 w->n_lp, w->eps[k]);
+}
+
+/* The LPs of a model this large are solved from scratch each (the Cbc
+ * backend does so past a million nonzeros: solvers/cbc.c), so they lose
+ * nothing when processes share them, one per core; below, a warm re-solve
+ * takes well under a second and one process is best. */
+#define APPROX_JOBS_NNZ 1000000
+
+/* Each process holds its own copy of the solver's model: about 210 bytes
+ * per nonzero with Clp (9.6 GB for the 46.8 million nonzeros of
+ * random_layered_n1000). */
+#define APPROX_BYTES_PER_NNZ 210.0
+
+/* How many processes share the grid's n_lp LPs: the cores (at most
+ * --threads), as many as the free memory holds, 1 for small models. */
+static int sweep_jobs(const struct milp *m, const struct solve_request *rq, int n_lp)
+{
+	long cores = sysconf(_SC_NPROCESSORS_ONLN), pages = sysconf(_SC_AVPHYS_PAGES),
+	     page = sysconf(_SC_PAGESIZE);
+	double held = (double)m->nnz * APPROX_BYTES_PER_NNZ;
+	int jobs = cores > 1 ? (int)cores : 1;
+
+	if (m->nnz <= APPROX_JOBS_NNZ)
+		return 1;
+	if (rq->threads > 0 && rq->threads < jobs)
+		jobs = rq->threads;
+	if (n_lp < jobs)
+		jobs = n_lp;
+	if (pages > 0 && page > 0)
+		while (jobs > 1 && (double)jobs * held > 0.8 * (double)pages * (double)page)
+			jobs--;
+	return jobs;
 }
 
 struct candidate {
@@ -273,6 +312,7 @@ int approx_run(const struct graph *g, const struct solve_request *rq,
 	w.eps = eps;
 	w.n_lp = so.n_sweep;
 	w.deadline = rq->time_limit > 0 ? cm_clock() + rq->time_limit : 0;
+	so.jobs = w.jobs = sweep_jobs(&rm.milp, rq, so.n_sweep);
 	name_lp(&w, 0);
 	w.sstar = malloc((size_t)g->n * (size_t)g->n * sizeof(double) + 1);
 	w.best_s = malloc((size_t)g->n * (size_t)g->n + 1);

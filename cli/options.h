@@ -29,7 +29,9 @@
 	"                           the default); its best answer is then\n"         \
 	"                           reported with its gap\n"                         \
 	"      --gap FRAC           stop a MILP at this relative gap (default 0)\n"  \
-	"      --threads N          solver threads (Debian's cbc uses one)\n"        \
+	"      --threads N          solver threads (Debian's cbc uses one);\n"       \
+	"                           approx shares a large model's LPs among\n"       \
+	"                           at most N processes (default: a core each)\n"    \
 	"      --lp-method M        auto (default), dual, primal or barrier: how\n"  \
 	"                           LP relaxations are solved (approx, --bound)\n"   \
 	"  -q, --quiet              no messages on standard error\n"                 \

@@ -18,6 +18,9 @@
 /* Seconds the child gets past the limit to stop by itself and report. */
 #define RUN_GRACE 2.0
 
+/* Children that share a sweep at most. */
+#define RUN_MAX_JOBS 16
+
 static const struct solver_ops *const backends[] = { &solver_cbc, &solver_glpk };
 
 const struct solver_ops *solver_find(const char *name)
@@ -125,6 +128,9 @@ static void child_progress(void *ctx, const struct solve_progress *p)
 
 static int child_ncols;
 
+/* The sweep's LPs this child solves: first, first + stride, ... */
+static int child_first, child_stride = 1;
+
 /* A result on the pipe: a msg_result, then x when there is one. */
 static int write_result(int fd, const struct milp_result *r)
 {
@@ -135,23 +141,48 @@ static int write_result(int fd, const struct milp_result *r)
 	return r->x ? write_all(fd, r->x, (size_t)child_ncols * sizeof(double)) : 0;
 }
 
-/* One LP of a sweep: the tag, its number, then its result. */
+/* One LP of a sweep: the tag, its number in the whole sweep, then its
+ * result. */
 static int child_on_lp(void *ctx, int k, const struct milp_result *r)
 {
 	char tag = MSG_LP;
+	int global = child_first + k * child_stride;
 
 	(void)ctx;
-	if (write_all(child_fd, &tag, 1) == 0 && write_all(child_fd, &k, sizeof(k)) == 0)
+	if (write_all(child_fd, &tag, 1) == 0 && write_all(child_fd, &global, sizeof(global)) == 0)
 		write_result(child_fd, r);
 	return 0;
 }
 
+/* Narrows the sweep of *co to the share of child `first` of `stride`: its
+ * LPs' bounds into ub, and the model *share, a copy of m whose swept
+ * columns start at the share's first bound (chi, a copy of m's). */
+static void take_share(const struct milp *m, struct solve_opts *co, int first, int stride,
+		       struct milp *share, double *chi, double *ub)
+{
+	int n = 0;
+
+	for (int k = first; k < co->n_sweep; k += stride)
+		ub[n++] = co->sweep_ub[k];
+	memcpy(chi, m->chi, (size_t)m->ncols * sizeof(double));
+	for (int i = 0; i < co->n_sweep_cols; i++)
+		chi[co->sweep_cols[i]] = ub[0];
+	*share = *m;
+	share->chi = chi;
+	co->sweep_ub = ub;
+	co->n_sweep = n;
+	child_first = first;
+	child_stride = stride;
+}
+
 static void run_child(const struct solver_ops *ops, const struct milp *m,
-		      const struct solve_opts *o, int fd)
+		      const struct solve_opts *o, int first, int stride, int fd)
 {
 	struct solve_opts co = *o;
 	struct milp_result res = { 0 };
 	struct cm_error err = { "" };
+	struct milp share;
+	int rc;
 	char tag;
 
 	child_fd = fd;
@@ -169,7 +200,20 @@ static void run_child(const struct solver_ops *ops, const struct milp *m,
 	child_ncols = m->ncols;
 	if (o->on_lp)
 		co.on_lp = child_on_lp;
-	if ((o->relaxation ? ops->solve_lp : ops->solve)(m, &co, &res, &err)) {
+	if (stride > 1) {
+		double *chi = malloc((size_t)m->ncols * sizeof(double) + 1);
+		double *ub = malloc((size_t)o->n_sweep * sizeof(double) + 1);
+
+		if (chi == NULL || ub == NULL) {
+			rc = cm_errorf(&err, "out of memory");
+			goto report;
+		}
+		take_share(m, &co, first, stride, &share, chi, ub);
+		m = &share;
+	}
+	rc = (o->relaxation ? ops->solve_lp : ops->solve)(m, &co, &res, &err);
+report:
+	if (rc) {
 		tag = MSG_ERROR;
 		write_all(fd, &tag, 1);
 		write_all(fd, err.msg, sizeof(err.msg));
@@ -212,40 +256,102 @@ static int read_result(int fd, const struct milp *m, double deadline, struct mil
 	return read_msg(fd, r->x, (size_t)m->ncols * sizeof(double), deadline, err);
 }
 
-/* Waits up to `wait` seconds for fd to become readable: 1 readable, 0 not. */
-static int wait_readable(int fd, double wait)
+/* The runner's children: the read end of each one's pipe, and whether it
+ * has sent its result. */
+struct child {
+	pid_t pid;
+	int fd, done;
+};
+
+/* Waits up to `wait` seconds for a child still running to have something
+ * to read: its index, or -1. */
+static int wait_readable(const struct child *ch, int jobs, double wait)
 {
-	struct pollfd pfd = { fd, POLLIN, 0 };
+	struct pollfd pfd[RUN_MAX_JOBS];
 	int r;
 
+	for (int c = 0; c < jobs; c++)
+		pfd[c] = (struct pollfd){ ch[c].done ? -1 : ch[c].fd, POLLIN, 0 };
 	do
-		r = poll(&pfd, 1, wait > 0 ? (int)(wait * 1000) + 1 : 0);
+		r = poll(pfd, (nfds_t)jobs, wait > 0 ? (int)(wait * 1000) + 1 : 0);
 	while (r < 0 && errno == EINTR);
-	return r > 0;
+	for (int c = 0; r > 0 && c < jobs; c++)
+		if (pfd[c].revents)
+			return c;
+	return -1;
 }
 
-/* Receives the child's messages until its result, an error or the
- * deadline, reporting progress about once a second from here (the child's
- * own reports only update what is known) and passing each LP of a sweep
- * to o->on_lp. Returns 0 with res filled, -1 with err set, or -2 at the
- * deadline or when on_lp asks to stop (res->bound then holds the last bound
- * reported). */
-static int receive(int fd, const struct milp *m, const struct solve_opts *o,
-		   double deadline, struct milp_result *res, struct cm_error *err)
+/* The LPs of a sweep that arrived before an earlier one: on_lp sees them
+ * in the sweep's order whatever child finishes first, so that a sweep
+ * shared by several children gives the answer of one that is not. */
+struct inbox {
+	struct milp_result *lp; /* n_sweep, the ones that arrived */
+	char *have;
+	int next;               /* the LP that on_lp is to see next */
+};
+
+/* Passes on the LPs that are next in order, skipping those that a child
+ * ended without (its sweep stopped). 1 when on_lp asks to stop, else 0. */
+static int deliver(struct inbox *in, const struct child *ch, int jobs,
+		   const struct solve_opts *o)
+{
+	while (in->next < o->n_sweep) {
+		int k = in->next;
+
+		if (in->have[k]) {
+			int stop = o->on_lp(o->lp_ctx, k, &in->lp[k]);
+
+			milp_result_release(&in->lp[k]);
+			in->have[k] = 0;
+			in->next++;
+			if (stop)
+				return 1;
+		} else if (ch[k % jobs].done) {
+			in->next++;
+		} else {
+			break;
+		}
+	}
+	return 0;
+}
+
+/* Receives the children's messages until each has sent its result, an
+ * error, or the deadline, reporting progress about once a second from here
+ * (the children's own reports only update what is known) and passing each
+ * LP of a sweep to o->on_lp in order. res is child 0's result. Returns 0
+ * with res filled, -1 with err set, or -2 at the deadline or when on_lp
+ * asks to stop (res->bound then holds the last bound reported). */
+static int receive(const struct child *chin, int jobs, const struct milp *m,
+		   const struct solve_opts *o, double deadline, struct milp_result *res,
+		   struct cm_error *err)
 {
 	struct solve_progress known = { .label = o->label };
 	double t0 = cm_clock(), next_report = t0 + 1.0;
-	int rc;
+	struct child ch[RUN_MAX_JOBS];
+	struct inbox in = { 0 };
+	int running = jobs, rc = 0;
 
-	for (;;) {
+	memcpy(ch, chin, (size_t)jobs * sizeof(*ch));
+	if (o->on_lp) {
+		in.lp = calloc((size_t)o->n_sweep + 1, sizeof(*in.lp));
+		in.have = calloc((size_t)o->n_sweep + 1, 1);
+		if (in.lp == NULL || in.have == NULL) {
+			rc = cm_errorf(err, "out of memory");
+			goto out;
+		}
+	}
+	while (running > 0) {
 		double t = cm_clock(), wait = next_report - t;
+		int c, fd;
 		char tag;
 
 		if (deadline > 0 && deadline - t < wait)
 			wait = deadline - t;
-		if (deadline > 0 && t >= deadline)
-			return -2;
-		if (!wait_readable(fd, wait)) {
+		if (deadline > 0 && t >= deadline) {
+			rc = -2;
+			goto out;
+		}
+		if ((c = wait_readable(ch, jobs, wait)) < 0) {
 			if (cm_clock() >= next_report && o->progress) {
 				known.elapsed = cm_clock() - t0;
 				o->progress(o->ctx, &known);
@@ -254,13 +360,14 @@ static int receive(int fd, const struct milp *m, const struct solve_opts *o,
 				next_report = cm_clock() + 1.0;
 			continue;
 		}
+		fd = ch[c].fd;
 		if ((rc = read_msg(fd, &tag, 1, deadline, err)))
-			return rc;
+			goto out;
 		if (tag == MSG_PROGRESS) {
 			struct solve_progress p;
 
 			if ((rc = read_msg(fd, &p, sizeof(p), deadline, err)))
-				return rc;
+				goto out;
 			if (p.has_incumbent) {
 				known.incumbent = p.incumbent;
 				known.has_incumbent = 1;
@@ -271,71 +378,125 @@ static int receive(int fd, const struct milp *m, const struct solve_opts *o,
 			}
 		} else if (tag == MSG_LP) {
 			struct milp_result lp = { 0 };
-			int k, stop;
+			int k;
 
 			if ((rc = read_msg(fd, &k, sizeof(k), deadline, err)) ||
 			    (rc = read_result(fd, m, deadline, &lp, err))) {
 				free(lp.x);
-				return rc;
+				goto out;
 			}
-			stop = o->on_lp(o->lp_ctx, k, &lp);
-			free(lp.x);
-			if (stop)
-				return -2; /* as at the deadline: the child is stopped */
+			if (o->on_lp == NULL || k < in.next || k >= o->n_sweep || in.have[k]) {
+				free(lp.x);
+				rc = cm_errorf(err, "garbled message from the solver process");
+				goto out;
+			}
+			in.lp[k] = lp;
+			in.have[k] = 1;
+			if (deliver(&in, ch, jobs, o)) {
+				rc = -2; /* as at the deadline: the children are stopped */
+				goto out;
+			}
 		} else if (tag == MSG_ERROR) {
 			char msg[sizeof(err->msg)];
 
 			if ((rc = read_msg(fd, msg, sizeof(msg), deadline, err)))
-				return rc;
+				goto out;
 			msg[sizeof(msg) - 1] = '\0';
-			return cm_errorf(err, "%s", msg);
+			rc = cm_errorf(err, "%s", msg);
+			goto out;
 		} else if (tag == MSG_RESULT) {
-			return read_result(fd, m, deadline, res, err);
+			struct milp_result other = { 0 };
+
+			rc = read_result(fd, m, deadline, c == 0 ? res : &other, err);
+			free(other.x);
+			if (rc)
+				goto out;
+			ch[c].done = 1;
+			running--;
+			if (o->on_lp && deliver(&in, ch, jobs, o)) {
+				rc = -2;
+				goto out;
+			}
 		} else {
-			return cm_errorf(err, "garbled message from the solver process");
+			rc = cm_errorf(err, "garbled message from the solver process");
+			goto out;
 		}
 	}
+out:
+	for (int k = 0; in.have && k < o->n_sweep; k++)
+		milp_result_release(&in.lp[k]);
+	free(in.lp);
+	free(in.have);
+	return rc;
+}
+
+/* Starts child `first` of `jobs` (see run_child). 0, or -1 with err set. */
+static int spawn(const struct solver_ops *ops, const struct milp *m, const struct solve_opts *o,
+		 int first, int jobs, struct child *ch, struct cm_error *err)
+{
+	int fds[2];
+
+	if (pipe(fds) != 0)
+		return cm_errorf(err, "pipe: %s", strerror(errno));
+	ch->pid = fork();
+	if (ch->pid < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		return cm_errorf(err, "fork: %s", strerror(errno));
+	}
+	if (ch->pid == 0) {
+		close(fds[0]);
+		run_child(ops, m, o, first, jobs, fds[1]);
+	}
+	close(fds[1]);
+	ch->fd = fds[0];
+	ch->done = 0;
+	return 0;
 }
 
 int solver_solve(const struct solver_ops *ops, const struct milp *m,
 		 const struct solve_opts *o, struct milp_result *res,
 		 struct cm_error *err)
 {
-	int fds[2], rc, wstatus;
+	struct child ch[RUN_MAX_JOBS];
+	int jobs = 1, started, rc = 0, crashed = 0;
 	double deadline = 0;
-	pid_t pid;
 
+	if (o->relaxation && o->on_lp && o->jobs > 1)
+		jobs = o->jobs < o->n_sweep ? o->jobs : o->n_sweep;
+	if (jobs > RUN_MAX_JOBS)
+		jobs = RUN_MAX_JOBS;
 	memset(res, 0, sizeof(*res));
-	if (pipe(fds) != 0)
-		return cm_errorf(err, "pipe: %s", strerror(errno));
 	fflush(NULL);
-	pid = fork();
-	if (pid < 0) {
-		close(fds[0]);
-		close(fds[1]);
-		return cm_errorf(err, "fork: %s", strerror(errno));
+	for (started = 0; started < jobs; started++)
+		if ((rc = spawn(ops, m, o, started, jobs, &ch[started], err)))
+			break;
+	if (rc == 0) {
+		if (o->time_limit > 0)
+			deadline = cm_clock() + o->time_limit + RUN_GRACE;
+		rc = receive(ch, jobs, m, o, deadline, res, err);
 	}
-	if (pid == 0) {
-		close(fds[0]);
-		run_child(ops, m, o, fds[1]);
+	for (int c = 0; c < started; c++) {
+		int wstatus;
+
+		close(ch[c].fd);
+		if (rc)
+			kill(ch[c].pid, SIGKILL);
+		while (waitpid(ch[c].pid, &wstatus, 0) < 0 && errno == EINTR)
+			;
+		if (rc && rc != -2 && !crashed && WIFSIGNALED(wstatus) &&
+		    WTERMSIG(wstatus) != SIGKILL) {
+			cm_errorf(err, "%s crashed (signal %d: %s)", ops->name, WTERMSIG(wstatus),
+				  strsignal(WTERMSIG(wstatus)));
+			crashed = 1;
+		}
 	}
-	close(fds[1]);
-	if (o->time_limit > 0)
-		deadline = cm_clock() + o->time_limit + RUN_GRACE;
-	rc = receive(fds[0], m, o, deadline, res, err);
-	close(fds[0]);
 	if (rc == -2) {
-		kill(pid, SIGKILL);
 		res->status = MILP_NO_SOLUTION;
 		rc = 0;
 	}
-	while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR)
-		;
-	if (rc && WIFSIGNALED(wstatus) && WTERMSIG(wstatus) != SIGKILL) {
-		cm_errorf(err, "%s crashed (signal %d: %s)", ops->name, WTERMSIG(wstatus),
-			  strsignal(WTERMSIG(wstatus)));
+	if (crashed)
 		rc = SOLVER_CRASHED;
-	}
 	if (rc)
 		milp_result_release(res);
 	return rc;

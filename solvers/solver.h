@@ -61,6 +61,11 @@ struct solve_opts {
 	 * backend's Clp does so anyway on large models, where it is faster:
 	 * solvers/cbc.c). */
 	int sweep_fresh;
+	/* solver_solve, a sweep with on_lp: how many child processes share
+	 * its LPs (LP k goes to child k mod jobs, each child's share solved
+	 * as a sweep of its own); on_lp still sees them in order, in this
+	 * process. 0 or 1: one child. */
+	int jobs;
 	/* Names the solve in progress reports ("LP relaxation 2 of 7", say);
 	 * may be NULL. */
 	const char *label;

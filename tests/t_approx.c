@@ -141,16 +141,24 @@ static void bound_tests(void)
 	ok(bad == 0, "cbc and glpk, each LP method: the same LP bound on 20 random DAGs");
 }
 
+/* What on_lp saw of a sweep: each LP's value, and whether in order. */
+struct swept {
+	double value[4];
+	int next, out_of_order;
+};
+
 static int record_lp(void *ctx, int k, const struct milp_result *r)
 {
-	double *values = ctx;
+	struct swept *sw = ctx;
 
-	values[k] = r->status == MILP_OPTIMAL ? r->objective : -1;
+	sw->out_of_order |= k != sw->next++;
+	sw->value[k] = r->status == MILP_OPTIMAL ? r->objective : -1;
 	return 0;
 }
 
 /* A sweep's LPs (one model, U bounds shrunk, re-solved warm or from
- * scratch) have the values of the models built at each budget. */
+ * scratch, or shared by three processes) have the values of the models
+ * built at each budget, and reach on_lp in order. */
 static void sweep_tests(void)
 {
 	static const double shrink[] = { 1, 0.95, 0.9, 0.8 };
@@ -161,16 +169,19 @@ static void sweep_tests(void)
 
 	snprintf(path, sizeof(path), "%s/vgg16.json", tap_graph_dir());
 	g = graph_read_file(path, &err);
-	for (int s = 0; s < 4; s++) {
+	static const char *const how[] = { "warm", "fresh", "3 jobs" };
+
+	for (int s = 0; s < 6; s++) {
 		const struct solver_ops *ops = solver_find(s & 1 ? "glpk" : "cbc");
 		uint64_t lb = graph_lower_bound(g), budget = lb + (graph_peak_all(g) - lb) / 2;
-		double ub[4], swept[4] = { -1, -1, -1, -1 };
+		double ub[4];
+		struct swept sw = { { -1, -1, -1, -1 }, 0, 0 };
 		struct remat_model rm;
 		struct milp_result res;
 		int *cols = malloc((size_t)g->n * (size_t)g->n * sizeof(int)), n = 0;
 		struct solve_opts so = { .relaxation = 1, .sweep_ub = ub, .n_sweep = 4,
-					 .on_lp = record_lp, .lp_ctx = swept, .sweep_cols = cols,
-					 .sweep_fresh = s >= 2 };
+					 .on_lp = record_lp, .lp_ctx = &sw, .sweep_cols = cols,
+					 .sweep_fresh = s / 2 == 1, .jobs = s / 2 == 2 ? 3 : 1 };
 
 		remat_build(g, budget, &(struct remat_opts){ 0 }, &rm, &err);
 		for (int k = 0; k < 4; k++)
@@ -190,20 +201,24 @@ static void sweep_tests(void)
 			double alone = got == 1 ? r1.objective : -1;
 
 			if (s == 0)
-				diag("cbc at x%.2f: swept %.10g, alone %.10g", shrink[k], swept[k], alone);
-			if (fabs(alone - swept[k]) > 1e-6 * fmax(1, fabs(alone)) && bad++ < 3)
+				diag("cbc at x%.2f: swept %.10g, alone %.10g", shrink[k], sw.value[k],
+				     alone);
+			if (fabs(alone - sw.value[k]) > 1e-6 * fmax(1, fabs(alone)) && bad++ < 3)
 				diag("%s (%s) at %llu: swept %.10g, alone %.10g", ops->name,
-				     s >= 2 ? "fresh" : "warm", (unsigned long long)b, swept[k], alone);
+				     how[s / 2], (unsigned long long)b, sw.value[k], alone);
 			if (got >= 0) {
 				milp_result_release(&r1);
 				remat_release(&one);
 			}
 		}
+		if ((sw.out_of_order || sw.next != 4) && bad++ < 3)
+			diag("%s (%s): on_lp saw %d LPs, %s", ops->name, how[s / 2], sw.next,
+			     sw.out_of_order ? "out of order" : "in order");
 		free(cols);
 		remat_release(&rm);
 	}
-	ok(bad == 0, "a sweep of four budgets on vgg16 (cbc, glpk; warm, fresh): each LP's value "
-		     "as if solved alone");
+	ok(bad == 0, "a sweep of four budgets on vgg16 (cbc, glpk; warm, fresh, 3 jobs): each LP's "
+		     "value as if solved alone, in order");
 	graph_free(g);
 }
 
