@@ -163,19 +163,15 @@ static void name_lp(struct sweep *w, int k)
 			 w->n_lp, w->eps[k]);
 }
 
-/* The LPs of a model this large are solved from scratch each (the Cbc
- * backend does so past a million nonzeros: solvers/cbc.c), so they lose
- * nothing when processes share them, one per core; below, a warm re-solve
- * takes well under a second and one process is best. */
-#define APPROX_JOBS_NNZ 1000000
-
 /* Each process holds its own copy of the solver's model: about 210 bytes
  * per nonzero with Clp (9.6 GB for the 46.8 million nonzeros of
  * random_layered_n1000). */
 #define APPROX_BYTES_PER_NNZ 210.0
 
 /* How many processes share the grid's n_lp LPs: the cores (at most
- * --threads), as many as the free memory holds, 1 for small models. */
+ * --threads), as many as the free memory holds. A large model's LPs are
+ * solved from scratch each, so they lose nothing when shared; a small
+ * model's are re-solved warm in well under a second, by one process. */
 static int sweep_jobs(const struct milp *m, const struct solve_request *rq, int n_lp)
 {
 	long cores = sysconf(_SC_NPROCESSORS_ONLN), pages = sysconf(_SC_AVPHYS_PAGES),
@@ -183,7 +179,7 @@ static int sweep_jobs(const struct milp *m, const struct solve_request *rq, int 
 	double held = (double)m->nnz * APPROX_BYTES_PER_NNZ;
 	int jobs = cores > 1 ? (int)cores : 1;
 
-	if (m->nnz <= APPROX_JOBS_NNZ)
+	if (m->nnz <= SWEEP_LARGE_NNZ)
 		return 1;
 	if (rq->threads > 0 && rq->threads < jobs)
 		jobs = rq->threads;

@@ -261,23 +261,15 @@ static Clp_Simplex *clp_load(const struct milp *m, const struct csc *c, const do
 	return model;
 }
 
-/* Models with more nonzeros than this re-solve each LP of a sweep from
- * scratch. Measured on the LP at eps 0.1 after the one at eps 0 (budgets as
- * fractions of the checkpoint-all peak), warm dual simplex against a fresh
- * solve: U-Net, VGG19, SegNet at 60% 0.0-0.1 s against 0.1-0.2 s;
- * MobileNet at 70% (466,077 nonzeros) 2.7 s against 3.2 s; ResNet50 at 50%
- * (1,795,287 nonzeros) 239 s against 103 s, where the presolve pays. */
-#define CLP_SWEEP_FRESH_NNZ 1000000
-
 /* The rest of a sweep (solve_opts.sweep_ub): each LP from the previous
  * basis by the dual simplex, which a tightened bound leaves dual feasible,
- * or on large models from scratch by the requested method (*model is then
- * replaced). */
+ * or on large models (SWEEP_LARGE_NNZ) from scratch by the requested
+ * method (*model is then replaced). */
 static int clp_sweep(Clp_Simplex **model, const struct milp *m, const struct solve_opts *o,
 		     const struct csc *c, int status, double t0, struct cm_error *err)
 {
 	double *ub = malloc((size_t)m->ncols * sizeof(double) + 1);
-	int fresh = o->sweep_fresh || m->nnz > CLP_SWEEP_FRESH_NNZ;
+	int fresh = o->sweep_fresh || m->nnz > SWEEP_LARGE_NNZ;
 
 	if (ub == NULL)
 		return cm_errorf(err, "out of memory");

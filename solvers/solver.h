@@ -35,6 +35,16 @@ extern const char *const lp_method_names[LP_METHODS];
 /* The enum lp_method called name, or -1. */
 int lp_method_find(const char *name);
 
+/* A sweep of a model with more nonzeros than this is large: Clp re-solves
+ * each of its LPs from scratch (solvers/cbc.c), and approx shares them
+ * among processes (cli/approx.c). Measured on the LP at eps 0.1 after the
+ * one at eps 0 (budgets as fractions of the checkpoint-all peak), warm
+ * dual simplex against a fresh solve: U-Net, VGG19, SegNet at 60% 0.0-0.1 s
+ * against 0.1-0.2 s; MobileNet at 70% (466,077 nonzeros) 2.7 s against
+ * 3.2 s; ResNet50 at 50% (1,795,287 nonzeros) 239 s against 103 s, where
+ * Clp's presolve pays. */
+#define SWEEP_LARGE_NNZ 1000000
+
 struct milp_result;
 
 struct solve_opts {
