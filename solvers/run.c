@@ -175,6 +175,8 @@ static void take_share(const struct milp *m, struct solve_opts *co, int first, i
 	child_stride = stride;
 }
 
+/* The child: solves m (with stride > 1, only its share of the sweep: LPs
+ * first, first + stride, ...), reports through fd, and exits. */
 static void run_child(const struct solver_ops *ops, const struct milp *m,
 		      const struct solve_opts *o, int first, int stride, int fd)
 {
