@@ -256,12 +256,39 @@ static int run_solvers(const struct compare_args *a, const struct graph *g,
 	return 0;
 }
 
-/* The best lower bound known at this budget for --bound: the solver
- * columns', else the LP relaxation's. 1 when *bound was set, 0 when none
- * is known (LP infeasible or out of time), -1 after an error. */
+/* The LP bounds at every budget, solved up front as one sweep when no
+ * ilp or approx column brings its own (an empty lp.has otherwise). */
+struct lp_bounds {
+	double *value;
+	int *has;
+};
+
+static int lp_bounds(const struct compare_args *a, const struct graph *g,
+		     const uint64_t *budgets, int nb, struct lp_bounds *lp)
+{
+	struct solve_request rq = { 0 };
+	struct cm_error err;
+
+	if (!a->bound || a->ilp || a->approx)
+		return 0;
+	lp->value = calloc((size_t)nb + 1, sizeof(double));
+	lp->has = calloc((size_t)nb + 1, sizeof(int));
+	if (lp->value == NULL || lp->has == NULL)
+		return cli_error("out of memory");
+	cli_shared_request(&a->sh, &rq);
+	cli_note(a->sh.quiet, "LP bounds at %d budgets", nb);
+	if (strategy_lp_bounds(g, &rq, budgets, nb, lp->value, lp->has, &err))
+		return cli_error("%s: %s", g->id, err.msg);
+	return 0;
+}
+
+/* The best lower bound known at budget number bi for --bound: the solver
+ * columns', else the LP relaxation's (from all when it has them). 1 when
+ * *bound was set, 0 when none is known (LP infeasible or out of time), -1
+ * after an error. */
 static int budget_bound(const struct compare_args *a, const struct graph *g,
 			const struct solve_outcome *outs, int ncols, uint64_t budget,
-			double *bound)
+			const struct lp_bounds *all, int bi, double *bound)
 {
 	struct solve_request rq = { .budget = budget };
 	struct solve_outcome lp = { 0 };
@@ -276,6 +303,10 @@ static int budget_bound(const struct compare_args *a, const struct graph *g,
 		}
 	if (found)
 		return 1;
+	if (all->has) {
+		*bound = all->value[bi];
+		return all->has[bi];
+	}
 	cli_shared_request(&a->sh, &rq);
 	cli_note(a->sh.quiet, "LP bound at budget %s", size_human(budget, h, sizeof(h)));
 	if (strategy_lp_bound(g, &rq, &lp, &err)) {
@@ -289,7 +320,8 @@ static int budget_bound(const struct compare_args *a, const struct graph *g,
 /* Runs every column at budget number bi, writing rows to csv (or not) in
  * column order. */
 static int run_budget(const struct compare_args *a, const struct graph *g,
-		      struct column *cols, int ncols, uint64_t budget, int bi, int nb, FILE *csv)
+		      struct column *cols, int ncols, const struct lp_bounds *lp, uint64_t budget,
+		      int bi, int nb, FILE *csv)
 {
 	double floor_cost = graph_total_cost(g), bound = 0;
 	struct solve_outcome *outs = calloc((size_t)ncols, sizeof(*outs));
@@ -303,8 +335,8 @@ static int run_budget(const struct compare_args *a, const struct graph *g,
 	if ((rc = run_solvers(a, g, cols, ncols, budget, bi, nb, outs)))
 		goto out;
 	/* Baselines come first: cols[0] tells whether there are any. */
-	if (a->bound && cols[0].b && (has_bound = budget_bound(a, g, outs, ncols, budget,
-							       &bound)) < 0) {
+	if (a->bound && cols[0].b && (has_bound = budget_bound(a, g, outs, ncols, budget, lp,
+							       bi, &bound)) < 0) {
 		rc = CM_EXIT_ERROR;
 		goto out;
 	}
@@ -480,6 +512,7 @@ int cmd_compare_main(int argc, char **argv)
 	struct compare_args a;
 	struct column *cols = NULL;
 	struct out csv = { 0 };
+	struct lp_bounds lp = { 0 };
 	struct cm_error err;
 	struct graph *g;
 	uint64_t *budgets = NULL;
@@ -502,8 +535,10 @@ int cmd_compare_main(int argc, char **argv)
 		if (a.sh.header)
 			csv_header(csv.f);
 	}
+	if ((rc = lp_bounds(&a, g, budgets, nb, &lp)))
+		goto out;
 	for (int bi = 0; bi < nb; bi++)
-		if ((rc = run_budget(&a, g, cols, ncols, budgets[bi], bi, nb, csv.f)))
+		if ((rc = run_budget(&a, g, cols, ncols, &lp, budgets[bi], bi, nb, csv.f)))
 			goto out;
 	if (a.sh.csv && out_commit(&csv, &err)) {
 		rc = cli_error("%s", err.msg);
@@ -522,6 +557,8 @@ out:
 	}
 	free(cols);
 	free(budgets);
+	free(lp.value);
+	free(lp.has);
 	graph_free(g);
 	return rc;
 }

@@ -176,10 +176,22 @@ out:
 	return x;
 }
 
+const struct solver_ops *strategy_backend(const struct solve_request *rq, struct cm_error *err)
+{
+	const struct solver_ops *ops = solver_find(rq->solver ? rq->solver : SOLVER_DEFAULT);
+	char names[128];
+
+	if (ops == NULL) {
+		solver_names(names, sizeof(names));
+		cm_errorf(err, "unknown solver '%s' (built: %s)", rq->solver, names);
+	}
+	return ops;
+}
+
 static int run_ilp(const struct graph *g, const struct solve_request *rq,
 		   struct solve_outcome *out, struct cm_error *err)
 {
-	const struct solver_ops *ops = solver_find(rq->solver ? rq->solver : SOLVER_DEFAULT);
+	const struct solver_ops *ops = strategy_backend(rq, err);
 	struct remat_model rm;
 	struct milp_result res = { 0 };
 	struct solve_opts so = { .time_limit = rq->time_limit, .gap = rq->gap,
@@ -187,13 +199,11 @@ static int run_ilp(const struct graph *g, const struct solve_request *rq,
 				 .progress = rq->progress,
 				 .ctx = rq->ctx };
 	double *start = NULL;
-	char names[128], crash[256] = "";
+	char crash[256] = "";
 	int rc = -1;
 
-	if (ops == NULL) {
-		solver_names(names, sizeof(names));
-		return cm_errorf(err, "unknown solver '%s' (built: %s)", rq->solver, names);
-	}
+	if (ops == NULL)
+		return -1;
 	snprintf(out->solver, sizeof(out->solver), "%s", ops->name);
 	{
 		struct remat_opts mo = rq->model;

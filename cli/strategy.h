@@ -83,6 +83,20 @@ int strategy_lp_relaxation(const struct graph *g, const struct solve_request *rq
 int strategy_lp_bound(const struct graph *g, const struct solve_request *rq,
 		      struct solve_outcome *out, struct cm_error *err);
 
+/* strategy_lp_bound at each of the n budgets at once (rq->budget is not
+ * used): one model, built at the largest, its LPs solved as one sweep from
+ * the largest budget down (shared by processes on a large model, as
+ * approx's grid), rq->time_limit for each. bound[k] and has[k] as
+ * lower_bound and has_lower_bound at budgets[k]. Progress names how many
+ * are done. Returns 0, or -1 with err set. */
+int strategy_lp_bounds(const struct graph *g, const struct solve_request *rq,
+		       const uint64_t *budgets, int n, double *bound, int *has,
+		       struct cm_error *err);
+
+/* The MILP backend that rq names (or the default); NULL with err set when
+ * there is no such backend. */
+const struct solver_ops *strategy_backend(const struct solve_request *rq, struct cm_error *err);
+
 /* Replays p into out (taking ownership) and records what it is; -1 with
  * err set when the plan is not valid, which is a bug of the strategy. */
 int strategy_adopt(const struct graph *g, const char *strategy, uint64_t budget,

@@ -222,6 +222,50 @@ static void sweep_tests(void)
 	graph_free(g);
 }
 
+/* strategy_lp_bounds: budgets in any order, one below the lower bound,
+ * give what strategy_lp_bound gives at each alone. */
+static void lp_bounds_tests(void)
+{
+	struct cm_error err;
+	char path[512];
+	struct graph *g;
+	int bad = 0;
+
+	snprintf(path, sizeof(path), "%s/vgg16.json", tap_graph_dir());
+	g = graph_read_file(path, &err);
+	for (int s = 0; s < 2; s++) {
+		uint64_t lb = graph_lower_bound(g), peak = graph_peak_all(g);
+		uint64_t budgets[] = { lb + (peak - lb) / 2, peak, lb - 1, lb, lb + (peak - lb) / 4 };
+		struct solve_request rq = { .solver = s ? "glpk" : "cbc" };
+		double bound[5];
+		int has[5];
+
+		if (strategy_lp_bounds(g, &rq, budgets, 5, bound, has, &err)) {
+			diag("%s: %s", rq.solver, err.msg);
+			bad++;
+			continue;
+		}
+		for (int k = 0; k < 5; k++) {
+			struct solve_outcome o = { 0 };
+
+			rq.budget = budgets[k];
+			if (strategy_lp_bound(g, &rq, &o, &err) || o.has_lower_bound != has[k] ||
+			    (has[k] && fabs(o.lower_bound - bound[k]) > 1e-6 * bound[k])) {
+				if (bad++ < 3)
+					diag("%s at %llu: together %d %.10g, alone %d %.10g", rq.solver,
+					     (unsigned long long)budgets[k], has[k], bound[k],
+					     o.has_lower_bound, o.lower_bound);
+			}
+			strategy_outcome_release(&o);
+		}
+		if (has[2] || !has[0] || !has[1])
+			bad++;
+	}
+	ok(bad == 0, "LP bounds at five budgets of vgg16 in one sweep (cbc, glpk): each as "
+		     "alone, none below the lower bound");
+	graph_free(g);
+}
+
 int main(void)
 {
 	int bad = 0, cases = 0, found = 0, hits = 0;
@@ -288,5 +332,6 @@ int main(void)
 	}
 	bound_tests();
 	sweep_tests();
+	lp_bounds_tests();
 	return tap_done();
 }
