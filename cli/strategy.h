@@ -84,11 +84,11 @@ int strategy_lp_bound(const struct graph *g, const struct solve_request *rq,
 		      struct solve_outcome *out, struct cm_error *err);
 
 /* strategy_lp_bound at each of the n budgets at once (rq->budget is not
- * used): one model, built at the largest, its LPs solved as one sweep from
- * the largest budget down (shared by processes on a large model, as
- * approx's grid), rq->time_limit for each. bound[k] and has[k] as
- * lower_bound and has_lower_bound at budgets[k]. Progress names how many
- * are done. Returns 0, or -1 with err set. */
+ * used): one model, built at the largest, its LPs solved from scratch as
+ * one sweep from the largest budget down, shared by a process per core as
+ * approx's grid, within rq->time_limit once per budget in all. bound[k] and
+ * has[k] as lower_bound and has_lower_bound at budgets[k]. Progress names
+ * how many are done. Returns 0, or -1 with err set. */
 int strategy_lp_bounds(const struct graph *g, const struct solve_request *rq,
 		       const uint64_t *budgets, int n, double *bound, int *has,
 		       struct cm_error *err);
