@@ -287,8 +287,9 @@ static int wait_readable(const struct child *ch, int jobs, double wait)
  * in the sweep's order whatever child finishes first, so that a sweep
  * shared by several children gives the answer of one that is not. */
 struct inbox {
-	struct milp_result *lp; /* n_sweep, the ones that arrived */
+	struct milp_result *lp; /* n, the ones that arrived */
 	char *have;
+	int n;                  /* LPs: n_sweep, and the first one without a sweep */
 	int next;               /* the LP that on_lp is to see next */
 };
 
@@ -297,7 +298,7 @@ struct inbox {
 static int deliver(struct inbox *in, const struct child *ch, int jobs,
 		   const struct solve_opts *o)
 {
-	while (in->next < o->n_sweep) {
+	while (in->next < in->n) {
 		int k = in->next;
 
 		if (in->have[k]) {
@@ -335,8 +336,9 @@ static int receive(const struct child *chin, int jobs, const struct milp *m,
 
 	memcpy(ch, chin, (size_t)jobs * sizeof(*ch));
 	if (o->on_lp) {
-		in.lp = calloc((size_t)o->n_sweep + 1, sizeof(*in.lp));
-		in.have = calloc((size_t)o->n_sweep + 1, 1);
+		in.n = o->n_sweep > 1 ? o->n_sweep : 1;
+		in.lp = calloc((size_t)in.n, sizeof(*in.lp));
+		in.have = calloc((size_t)in.n, 1);
 		if (in.lp == NULL || in.have == NULL) {
 			rc = cm_errorf(err, "out of memory");
 			goto out;
@@ -387,7 +389,7 @@ static int receive(const struct child *chin, int jobs, const struct milp *m,
 				free(lp.x);
 				goto out;
 			}
-			if (o->on_lp == NULL || k < in.next || k >= o->n_sweep || in.have[k]) {
+			if (o->on_lp == NULL || k < in.next || k >= in.n || in.have[k]) {
 				free(lp.x);
 				rc = cm_errorf(err, "garbled message from the solver process");
 				goto out;
@@ -425,7 +427,7 @@ static int receive(const struct child *chin, int jobs, const struct milp *m,
 		}
 	}
 out:
-	for (int k = 0; in.have && k < o->n_sweep; k++)
+	for (int k = 0; in.have && k < in.n; k++)
 		milp_result_release(&in.lp[k]);
 	free(in.lp);
 	free(in.have);

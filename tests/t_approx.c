@@ -219,6 +219,22 @@ static void sweep_tests(void)
 	}
 	ok(bad == 0, "a sweep of four budgets on vgg16 (cbc, glpk; warm, fresh, 3 jobs): each LP's "
 		     "value as if solved alone, in order");
+	{
+		/* on_lp without a sweep (n_sweep 0) sees the one LP. */
+		struct remat_model rm;
+		struct milp_result res = { 0 };
+		struct swept sw = { { -1, -1, -1, -1 }, 0, 0 };
+		struct solve_opts so = { .relaxation = 1, .on_lp = record_lp, .lp_ctx = &sw };
+		int rc;
+
+		remat_build(g, graph_peak_all(g), &(struct remat_opts){ 0 }, &rm, &err);
+		rc = solver_solve(solver_find("cbc"), &rm.milp, &so, &res, &err);
+		ok(rc == 0 && sw.next == 1 && !sw.out_of_order && sw.value[0] == res.objective,
+		   "on_lp without a sweep: called once, with the LP's result");
+		if (rc == 0)
+			milp_result_release(&res);
+		remat_release(&rm);
+	}
 	graph_free(g);
 }
 
