@@ -289,7 +289,7 @@ static int wait_readable(const struct child *ch, int jobs, double wait)
 struct inbox {
 	struct milp_result *lp; /* n, the ones that arrived */
 	char *have;
-	int n;                  /* LPs: n_sweep, and the first one without a sweep */
+	int n;                  /* LPs: n_sweep, or 1 without a sweep */
 	int next;               /* the LP that on_lp is to see next */
 };
 
