@@ -121,8 +121,8 @@ void solver_names(char *buf, size_t len);
  * is killed a little after the limit and the result is MILP_NO_SOLUTION with
  * the last bound reported. Progress reaches o->progress in this process.
  * A crash of the backend stays in the child. With o->jobs > 1, a sweep's
- * LPs are shared by that many children (their results in res are the
- * first LP's). Returns as ops->solve, or SOLVER_CRASHED. */
+ * LPs are shared by that many children; res is still the first LP's.
+ * Returns as ops->solve, or SOLVER_CRASHED. */
 int solver_solve(const struct solver_ops *ops, const struct milp *m,
 		 const struct solve_opts *o, struct milp_result *res,
 		 struct cm_error *err);
