@@ -159,17 +159,12 @@ static int record_lp(void *ctx, int k, const struct milp_result *r)
 /* A sweep's LPs (one model, U bounds shrunk, re-solved warm or from
  * scratch, or shared by three processes) have the values of the models
  * built at each budget, and reach on_lp in order. */
-static void sweep_tests(void)
+static void sweep_tests(const struct graph *g)
 {
 	static const double shrink[] = { 1, 0.95, 0.9, 0.8 };
-	struct cm_error err;
-	char path[512];
-	struct graph *g;
-	int bad = 0;
-
-	snprintf(path, sizeof(path), "%s/vgg16.json", tap_graph_dir());
-	g = graph_read_file(path, &err);
 	static const char *const how[] = { "warm", "fresh", "3 jobs" };
+	struct cm_error err;
+	int bad = 0;
 
 	for (int s = 0; s < 6; s++) {
 		const struct solver_ops *ops = solver_find(s & 1 ? "glpk" : "cbc");
@@ -235,20 +230,15 @@ static void sweep_tests(void)
 			milp_result_release(&res);
 		remat_release(&rm);
 	}
-	graph_free(g);
 }
 
 /* strategy_lp_bounds: budgets in any order, one below the lower bound,
  * give what strategy_lp_bound gives at each alone. */
-static void lp_bounds_tests(void)
+static void lp_bounds_tests(const struct graph *g)
 {
 	struct cm_error err;
-	char path[512];
-	struct graph *g;
 	int bad = 0;
 
-	snprintf(path, sizeof(path), "%s/vgg16.json", tap_graph_dir());
-	g = graph_read_file(path, &err);
 	for (int s = 0; s < 2; s++) {
 		uint64_t lb = graph_lower_bound(g), peak = graph_peak_all(g);
 		uint64_t budgets[] = { lb + (peak - lb) / 2, peak, lb - 1, lb, lb + (peak - lb) / 4 };
@@ -279,7 +269,6 @@ static void lp_bounds_tests(void)
 	}
 	ok(bad == 0, "LP bounds at five budgets of vgg16 in one sweep (cbc, glpk): each as "
 		     "alone, none below the lower bound");
-	graph_free(g);
 }
 
 int main(void)
@@ -287,6 +276,7 @@ int main(void)
 	int bad = 0, cases = 0, found = 0, hits = 0;
 	char path[512];
 	struct cm_error err;
+	struct graph *vgg16;
 
 	for (int s = 0; s < 2; s++) {
 		const char *solver = s ? "glpk" : "cbc";
@@ -332,8 +322,9 @@ int main(void)
 	ok(bad == 0, "the same on 60 random DAGs of 3-8 nodes (approx found a plan in %d, optimal "
 		     "in %d)", found, hits);
 	snprintf(path, sizeof(path), "%s/vgg16.json", tap_graph_dir());
+	vgg16 = graph_read_file(path, &err);
 	{
-		struct graph *g = graph_read_file(path, &err);
+		const struct graph *g = vgg16;
 		uint64_t lb = graph_lower_bound(g), peak = graph_peak_all(g);
 
 		bad = 0;
@@ -344,10 +335,10 @@ int main(void)
 			bad += !consistent(&t) || t.approx < 0;
 		}
 		ok(bad == 0, "vgg16 at three budgets: LP <= optimum <= approx, approx found and fits");
-		graph_free(g);
 	}
 	bound_tests();
-	sweep_tests();
-	lp_bounds_tests();
+	sweep_tests(vgg16);
+	lp_bounds_tests(vgg16);
+	graph_free(vgg16);
 	return tap_done();
 }
