@@ -264,7 +264,7 @@ int strategy_lp_bounds(const struct graph *g, const struct solve_request *rq,
 	if (remat_build(g, budgets[order[0]], &rq->model, &rm, err))
 		goto out;
 	for (int k = 0; k < b.n; k++)
-		ub[k] = (double)((budgets[order[k]] - g->fixed_memory) / rm.unit);
+		ub[k] = remat_u_bound(&rm, g, budgets[order[k]]);
 	b.order = order;
 	so.sweep_ub = ub;
 	so.n_sweep = b.n;
@@ -396,7 +396,7 @@ int approx_run(const struct graph *g, const struct solve_request *rq,
 		if (shrunk < lb)
 			continue; /* no plan fits a budget this small */
 		eps[so.n_sweep] = eps_grid[e];
-		ub[so.n_sweep++] = (double)((shrunk - g->fixed_memory) / rm.unit);
+		ub[so.n_sweep++] = remat_u_bound(&rm, g, shrunk);
 	}
 	so.sweep_ub = ub;
 	w.eps = eps;

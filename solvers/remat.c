@@ -231,6 +231,11 @@ static void add_memory_rows(struct remat_model *rm, const struct graph *g,
 			}
 }
 
+double remat_u_bound(const struct remat_model *rm, const struct graph *g, uint64_t budget)
+{
+	return (double)((budget - g->fixed_memory) / rm->unit);
+}
+
 int remat_build(const struct graph *g, uint64_t budget, const struct remat_opts *o,
 		struct remat_model *rm, struct cm_error *err)
 {
@@ -266,7 +271,7 @@ int remat_build(const struct graph *g, uint64_t budget, const struct remat_opts 
 	for (int k = 0; k < g->n; k++)
 		unit = gcd(unit, g->nodes[k].memory);
 	rm->unit = unit ? unit : 1;
-	add_columns(rm, g, o, (double)((budget - g->fixed_memory) / rm->unit));
+	add_columns(rm, g, o, remat_u_bound(rm, g, budget));
 	add_dependency_rows(rm, g, o, &row);
 	add_memory_rows(rm, g, o, &row);
 	if (o->cost_cap > 0) {

@@ -42,6 +42,11 @@ void remat_release(struct remat_model *rm);
 int remat_point(const struct remat_model *rm, const struct graph *g,
 		const struct stages *st, double *x);
 
+/* The upper bound of the U columns at budget (total bytes, fixed memory
+ * included): what is left after fixed memory, in whole units. A model
+ * re-solved at another budget takes this as its U bound. */
+double remat_u_bound(const struct remat_model *rm, const struct graph *g, uint64_t budget);
+
 /* The fractional S of an LP solution: sstar[t * n + i], 0 where the model
  * has no S(t,i). */
 void remat_fractional_s(const struct remat_model *rm, const double *x, double *sstar);
