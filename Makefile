@@ -28,7 +28,8 @@ else
 Q = @
 endif
 
-LIB_SRC  = $(wildcard graph/*.c plan/*.c baselines/*.c solvers/*.c) \
+LIB_SRC  = $(wildcard common/*.c graph/*.c plan/*.c baselines/*.c solvers/*.c \
+           solvers/backend/*.c) \
            $(filter-out cli/main.c,$(wildcard cli/*.c))
 LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/%.o)
 TEST_SRC = $(wildcard tests/t_*.c)

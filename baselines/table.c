@@ -1,6 +1,6 @@
 #include "baseline.h"
 
-#include "../graph/clock.h"
+#include "../common/clock.h"
 
 #include <stdio.h>
 #include <stdlib.h>

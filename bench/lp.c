@@ -5,9 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "../cli/cli.h"
-#include "../cli/strategy.h"
-#include "../graph/clock.h"
+#include "../common/size.h"
+#include "../solvers/strategy.h"
+#include "../common/clock.h"
 #include "../graph/read.h"
 
 int main(int argc, char **argv)

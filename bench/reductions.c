@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../cli/cli.h"
-#include "../cli/strategy.h"
+#include "../common/size.h"
+#include "../solvers/strategy.h"
 #include "../graph/read.h"
 
 int main(int argc, char **argv)

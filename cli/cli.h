@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "../common/size.h"
 #include "../graph/graph.h"
 
 #define CM_VERSION "0.1.0"
@@ -48,14 +49,6 @@ void cli_progress(void *ctx, const struct solve_progress *p);
 /* Loads GRAPH (NULL: the built-in example, said on standard error unless
  * quiet); prints the error and returns NULL on failure. */
 struct graph *cli_load_graph(const char *arg, int quiet);
-
-/* Parses a size (SPEC 2): a byte count, K M G T or KiB MiB GiB TiB (powers
- * of 1024), KB MB GB TB (powers of 1000), decimals, or a percentage of
- * pct_base. Rounds down. Returns 0, or -1 with err set. */
-int size_parse(const char *s, uint64_t pct_base, uint64_t *out, struct cm_error *err);
-
-/* "6 B", "14.90 GiB": a readable form of a byte count. */
-const char *size_human(uint64_t bytes, char *buf, size_t len);
 
 /* getopt_long with our messages: returns the option, -1 at the end of the
  * options, or '?' after printing a usage error (unknown option, missing

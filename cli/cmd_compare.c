@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "../baselines/baseline.h"
-#include "../graph/num.h"
+#include "../common/num.h"
 #include "cli.h"
 #include "options.h"
 

@@ -9,10 +9,10 @@
 #include <string.h>
 
 #include "../baselines/baseline.h"
-#include "../graph/clock.h"
-#include "../graph/num.h"
+#include "../common/clock.h"
+#include "../common/num.h"
 #include "cli.h"
-#include "batch.h"
+#include "../solvers/batch.h"
 #include "options.h"
 
 static const char maxbatch_usage[] =

@@ -5,7 +5,7 @@
 
 #include <getopt.h>
 
-#include "strategy.h"
+#include "../solvers/strategy.h"
 
 /* getopt_long entries of the shared options; a command lists them after
  * its own (short options: "t:qh"). */

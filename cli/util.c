@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "../graph/read.h"
-#include "../solvers/solver.h"
-#include "strategy.h"
+#include "../solvers/backend/solver.h"
+#include "../solvers/strategy.h"
 
 int cli_error(const char *fmt, ...)
 {

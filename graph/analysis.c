@@ -5,7 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "num.h"
+#include "../common/num.h"
 
 double graph_total_cost(const struct graph *g)
 {

@@ -5,7 +5,7 @@
 
 #include <stdint.h>
 
-#include "error.h"
+#include "../common/error.h"
 
 /* Largest memory figure we accept: every byte count below 2^53 is exact in a
  * double, which keeps JSON numbers and solver coefficients honest. */

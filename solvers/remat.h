@@ -5,7 +5,7 @@
 #define CM_REMAT_H
 
 #include "../plan/stages.h"
-#include "milp.h"
+#include "backend/milp.h"
 
 struct remat_opts {
 	/* The issue's first reduction: S(t,i) = 0 when every user of i comes

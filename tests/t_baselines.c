@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "../baselines/baseline.h"
-#include "../cli/strategy.h"
+#include "../solvers/strategy.h"
 #include "../graph/read.h"
 #include "gen.h"
 #include "tap.h"

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../cli/strategy.h"
+#include "../solvers/strategy.h"
 #include "../graph/read.h"
 #include "../plan/stages.h"
 #include "gen.h"

@@ -2,7 +2,7 @@
 #include <string.h>
 
 #include "../baselines/baseline.h"
-#include "../cli/batch.h"
+#include "../solvers/batch.h"
 #include "../graph/read.h"
 #include "tap.h"
 

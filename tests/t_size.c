@@ -1,7 +1,7 @@
 /* The size parser of SPEC 2. */
 #include <string.h>
 
-#include "../cli/cli.h"
+#include "../common/size.h"
 #include "tap.h"
 
 static void good(const char *s, uint64_t base, uint64_t want)

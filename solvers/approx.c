@@ -9,8 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../graph/clock.h"
-#include "../graph/num.h"
+#include "../common/clock.h"
+#include "../common/num.h"
 #include "../plan/stages.h"
 #include "strategy.h"
 

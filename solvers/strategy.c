@@ -1,12 +1,12 @@
 #include "strategy.h"
-#include "../graph/clock.h"
+#include "../common/clock.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../baselines/baseline.h"
-#include "../graph/num.h"
+#include "../common/num.h"
 #include "../plan/stages.h"
 
 void strategy_names(char *buf, size_t len)

@@ -2,7 +2,7 @@
  * progress and its result through a pipe; the parent waits at most the time
  * limit plus a grace period. */
 #include "solver.h"
-#include "../graph/clock.h"
+#include "../../common/clock.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -7,8 +7,8 @@
 #include <stdio.h>
 
 #include "../plan/sim.h"
-#include "../solvers/remat.h"
-#include "../solvers/solver.h"
+#include "remat.h"
+#include "backend/solver.h"
 
 #define STRATEGY_DEFAULT "ilp"
 #define SOLVER_DEFAULT "cbc"

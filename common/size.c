@@ -1,7 +1,7 @@
 /* Sizes on the command line (SPEC 2), parsed exactly: the decimal digits
  * are kept as an integer mantissa, so 1.5G is 1610612736, not a double's
  * approximation of it. */
-#include "cli.h"
+#include "size.h"
 
 #include <ctype.h>
 #include <stdio.h>
