@@ -1,6 +1,7 @@
 /* Heuristic strategies (SPEC 4, the paper's Table 1): one file each, one
- * row each in baseline_table. A baseline is a list of parameter points,
- * each a plan; at a budget its answer is its cheapest point that fits. */
+ * row each in the strategy table (solvers/table.c). A baseline is a list
+ * of parameter points, each a plan; at a budget its answer is its
+ * cheapest point that fits. */
 #ifndef CM_BASELINE_H
 #define CM_BASELINE_H
 
@@ -12,8 +13,7 @@
 enum { BASELINE_NO_POINT = 1, BASELINE_UNSUPPORTED = 2 };
 
 struct baseline {
-	const char *name;        /* --strategy / --baselines value */
-	const char *description; /* one line for --help */
+	const char *name;        /* for messages */
 	/* Appends the steps of parameter point k (0, 1, ...) to p and writes
 	 * the point's label to param ("" when the strategy has no parameter).
 	 * Returns 0; BASELINE_NO_POINT when there is no point k;
@@ -22,12 +22,6 @@ struct baseline {
 	int (*point)(const struct graph *g, int k, struct plan *p, char *param,
 		     size_t len, struct cm_error *err);
 };
-
-extern const struct baseline baseline_table[];
-extern const int baseline_count;
-
-/* The baseline called name, or NULL. */
-const struct baseline *baseline_find(const char *name);
 
 /* The answer of b at budget: every point replayed, the cheapest that fits
  * kept, else the one with the least peak. *best (caller frees) and *sim

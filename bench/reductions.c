@@ -47,7 +47,7 @@ int main(int argc, char **argv)
 			continue;
 		}
 		printf("| %s | %d | %d | %d | %s | %.17g | %.17g | %.1f |\n", variants[v].name,
-		       o.cols, o.rows, o.nnz, o.status, o.plan ? o.sim.cost : -1,
+		       o.cols, o.rows, o.nnz, strategy_status_names[o.status], o.plan ? o.sim.cost : -1,
 		       o.has_lower_bound ? o.lower_bound : -1, o.seconds);
 		fflush(stdout);
 		strategy_outcome_release(&o);

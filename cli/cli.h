@@ -80,26 +80,9 @@ int out_commit(struct out *o, struct cm_error *err);
 /* Discards the temporary file. Safe to call after out_commit. */
 void out_abort(struct out *o);
 
-/* One CSV row (SPEC 5); has_* say which optional fields apply. */
-struct csv_row {
-	const char *graph, *strategy, *param, *solver, *status;
-	uint64_t budget;
-	int feasible;
-	int has_cost;          /* cost, overhead and peak_memory */
-	double cost, overhead;
-	uint64_t peak;
-	int has_lower_bound;
-	double lower_bound;    /* the gap, (cost - bound) / cost, follows */
-	double seconds;
-};
-
-/* The row of one strategy's outcome at one budget: cost, overhead and peak
- * when it produced a plan (replayed), its bound when it has one. */
-struct solve_outcome;
-void csv_row_of_outcome(struct csv_row *r, const struct graph *g, const char *strategy,
-			uint64_t budget, const struct solve_outcome *o);
-
+/* The CSV header and rows of SPEC 5. */
+struct strategy_row;
 void csv_header(FILE *f);
-void csv_row(FILE *f, const struct csv_row *r);
+void csv_row(FILE *f, const struct strategy_row *r);
 
 #endif

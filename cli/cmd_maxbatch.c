@@ -8,8 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../baselines/baseline.h"
-#include "../common/clock.h"
 #include "../common/num.h"
 #include "cli.h"
 #include "../solvers/batch.h"
@@ -24,21 +22,15 @@ static const char maxbatch_usage[] =
 	"with the batch (memory x B / batch_size, rounded up); fixed memory does not.\n\n"
 	"  -b, --budget SIZE        memory budget (16G, 80% of the checkpoint-all\n"
 	"                           peak at the file's batch size, ...)\n"
-	"      --strategies LIST    all (default: every baseline and ilp) or a\n"
-	"                           comma-separated list\n"
+	"  -s, --strategies LIST    all (default: every baseline and ilp) or a\n"
+	"                           comma-separated list of the strategies below\n"
 	"      --max-overhead X     cap the cost at X times the checkpoint-all cost\n"
 	"                           instead\n"
 	"The CSV has one row per strategy (param: batch=B). A solve that runs out\n"
 	"of time (-t, per ilp solve) leaves that strategy's answer unproven.\n\n"
 	CLI_SHARED_HELP;
 
-struct maxbatch_args {
-	const char *graph, *budget, *strategies;
-	double max_overhead;
-	struct cli_shared sh;
-};
-
-static int parse_args(int argc, char **argv, struct maxbatch_args *a)
+static int parse_args(int argc, char **argv, struct cli_args *a)
 {
 	static const struct option opts[] = {
 		{ "budget", required_argument, NULL, 'b' },
@@ -47,30 +39,13 @@ static int parse_args(int argc, char **argv, struct maxbatch_args *a)
 		CLI_SHARED_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
-	struct cm_error err;
-	int c;
+	int rc = cli_parse("maxbatch", maxbatch_usage, opts, ":b:s:" CLI_SHARED_SHORTOPTS, argc,
+			   argv, a);
 
-	*a = (struct maxbatch_args){ .strategies = "all" };
-	cli_shared_init(&a->sh);
-	optind = 0;
-	while ((c = cli_getopt("maxbatch", argc, argv, ":b:s:" CLI_SHARED_SHORTOPTS, opts)) != -1)
-		switch (c) {
-		case 'b': a->budget = optarg; break;
-		case 's': a->strategies = optarg; break;
-		case 'X':
-			if (cli_parse_double("--max-overhead", optarg, 1, 1e6, &a->max_overhead, &err))
-				return cli_usage("maxbatch", "%s", err.msg);
-			break;
-		default:
-			c = cli_shared_option("maxbatch", maxbatch_usage, c, optarg, &a->sh);
-			if (c != 1)
-				return c ? c : CM_EXIT_USAGE;
-		}
-	if (argc - optind > 1)
-		return cli_usage("maxbatch", "expected at most one GRAPH");
+	if (rc)
+		return rc;
 	if (a->budget == NULL)
 		return cli_usage("maxbatch", "--budget is required");
-	a->graph = optind < argc ? argv[optind] : NULL;
 	return 0;
 }
 
@@ -114,98 +89,89 @@ static void print_table(const struct graph *g, uint64_t budget, double ratio,
 	}
 }
 
-int cmd_maxbatch_main(int argc, char **argv)
+/* The CSV rows, written whole or not at all. */
+static int write_csv(const struct cli_args *a, const struct graph *g, uint64_t budget,
+		     const struct batch_answer *ans, int n)
 {
-	struct maxbatch_args a;
-	struct batch_answer ans[16];
 	struct out csv = { 0 };
 	struct cm_error err;
-	struct graph *g;
-	const char *names[16];
-	uint64_t budget;
-	double ratio, fwd = 0, bwd = 0;
+
+	if (out_open(&csv, a->csv, &err))
+		return cli_error("%s", err.msg);
+	if (a->header)
+		csv_header(csv.f);
+	for (int i = 0; i < n; i++) {
+		struct strategy_row r = { .graph = g->id, .strategy = ans[i].strategy,
+					  .param = ans[i].param, .solver = ans[i].solver,
+					  .budget = budget, .feasible = ans[i].batch > 0,
+					  .has_cost = ans[i].batch > 0, .cost = ans[i].cost,
+					  .overhead = ans[i].overhead, .peak = ans[i].peak,
+					  .seconds = ans[i].seconds,
+					  .status = ans[i].proven ? STATUS_OPTIMAL : STATUS_FEASIBLE };
+
+		if (ans[i].batch == 0)
+			r.status = ans[i].unsupported ? STATUS_UNSUPPORTED : STATUS_INFEASIBLE;
+		csv_row(csv.f, &r);
+	}
+	if (out_commit(&csv, &err))
+		return cli_error("%s", err.msg);
+	return 0;
+}
+
+int cmd_maxbatch_main(int argc, char **argv)
+{
+	struct cli_args a;
+	const struct strategy **list = NULL;
+	struct batch_answer *ans = NULL;
 	struct solve_request settings = { 0 };
+	struct cm_error err;
+	struct graph *g;
+	uint64_t budget;
+	double ratio;
 	int n = 0, rc;
 
 	rc = parse_args(argc, argv, &a);
 	if (rc)
 		return rc < 0 ? CM_EXIT_OK : rc;
-	g = cli_load_graph(a.graph, a.sh.quiet);
+	g = cli_load_graph(a.graph, a.quiet);
 	if (g == NULL)
 		return CM_EXIT_ERROR;
-	cli_shared_request(&a.sh, &settings);
+	cli_request(&a, &settings);
 	settings.progress = NULL; /* many short solves: the notes say which */
 	if (size_parse(a.budget, graph_peak_all(g), &budget, &err)) {
 		rc = cli_usage("maxbatch", "--budget: %s", err.msg);
 		goto out;
 	}
-	if (strcmp(a.strategies, "all") == 0) {
-		for (int i = 0; i < baseline_count; i++)
-			names[n++] = baseline_table[i].name;
-		names[n++] = "ilp";
-	} else {
-		char *copy = strdup(a.strategies), *tok, *save = NULL;
-
-		for (tok = strtok_r(copy, ",", &save); tok && n < 16; tok = strtok_r(NULL, ",", &save)) {
-			const char *known = strcmp(tok, "ilp") == 0 ? "ilp" : NULL;
-
-			if (baseline_find(tok))
-				known = baseline_find(tok)->name;
-			if (known == NULL) {
-				rc = cli_usage("maxbatch", "--strategies: unknown strategy '%s'", tok);
-				free(copy);
-				goto out;
-			}
-			names[n++] = known;
-		}
-		free(copy);
+	if ((rc = cli_strategy_list("maxbatch", "--strategies", a.strategies ? a.strategies : "all",
+				    STRATEGY_MAXBATCH, &list, &n)))
+		goto out;
+	if (strategy_check_params(list, n, &settings, &err)) {
+		rc = cli_usage("maxbatch", "%s", err.msg);
+		goto out;
 	}
-	for (int k = 0; k < g->n; k++)
-		*(g->nodes[k].backward ? &bwd : &fwd) += g->nodes[k].cost;
-	ratio = a.max_overhead > 0 ? a.max_overhead :
-		(fwd + bwd > 0 ? (2 * fwd + bwd) / (fwd + bwd) : 1);
+	ans = calloc((size_t)n + 1, sizeof(*ans));
+	if (ans == NULL) {
+		rc = cli_error("out of memory");
+		goto out;
+	}
+	ratio = a.max_overhead > 0 ? a.max_overhead : batch_default_ratio(g);
 	for (int i = 0; i < n; i++) {
-		double t0 = cm_clock();
+		struct batch_request br = { list[i]->name, budget, ratio, &settings };
 
-		struct batch_request br = { names[i], budget, ratio, &settings };
-
-		cli_note(a.sh.quiet, "searching the largest batch for %s", names[i]);
+		cli_note(a.quiet, "searching the largest batch for %s", list[i]->name);
 		if (batch_search(g, &br, &ans[i], &err)) {
 			rc = cli_error("%s: %s", g->id, err.msg);
 			goto out;
 		}
-		ans[i].seconds = cm_clock() - t0;
 	}
-	if (a.sh.csv) {
-		if (out_open(&csv, a.sh.csv, &err)) {
-			rc = cli_error("%s", err.msg);
-			goto out;
-		}
-		if (a.sh.header)
-			csv_header(csv.f);
-		for (int i = 0; i < n; i++) {
-			struct csv_row r = { .graph = g->id, .strategy = ans[i].strategy,
-					     .param = ans[i].param, .solver = ans[i].solver,
-					     .budget = budget, .feasible = ans[i].batch > 0,
-					     .has_cost = ans[i].batch > 0, .cost = ans[i].cost,
-					     .overhead = ans[i].overhead, .peak = ans[i].peak,
-					     .seconds = ans[i].seconds,
-					     .status = ans[i].proven ? "optimal" : "feasible" };
-
-			if (ans[i].batch == 0)
-				r.status = ans[i].unsupported ? "unsupported" : "infeasible";
-			csv_row(csv.f, &r);
-		}
-		if (out_commit(&csv, &err)) {
-			rc = cli_error("%s", err.msg);
-			goto out;
-		}
-	}
-	if (!(a.sh.csv && strcmp(a.sh.csv, "-") == 0))
+	if (a.csv && (rc = write_csv(&a, g, budget, ans, n)))
+		goto out;
+	if (!(a.csv && strcmp(a.csv, "-") == 0))
 		print_table(g, budget, ratio, ans, n);
 	rc = fflush(stdout) == 0 ? CM_EXIT_OK : cli_error("standard output: write failed");
 out:
-	out_abort(&csv);
+	free(list);
+	free(ans);
 	graph_free(g);
 	return rc;
 }

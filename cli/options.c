@@ -1,58 +1,187 @@
 #include "options.h"
 
-#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "cli.h"
 
-void cli_shared_init(struct cli_shared *s)
+/* Takes one --param KEY=VALUE. */
+static int take_param(const char *cmd, char *arg, struct cli_args *a)
 {
-	*s = (struct cli_shared){ .header = 1 };
+	char *eq = strchr(arg, '=');
+
+	if (eq == NULL || eq == arg)
+		return cli_usage(cmd, "--param: expected KEY=VALUE, not '%s'", arg);
+	if (a->n_params == CLI_MAX_PARAMS)
+		return cli_usage(cmd, "--param: at most %d may be given", CLI_MAX_PARAMS);
+	*eq = '\0'; /* argv's strings are ours to change */
+	a->params[a->n_params++] = (struct strategy_param){ arg, eq + 1 };
+	return 0;
 }
 
-int cli_shared_option(const char *cmd, const char *help, int c, const char *arg,
-		      struct cli_shared *s)
+/* Takes option c with its argument; 0, -1 after --help, or CM_EXIT_USAGE. */
+static int take(const char *cmd, const char *help, int c, char *arg, struct cli_args *a)
 {
 	struct cm_error err;
 	double v;
 
 	switch (c) {
-	case 'C': s->csv = arg; return 1;
-	case 'H': s->header = 0; return 1;
-	case 'S': s->solver = arg; return 1;
-	case 'q': s->quiet = 1; return 1;
-	case 't':
-		if (cli_parse_double("--time-limit", arg, 0, 1e9, &s->time_limit, &err))
-			return cli_usage(cmd, "%s", err.msg);
-		return 1;
-	case 'G':
-		if (cli_parse_double("--gap", arg, 0, 1, &s->gap, &err))
-			return cli_usage(cmd, "%s", err.msg);
-		return 1;
-	case 'T':
-		if (cli_parse_whole("--threads", arg, 1, 256, &v, &err))
-			return cli_usage(cmd, "%s", err.msg);
-		s->threads = (int)v;
-		return 1;
+	case 'b': a->budget = arg; return 0;
+	case 's':
+		/* solve picks one strategy; compare and maxbatch a list */
+		if (strcmp(cmd, "solve") == 0) {
+			a->strategy = arg;
+		} else {
+			a->strategies = arg;
+			a->list_opt = "--strategies";
+		}
+		return 0;
+	case 'B':
+		a->strategies = arg;
+		a->list_opt = "--baselines";
+		return 0;
+	case 'o': a->plan = arg; return 0;
+	case 'L': a->lp = arg; return 0;
+	case 'D': a->bound = 1; return 0;
+	case 'I': a->ilp = 1; return 0;
+	case 'A': a->approx = 1; return 0;
+	case 'U': a->budgets = arg; return 0;
+	case 'P': a->plot = arg; return 0;
+	case 'C': a->csv = arg; return 0;
+	case 'H': a->header = 0; return 0;
+	case 'S': a->solver = arg; return 0;
+	case 'q': a->quiet = 1; return 0;
+	case 'p': return take_param(cmd, arg, a);
+	case 'F':
+		if (strcmp(arg, "json") != 0 && strcmp(arg, "text") != 0)
+			return cli_usage(cmd, "--plan-format must be json or text, not '%s'", arg);
+		a->text = arg[0] == 't';
+		return 0;
 	case 'M':
-		s->lp_method = lp_method_find(arg);
-		if (s->lp_method >= 0)
-			return 1;
+		a->lp_method = lp_method_find(arg);
+		if (a->lp_method >= 0)
+			return 0;
 		return cli_usage(cmd, "--lp-method must be auto, dual, primal or barrier, not '%s'",
 				 arg);
 	case 'h':
 		fputs(help, stdout);
+		cli_print_strategies(stdout);
 		return -1;
-	default:
+	}
+	/* The numeric ones. */
+	switch (c) {
+	case 't': return cli_parse_double("--time-limit", arg, 0, 1e9, &a->time_limit, &err) ?
+		  cli_usage(cmd, "%s", err.msg) : 0;
+	case 'G': return cli_parse_double("--gap", arg, 0, 1, &a->gap, &err) ?
+		  cli_usage(cmd, "%s", err.msg) : 0;
+	case 'X': return cli_parse_double("--max-overhead", arg, 1, 1e6, &a->max_overhead, &err) ?
+		  cli_usage(cmd, "%s", err.msg) : 0;
+	case 'T':
+		if (cli_parse_whole("--threads", arg, 1, 256, &v, &err))
+			return cli_usage(cmd, "%s", err.msg);
+		a->threads = (int)v;
+		return 0;
+	case 'R':
+		if (cli_parse_whole("--seed", arg, 0, 9007199254740992.0, &v, &err))
+			return cli_usage(cmd, "%s", err.msg);
+		a->seed = (unsigned long long)v;
+		return 0;
+	case 'N':
+		if (cli_parse_whole("--samples", arg, 0, 100000, &v, &err))
+			return cli_usage(cmd, "%s", err.msg);
+		a->samples = (int)v;
+		return 0;
+	case 'n':
+		if (cli_parse_whole("--sweep", arg, 1, 10000, &v, &err))
+			return cli_usage(cmd, "%s", err.msg);
+		a->sweep = (int)v;
 		return 0;
 	}
+	return CM_EXIT_USAGE; /* getopt has said what is wrong */
 }
 
-void cli_shared_request(const struct cli_shared *s, struct solve_request *rq)
+int cli_parse(const char *cmd, const char *help, const struct option *opts,
+	      const char *shortopts, int argc, char **argv, struct cli_args *a)
 {
-	rq->solver = s->solver;
-	rq->time_limit = s->time_limit;
-	rq->gap = s->gap;
-	rq->threads = s->threads;
-	rq->lp_method = s->lp_method;
-	rq->progress = s->quiet ? NULL : cli_progress;
+	int c, rc;
+
+	*a = (struct cli_args){ .header = 1 };
+	optind = 0;
+	while ((c = cli_getopt(cmd, argc, argv, shortopts, opts)) != -1)
+		if ((rc = take(cmd, help, c, optarg, a)) != 0)
+			return rc;
+	if (argc - optind > 1)
+		return cli_usage(cmd, "expected at most one GRAPH");
+	a->graph = optind < argc ? argv[optind] : NULL;
+	return 0;
+}
+
+void cli_request(const struct cli_args *a, struct solve_request *rq)
+{
+	rq->solver = a->solver;
+	rq->time_limit = a->time_limit;
+	rq->gap = a->gap;
+	rq->threads = a->threads;
+	rq->lp_method = a->lp_method;
+	rq->params = a->params;
+	rq->n_params = a->n_params;
+	rq->progress = a->quiet ? NULL : cli_progress;
+}
+
+int cli_strategy_list(const char *cmd, const char *opt, const char *list,
+		      unsigned all_mask, const struct strategy ***out, int *n)
+{
+	int count = strategy_count(), rc = 0;
+	char *copy = strdup(list), *tok, *save = NULL, names[1024];
+	char *chosen = calloc((size_t)count + 1, 1);
+	struct cm_error err;
+
+	*out = calloc((size_t)count + 1, sizeof(**out));
+	*n = 0;
+	if (copy == NULL || chosen == NULL || *out == NULL) {
+		rc = cli_error("out of memory");
+		goto out;
+	}
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		const struct strategy *s;
+
+		if (strcmp(tok, "none") == 0)
+			continue;
+		if (strcmp(tok, "all") == 0) {
+			for (int i = 0; i < count; i++)
+				chosen[i] |= (strategy_at(i)->flags & all_mask) == all_mask;
+			continue;
+		}
+		if ((s = strategy_find(tok, &err)) == NULL) {
+			strategy_names(0, names, sizeof(names));
+			rc = cli_usage(cmd, "%s: unknown %s '%s' (known: %s)", opt,
+				       strcmp(opt, "--baselines") == 0 ? "baseline" : "strategy", tok,
+				       names);
+			goto out;
+		}
+		chosen[s - strategy_at(0)] = 1;
+	}
+	for (int i = 0; i < count; i++)
+		if (chosen[i])
+			(*out)[(*n)++] = strategy_at(i);
+out:
+	free(copy);
+	free(chosen);
+	if (rc) {
+		free(*out);
+		*out = NULL;
+	}
+	return rc;
+}
+
+void cli_print_strategies(FILE *f)
+{
+	fputs("\nstrategies (SPEC 4):\n", f);
+	for (int i = 0; i < strategy_count(); i++) {
+		const struct strategy *s = strategy_at(i);
+
+		fprintf(f, "  %-18s %s\n", s->name, s->description);
+		for (const char *const *k = s->params; k && *k; k++)
+			fprintf(f, "  %-18s   --param %s=...\n", "", *k);
+	}
 }

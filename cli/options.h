@@ -1,14 +1,16 @@
-/* The options that solve, compare and maxbatch share: one parser and one
- * help text instead of a copy per command. */
+/* The options of solve, compare and maxbatch: one parser, one switch, one
+ * help text for what they share; each command lists which options it
+ * takes. */
 #ifndef CM_OPTIONS_H
 #define CM_OPTIONS_H
 
 #include <getopt.h>
+#include <stdio.h>
 
 #include "../solvers/strategy.h"
 
 /* getopt_long entries of the shared options; a command lists them after
- * its own (short options: "t:qh"). */
+ * its own (short options: CLI_SHARED_SHORTOPTS). */
 #define CLI_SHARED_LONGOPTS                                        \
 	{ "csv", required_argument, NULL, 'C' },                   \
 	{ "no-header", no_argument, NULL, 'H' },                   \
@@ -17,9 +19,10 @@
 	{ "gap", required_argument, NULL, 'G' },                   \
 	{ "threads", required_argument, NULL, 'T' },               \
 	{ "lp-method", required_argument, NULL, 'M' },             \
+	{ "param", required_argument, NULL, 'p' },                 \
 	{ "quiet", no_argument, NULL, 'q' },                       \
 	{ "help", no_argument, NULL, 'h' }
-#define CLI_SHARED_SHORTOPTS "t:qh"
+#define CLI_SHARED_SHORTOPTS "t:p:qh"
 
 #define CLI_SHARED_HELP                                                          \
 	"      --csv FILE|-         write the results as CSV rows (with a header)\n" \
@@ -34,25 +37,49 @@
 	"                           at most N processes (default: a core each)\n"    \
 	"      --lp-method M        auto (default), dual, primal or barrier: how\n"  \
 	"                           LP relaxations are solved (approx, --bound)\n"   \
+	"  -p, --param KEY=VALUE    a parameter of a strategy (repeatable; the\n"    \
+	"                           keys each takes are listed below)\n"             \
 	"  -q, --quiet              no messages on standard error\n"                 \
 	"  -h, --help               this text\n"
 
-struct cli_shared {
+/* Most --param a command line may give. */
+#define CLI_MAX_PARAMS 32
+
+/* Everything the three commands parse; each takes the part its option
+ * table names. */
+struct cli_args {
+	const char *graph, *budget;
+	const char *strategy;   /* solve --strategy */
+	const char *strategies; /* compare --strategies/--baselines, maxbatch --strategies */
+	const char *list_opt;   /* which of those gave it, for messages */
+	const char *plan, *lp, *budgets, *plot;
 	const char *csv, *solver;
-	double time_limit, gap;
+	double time_limit, gap, max_overhead;
+	unsigned long long seed;
+	int samples, text, bound, ilp, approx, sweep;
 	int threads, lp_method, header, quiet;
+	struct strategy_param params[CLI_MAX_PARAMS];
+	int n_params;
 };
 
-/* The defaults: a CSV header, no limits. */
-void cli_shared_init(struct cli_shared *s);
+/* Parses argv for cmd with its option table (shared options included) and
+ * short options; at most one GRAPH operand. Returns 0; -1 after printing
+ * --help (help, then the strategy table); CM_EXIT_USAGE after a usage
+ * message. */
+int cli_parse(const char *cmd, const char *help, const struct option *opts,
+	      const char *shortopts, int argc, char **argv, struct cli_args *a);
 
-/* Takes option c (with its argument) when it is a shared one: returns 1
- * when taken, 0 when c is not shared, CM_EXIT_USAGE after a usage message
- * for a bad value; 'h' prints help and returns -1. */
-int cli_shared_option(const char *cmd, const char *help, int c, const char *arg,
-		      struct cli_shared *s);
+/* The solver settings, parameters and progress reporting of a into rq. */
+void cli_request(const struct cli_args *a, struct solve_request *rq);
 
-/* Copies the solver settings and progress reporting into a request. */
-void cli_shared_request(const struct cli_shared *s, struct solve_request *rq);
+/* The strategies named by a comma-separated list ("all": the rows whose
+ * flags include all_mask) into a malloc'd array in table order, each
+ * once; *n their count. A usage message and CM_EXIT_USAGE for an unknown
+ * name or an empty list. */
+int cli_strategy_list(const char *cmd, const char *opt, const char *list,
+		      unsigned all_mask, const struct strategy ***out, int *n);
+
+/* The strategy table as --help lists it. */
+void cli_print_strategies(FILE *f);
 
 #endif

@@ -109,7 +109,7 @@ static void csv_text(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-void csv_row(FILE *f, const struct csv_row *r)
+void csv_row(FILE *f, const struct strategy_row *r)
 {
 	csv_text(f, r->graph);
 	fputc(',', f);
@@ -132,7 +132,7 @@ void csv_row(FILE *f, const struct csv_row *r)
 	if (r->has_lower_bound && r->has_cost && r->feasible)
 		fprintf(f, "%.6g", r->cost > 0 ? (r->cost - r->lower_bound) / r->cost : 0);
 	fprintf(f, ",%.3f,", r->seconds);
-	csv_text(f, r->status);
+	csv_text(f, strategy_status_names[r->status]);
 	fputc('\n', f);
 }
 
@@ -175,22 +175,4 @@ void cli_progress(void *ctx, const struct solve_progress *p)
 	if (p->has_incumbent && p->has_bound && p->incumbent != 0)
 		fprintf(stderr, "  gap %.2f%%", 100 * (p->incumbent - p->bound) / p->incumbent);
 	fputc('\n', stderr);
-}
-
-void csv_row_of_outcome(struct csv_row *r, const struct graph *g, const char *strategy,
-			uint64_t budget, const struct solve_outcome *o)
-{
-	double floor_cost = graph_total_cost(g);
-
-	*r = (struct csv_row){ .graph = g->id, .strategy = strategy, .solver = o->solver,
-			       .param = o->param, .budget = budget, .status = o->status,
-			       .seconds = o->seconds, .has_lower_bound = o->has_lower_bound,
-			       .lower_bound = o->lower_bound };
-	if (o->plan) {
-		r->feasible = o->sim.fits;
-		r->has_cost = 1;
-		r->cost = o->sim.cost;
-		r->overhead = o->sim.cost / (floor_cost > 0 ? floor_cost : 1);
-		r->peak = o->sim.peak;
-	}
 }

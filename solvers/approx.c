@@ -366,12 +366,14 @@ static int on_lp(void *ctx, int k, const struct milp_result *r)
 			     num_le(w->best_cost, graph_round_bound(w->g, w->bound)));
 }
 
-int approx_run(const struct graph *g, const struct solve_request *rq,
-	       struct solve_outcome *out, struct cm_error *err)
+int strategy_run_approx(const struct strategy *s, const struct graph *g,
+			const struct solve_request *rq, struct solve_outcome *out,
+			struct cm_error *err)
 {
 	const struct solver_ops *ops = strategy_backend(rq, err);
-	struct sweep w = { .g = g, .rq = rq, .rng = rq->seed ? rq->seed : 1,
+	struct sweep w = { .g = g, .rq = rq, .rng = rq->seed,
 			   .samples = rq->samples > 0 ? rq->samples : APPROX_SAMPLES };
+	uint64_t samples = 0;
 	struct solve_opts so = { .time_limit = rq->time_limit, .relaxation = 1,
 				 .lp_method = rq->lp_method, .on_lp = on_lp, .lp_ctx = &w,
 				 .label = w.label, .progress = rq->progress, .ctx = rq->ctx };
@@ -381,8 +383,14 @@ int approx_run(const struct graph *g, const struct solve_request *rq,
 	struct remat_model rm;
 	int *ucols = NULL, rc = -1;
 
-	if (ops == NULL)
+	(void)s;
+	if (ops == NULL || strategy_param_whole(rq, "seed", 0, 9007199254740992.0, &w.rng, err) ||
+	    strategy_param_whole(rq, "samples", 0, 100000, &samples, err))
 		return -1;
+	if (w.rng == 0)
+		w.rng = 1;
+	if (samples > 0)
+		w.samples = (int)samples;
 	snprintf(out->solver, sizeof(out->solver), "%s", ops->name);
 	if (remat_build(g, rq->budget, &rq->model, &rm, err))
 		return -1;
@@ -426,16 +434,16 @@ int approx_run(const struct graph *g, const struct solve_request *rq,
 		w.best = NULL;
 		snprintf(out->plan->solver, sizeof(out->plan->solver), "%s", ops->name);
 		out->objective = out->sim.cost;
-		strategy_set_status(out, "feasible");
+		strategy_set_status(out, STATUS_FEASIBLE);
 		if (w.has_bound)
 			strategy_set_bound(g, out, w.bound);
 	} else if (w.lp_infeasible) {
-		strategy_set_status(out, "infeasible");
+		strategy_set_status(out, STATUS_INFEASIBLE);
 		snprintf(out->why, sizeof(out->why), "the LP relaxation is infeasible, so no plan fits");
 	} else {
 		if (w.has_bound)
 			strategy_set_bound(g, out, w.bound);
-		strategy_set_status(out, "no_plan");
+		strategy_set_status(out, STATUS_NO_PLAN);
 		snprintf(out->why, sizeof(out->why), "no rounding of the LP fits the budget%s",
 			 res.status == MILP_NO_SOLUTION ? " within the time limit" : "");
 	}

@@ -1,6 +1,8 @@
 /* maxbatch's search: see batch.h. */
 #include "batch.h"
 
+#include "../common/clock.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -26,17 +28,17 @@ int batch_fits(const struct graph *g, const struct batch_request *br, uint64_t b
 		graph_free(h);
 		return -1;
 	}
-	if (strcmp(o.status, "optimal") == 0 || strcmp(o.status, "feasible") == 0) {
+	if (o.status == STATUS_OPTIMAL || o.status == STATUS_FEASIBLE) {
 		ans->batch = batch;
 		ans->cost = o.sim.cost;
 		ans->overhead = o.sim.cost / graph_total_cost(h);
 		ans->peak = o.sim.peak;
 		snprintf(ans->solver, sizeof(ans->solver), "%s", o.solver);
 		rc = 1;
-	} else if (strcmp(o.status, "timeout") == 0) {
+	} else if (o.status == STATUS_TIMEOUT || o.status == STATUS_NO_PLAN) {
 		rc = -2;
 	} else {
-		ans->unsupported = strcmp(o.status, "unsupported") == 0;
+		ans->unsupported = o.status == STATUS_UNSUPPORTED;
 		rc = 0; /* infeasible or unsupported */
 	}
 	strategy_outcome_release(&o);
@@ -44,10 +46,20 @@ int batch_fits(const struct graph *g, const struct batch_request *br, uint64_t b
 	return rc;
 }
 
+double batch_default_ratio(const struct graph *g)
+{
+	double fwd = 0, bwd = 0;
+
+	for (int k = 0; k < g->n; k++)
+		*(g->nodes[k].backward ? &bwd : &fwd) += g->nodes[k].cost;
+	return fwd + bwd > 0 ? (2 * fwd + bwd) / (fwd + bwd) : 1;
+}
+
 int batch_search(const struct graph *g, const struct batch_request *br,
 		 struct batch_answer *ans, struct cm_error *err)
 {
 	uint64_t lo = 0, hi = 1;
+	double t0 = cm_clock();
 	int rc, unknown = 0;
 
 	memset(ans, 0, sizeof(*ans));
@@ -62,6 +74,7 @@ int batch_search(const struct graph *g, const struct batch_request *br,
 		lo = hi;
 		if (hi >= MAXBATCH_LIMIT) {
 			ans->capped = 1;
+			ans->seconds = cm_clock() - t0;
 			return 0;
 		}
 		hi *= 2;
@@ -83,6 +96,7 @@ int batch_search(const struct graph *g, const struct batch_request *br,
 	}
 	ans->batch = lo;
 	ans->proven = !unknown;
+	ans->seconds = cm_clock() - t0;
 	snprintf(ans->param, sizeof(ans->param), "batch=%llu", (unsigned long long)lo);
 	return 0;
 }

@@ -37,6 +37,11 @@ struct batch_answer {
 int batch_fits(const struct graph *g, const struct batch_request *rq, uint64_t batch,
 	       struct batch_answer *ans, struct cm_error *err);
 
+/* The default cost cap, as a multiple of the checkpoint-all cost: one
+ * extra forward pass, (2 x forward cost + backward cost) / total cost
+ * (paper section 6.4). */
+double batch_default_ratio(const struct graph *g);
+
 /* Doubling, then bisection between the last batch that fits and the first
  * that does not; feasibility is monotone in the batch. An unknown answer
  * counts as "does not fit" and leaves the result unproven. 0, or -1 with

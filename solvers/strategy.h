@@ -1,20 +1,42 @@
-/* The strategy layer: runs any strategy of SPEC 4 by name, replays its plan
- * and says what it found. Library code: it never prints. */
+/* The strategy layer: every way of finding a plan (SPEC 4) is a row of one
+ * constant table, run by name, its plan replayed and described. The
+ * commands, their --help texts and their error messages walk the table;
+ * no other list of names exists. Library code: it never prints. */
 #ifndef CM_STRATEGY_H
 #define CM_STRATEGY_H
 
 #include <stddef.h>
 #include <stdio.h>
 
+#include "../baselines/baseline.h"
 #include "../plan/sim.h"
-#include "remat.h"
 #include "backend/solver.h"
+#include "remat.h"
 
 #define STRATEGY_DEFAULT "ilp"
 #define SOLVER_DEFAULT "cbc"
 
+/* What an outcome is; strategy_status_names spells them for CSV rows,
+ * plans and summaries. */
+enum strategy_status {
+	STATUS_FEASIBLE,    /* a plan that fits, not proven optimal */
+	STATUS_OPTIMAL,     /* a plan that fits, proven optimal */
+	STATUS_TIMEOUT,     /* the time limit came before any plan */
+	STATUS_NO_PLAN,     /* the strategy found none, nothing proven */
+	STATUS_INFEASIBLE,  /* no plan fits (proven), or the strategy's does not */
+	STATUS_UNSUPPORTED, /* the graph is outside the strategy's domain */
+	STATUS_COUNT
+};
+
+extern const char *const strategy_status_names[STATUS_COUNT];
+
+/* One --param KEY=VALUE. */
+struct strategy_param {
+	const char *key, *value;
+};
+
 struct solve_request {
-	const char *strategy; /* SPEC 4 name */
+	const char *strategy; /* a name of the table */
 	uint64_t budget;      /* total bytes, fixed memory included */
 	const char *solver;   /* MILP backend; NULL for SOLVER_DEFAULT */
 	double time_limit;    /* seconds, <= 0 for none */
@@ -25,9 +47,13 @@ struct solve_request {
 	struct remat_opts model;
 	unsigned long long seed; /* approx: randomized rounding's seed */
 	int samples;          /* approx: randomized roundings per LP (0: default) */
-	int bound;            /* baselines: bound the cost from below by the LP
-			       * relaxation too (ilp and approx always do) */
+	int bound;            /* a strategy without a bound of its own bounds the
+			       * cost from below by the LP relaxation too */
 	int lp_method;        /* approx and bound: enum lp_method */
+	/* --param KEY=VALUE pairs; each strategy reads the keys its row
+	 * lists (strategy_check_params rejects the others). */
+	const struct strategy_param *params;
+	int n_params;
 	void (*progress)(void *ctx, const struct solve_progress *p);
 	void *ctx;
 };
@@ -36,7 +62,7 @@ struct solve_outcome {
 	struct plan *plan;   /* the replayed plan, or NULL when none was found;
 			      * owned, freed by strategy_outcome_release */
 	struct sim_result sim;
-	char status[32];     /* optimal, feasible, infeasible, timeout, unsupported */
+	int status;          /* enum strategy_status */
 	char why[512];       /* a reason to show with the status, or "" */
 	char solver[32];     /* the backend that ran, or "" */
 	char param[64];      /* the baseline's parameter point, or "" */
@@ -47,23 +73,92 @@ struct solve_outcome {
 	int cols, rows, nnz; /* size of the MILP, when one was built */
 };
 
+/* What a row of the table is. */
+enum {
+	STRATEGY_SOLVER = 1 << 0,    /* solves a model: --solver, --lp-method apply */
+	STRATEGY_BOUND = 1 << 1,     /* its outcome carries a proven lower bound */
+	STRATEGY_HEURISTIC = 1 << 2, /* fast, no solver: compare's default columns
+				      * and the warm starts of the solvers */
+	STRATEGY_MAXBATCH = 1 << 3,  /* one of maxbatch's default strategies */
+	STRATEGY_CHAINS = 1 << 4,    /* needs a chain of forward nodes */
+	STRATEGY_LP_FILE = 1 << 5,   /* --write-lp writes its model */
+};
+
+struct strategy {
+	const char *name;        /* --strategy value */
+	const char *description; /* one line for --help */
+	unsigned flags;
+	/* The --param keys it takes, NULL-terminated; NULL for none. */
+	const char *const *params;
+	/* Fills out for rq on g (rq->budget at or above the lower bound of
+	 * SPEC 2, params checked). Returns 0, or -1 with err set. */
+	int (*run)(const struct strategy *s, const struct graph *g,
+		   const struct solve_request *rq, struct solve_outcome *out,
+		   struct cm_error *err);
+	/* The paper's heuristics: parameter point k (baselines/baseline.h);
+	 * compare writes a row per point. NULL for the others. */
+	int (*point)(const struct graph *g, int k, struct plan *p, char *param,
+		     size_t len, struct cm_error *err);
+};
+
+/* The rows in their order: --help, compare's columns and maxbatch's. */
+extern const struct strategy strategy_table[];
+extern const int strategy_table_count;
+
+/* The table in use: strategy_table unless a test put another one in place
+ * with strategy_use (rows must outlive its use; NULL restores the
+ * built-in one). */
+int strategy_count(void);
+const struct strategy *strategy_at(int i);
+void strategy_use(const struct strategy *rows, int n);
+
+/* The row called name, or NULL with err set to a message that lists the
+ * known names ("unknown strategy 'x' (known: ilp, ...)"). */
+const struct strategy *strategy_find(const char *name, struct cm_error *err);
+
+/* The names of the rows whose flags include all of mask, comma-separated. */
+void strategy_names(unsigned mask, char *buf, size_t len);
+
+/* Each --param of rq must be a key that one of the n strategies takes:
+ * 0, or -1 with err naming the key and what they take. */
+int strategy_check_params(const struct strategy *const *s, int n,
+			  const struct solve_request *rq, struct cm_error *err);
+
+/* The value of --param key in rq, or NULL. */
+const char *strategy_param(const struct solve_request *rq, const char *key);
+
+/* The whole number given as --param key into *out (left alone when the
+ * key is absent): 0, or -1 with err set when the value is not a whole
+ * number from lo to hi. */
+int strategy_param_whole(const struct solve_request *rq, const char *key, double lo,
+			 double hi, uint64_t *out, struct cm_error *err);
+
 /* Runs the request on g. A heuristic plan that replays over budget is kept
- * (its figures are informative) with status "infeasible". "optimal" only
+ * (its figures are informative) with status infeasible. "optimal" only
  * when proven: by the solver with no gap left, or for a heuristic when its
  * cost equals the checkpoint-all cost, below which no plan goes. Returns 0,
- * or -1 with err set (unknown strategy or solver, solver failure, out of
- * memory, a strategy that produced an invalid plan). */
+ * or -1 with err set (unknown strategy, parameter or solver, solver
+ * failure, out of memory, a strategy that produced an invalid plan). */
 int strategy_solve(const struct graph *g, const struct solve_request *rq,
 		   struct solve_outcome *out, struct cm_error *err);
 void strategy_outcome_release(struct solve_outcome *out);
 
-/* The approx strategy (cli/approx.c): LP relaxations at (1 - eps) x budget
- * for a grid of eps, each rounded deterministically (thresholds across
- * (0, 1)) and randomly, R completed, plans replayed; the cheapest that fits
- * the real budget wins, and the LP value at the full budget is its lower
- * bound. As strategy_solve. */
-int approx_run(const struct graph *g, const struct solve_request *rq,
-	       struct solve_outcome *out, struct cm_error *err);
+/* The rows of the table (solvers/heuristic.c, ilp.c, approx.c). */
+int strategy_run_heuristic(const struct strategy *s, const struct graph *g,
+			   const struct solve_request *rq, struct solve_outcome *out,
+			   struct cm_error *err);
+int strategy_run_ilp(const struct strategy *s, const struct graph *g,
+		     const struct solve_request *rq, struct solve_outcome *out,
+		     struct cm_error *err);
+int strategy_run_approx(const struct strategy *s, const struct graph *g,
+			const struct solve_request *rq, struct solve_outcome *out,
+			struct cm_error *err);
+
+/* The cheapest plan of every heuristic of the table that fits rq->budget,
+ * replayed, or NULL when none fits (or on failure): a start for the
+ * solvers. *sim describes it. Caller frees. */
+struct plan *strategy_best_heuristic(const struct graph *g, const struct solve_request *rq,
+				     struct sim_result *sim);
 
 /* Builds the model of g at budget shrunk into rm and solves its LP
  * relaxation with ops (rq: LP method, progress, which names it label;
@@ -103,7 +198,7 @@ int strategy_adopt(const struct graph *g, const char *strategy, uint64_t budget,
 		   struct plan *p, struct solve_outcome *out, struct cm_error *err);
 
 /* Sets the outcome's status (and its plan's). */
-void strategy_set_status(struct solve_outcome *out, const char *status);
+void strategy_set_status(struct solve_outcome *out, int status);
 
 /* Records the size of the model the outcome's strategy built. */
 void strategy_set_model(struct solve_outcome *out, const struct milp *m);
@@ -119,7 +214,24 @@ double strategy_meet_bound(const struct graph *g, double cost, int fits, double 
  * costs no more than the bound becomes "optimal". Set the status first. */
 void strategy_set_bound(const struct graph *g, struct solve_outcome *out, double bound);
 
-/* The strategy names, comma-separated, for messages and --help. */
-void strategy_names(char *buf, size_t len);
+/* One result: a CSV row of SPEC 5 before it is written. */
+struct strategy_row {
+	const char *graph, *strategy, *param, *solver;
+	int status;            /* enum strategy_status */
+	uint64_t budget;
+	int feasible;
+	int has_cost;          /* cost, overhead and peak_memory */
+	double cost, overhead;
+	uint64_t peak;
+	int has_lower_bound;
+	double lower_bound;    /* the gap, (cost - bound) / cost, follows */
+	double seconds;
+};
+
+/* The row of one strategy's outcome at one budget: cost, overhead and peak
+ * when it produced a plan (replayed), its bound when it has one. */
+void strategy_row_of_outcome(struct strategy_row *r, const struct graph *g,
+			     const char *strategy, uint64_t budget,
+			     const struct solve_outcome *o);
 
 #endif

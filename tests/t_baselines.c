@@ -11,7 +11,7 @@
 /* Every point of a and b gives the same steps on g. */
 static int same_points(const struct graph *g, const char *a, const char *b)
 {
-	const struct baseline *x = baseline_find(a), *y = baseline_find(b);
+	const struct strategy *x = strategy_find(a, NULL), *y = strategy_find(b, NULL);
 	struct cm_error err;
 	char pa[64], pb[64];
 	int same = 1;
@@ -68,17 +68,17 @@ static void test_shared_graphs(void)
 		g = graph_read_file(path, &err);
 		if (!ok(g != NULL, "%s reads", names[i]))
 			continue;
-		for (int b = 0; b < baseline_count; b++)
-			for (int k = 0;; k++) {
+		for (int b = 0; b < strategy_count(); b++)
+			for (int k = 0; strategy_at(b)->point; k++) {
 				struct plan *p = plan_new();
 				struct sim_result r;
-				int rc = baseline_table[b].point(g, k, p, param, sizeof(param), &err);
+				int rc = strategy_at(b)->point(g, k, p, param, sizeof(param), &err);
 
 				if (rc == 0) {
 					plan_simulate(g, p, SIM_NO_BUDGET, &r, &err);
 					points++;
 					if (!r.valid && bad++ == 0)
-						diag("%s %s: %s", baseline_table[b].name, param, r.why);
+						diag("%s %s: %s", strategy_at(b)->name, param, r.why);
 				}
 				plan_free(p);
 				unsupported += rc == BASELINE_UNSUPPORTED;
@@ -98,15 +98,17 @@ static void test_unsupported(void)
 	struct graph *g;
 	struct solve_request rq = { .strategy = "chen-sqrtn" };
 	struct solve_outcome o;
+	int rc;
 
 	snprintf(path, sizeof(path), "%s/unet.json", tap_graph_dir());
 	g = graph_read_file(path, &err);
-	if (g == NULL)
+	if (!ok(g != NULL, "unet reads"))
 		return;
 	rq.budget = graph_peak_all(g);
-	ok(strategy_solve(g, &rq, &o, &err) == 0 && strcmp(o.status, "unsupported") == 0 &&
+	rc = strategy_solve(g, &rq, &o, &err);
+	ok(rc == 0 && o.status == STATUS_UNSUPPORTED &&
 	   strstr(o.why, "needs a chain of forward nodes"),
-	   "chen-sqrtn on unet: %s, %s", o.status, o.why);
+	   "chen-sqrtn on unet: %s, %s", strategy_status_names[o.status], o.why);
 	strategy_outcome_release(&o);
 	graph_free(g);
 }
@@ -120,15 +122,18 @@ static void check_ilp_dominates(const struct graph *g, uint64_t budget, int *bad
 
 	if (strategy_solve(g, &rq, &best, &err))
 		return;
-	for (int b = 0; b < baseline_count; b++) {
+	for (int b = 0; b < strategy_count(); b++) {
 		struct solve_outcome o;
 
-		rq.strategy = baseline_table[b].name;
+		if (strategy_at(b)->point == NULL)
+			continue;
+		rq.strategy = strategy_at(b)->name;
 		if (strategy_solve(g, &rq, &o, &err) == 0 && o.plan && o.sim.fits &&
-		    (strcmp(best.status, "optimal") != 0 || best.sim.cost > o.sim.cost + 1e-9) &&
+		    (best.status != STATUS_OPTIMAL || best.sim.cost > o.sim.cost + 1e-9) &&
 		    (*bad)++ == 0)
 			diag("%s at %llu: ilp %s %g, %s %g", g->id, (unsigned long long)budget,
-			     best.status, best.sim.cost, rq.strategy, o.sim.cost);
+			     strategy_status_names[best.status], best.sim.cost, rq.strategy,
+			     o.sim.cost);
 		strategy_outcome_release(&o);
 	}
 	strategy_outcome_release(&best);

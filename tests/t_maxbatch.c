@@ -30,10 +30,12 @@ int main(void)
 				unconfirmed++;
 				continue;
 			}
-			for (int s = -1; s < baseline_count; s++) {
+			for (int s = -1; s < strategy_count(); s++) {
 				struct batch_answer *x = s < 0 ? &ilp : &base, probe;
 
-				rq.strategy = s < 0 ? "ilp" : baseline_table[s].name;
+				if (s >= 0 && strategy_at(s)->point == NULL)
+					continue; /* the paper's heuristics */
+				rq.strategy = s < 0 ? "ilp" : strategy_at(s)->name;
 				if (s >= 0 && batch_search(g, &rq, &base, &err))
 					continue;
 				searches++;

@@ -1,3 +1,5 @@
+/* What the strategy layer asks of a heuristic: its answer at a budget, or
+ * every point of its parameter sweep. */
 #include "baseline.h"
 
 #include "../common/clock.h"
@@ -5,35 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-const struct baseline baseline_table[] = {
-	{ "checkpoint-all", "keep every value until its last use; no recomputation",
-	  baseline_checkpoint_all_point },
-	{ "chen-sqrtn", "Chen et al.: every sqrt(n)-th node of a forward chain kept (chains only)",
-	  baseline_chen_sqrtn },
-	{ "chen-greedy", "Chen et al. greedy: a node kept once b bytes follow the last one; b swept (chains only)",
-	  baseline_chen_greedy },
-	{ "griewank-logn", "Griewank & Walther revolve, binomial checkpointing with s snapshots; s swept (chains only)",
-	  baseline_griewank_logn },
-	{ "ap-sqrtn", "chen-sqrtn over the articulation points of the forward graph",
-	  baseline_ap_sqrtn },
-	{ "ap-greedy", "chen-greedy with articulation points as the only candidates",
-	  baseline_ap_greedy },
-	{ "linearized-sqrtn", "chen-sqrtn on the forward nodes taken as a chain in topological order",
-	  baseline_linearized_sqrtn },
-	{ "linearized-greedy", "chen-greedy on the forward nodes taken as a chain in topological order",
-	  baseline_linearized_greedy },
-};
-
-const int baseline_count = (int)(sizeof(baseline_table) / sizeof(baseline_table[0]));
-
-const struct baseline *baseline_find(const char *name)
-{
-	for (int i = 0; i < baseline_count; i++)
-		if (strcmp(baseline_table[i].name, name) == 0)
-			return &baseline_table[i];
-	return NULL;
-}
 
 int baseline_best(const struct baseline *b, const struct graph *g, uint64_t budget,
 		  struct plan **best, struct sim_result *sim, char *param, size_t len,

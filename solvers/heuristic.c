@@ -1,0 +1,70 @@
+/* The rows of the paper's heuristics (baselines/): each point replayed at
+ * the budget, the cheapest that fits kept; and the best of every
+ * heuristic, which starts the solvers. */
+#include "strategy.h"
+
+#include <string.h>
+
+#include "../common/num.h"
+
+int strategy_run_heuristic(const struct strategy *s, const struct graph *g,
+			   const struct solve_request *rq, struct solve_outcome *out,
+			   struct cm_error *err)
+{
+	const struct baseline b = { s->name, s->point };
+	struct plan *p;
+	int rc = baseline_best(&b, g, rq->budget, &p, &out->sim, out->param,
+			       sizeof(out->param), err);
+
+	if (rc == BASELINE_UNSUPPORTED) {
+		strategy_set_status(out, STATUS_UNSUPPORTED);
+		snprintf(out->why, sizeof(out->why), "%s", err->msg);
+		return 0;
+	}
+	if (rc || strategy_adopt(g, s->name, rq->budget, p, out, err))
+		return -1;
+	if (out->sim.fits && rq->cost_cap > 0 && !num_le(out->sim.cost, rq->cost_cap)) {
+		strategy_set_status(out, STATUS_INFEASIBLE);
+		snprintf(out->why, sizeof(out->why), "%s's cheapest plan that fits costs %.17g, over the cap %.17g",
+			 s->name, out->sim.cost, rq->cost_cap);
+	} else if (!out->sim.fits) {
+		strategy_set_status(out, STATUS_INFEASIBLE);
+		snprintf(out->why, sizeof(out->why), "%s%s%s%s peaks at %llu, over the budget %llu",
+			 s->name, out->param[0] ? " (at best: " : "", out->param,
+			 out->param[0] ? ")" : "", (unsigned long long)out->sim.peak,
+			 (unsigned long long)rq->budget);
+	} else if (num_le(out->sim.cost, graph_total_cost(g))) {
+		strategy_set_status(out, STATUS_OPTIMAL);
+		strategy_set_bound(g, out, graph_total_cost(g));
+	} else {
+		strategy_set_status(out, STATUS_FEASIBLE);
+	}
+	return 0;
+}
+
+struct plan *strategy_best_heuristic(const struct graph *g, const struct solve_request *rq,
+				     struct sim_result *sim)
+{
+	struct plan *best = NULL;
+
+	for (int i = 0; i < strategy_count(); i++) {
+		const struct strategy *s = strategy_at(i);
+		struct solve_request h = *rq;
+		struct solve_outcome o = { 0 };
+		struct cm_error err;
+
+		if (!(s->flags & STRATEGY_HEURISTIC))
+			continue;
+		h.strategy = s->name;
+		h.cost_cap = 0;
+		if (s->run(s, g, &h, &o, &err) == 0 && o.plan && o.sim.fits &&
+		    (best == NULL || o.sim.cost < sim->cost)) {
+			plan_free(best);
+			best = o.plan;
+			o.plan = NULL;
+			*sim = o.sim;
+		}
+		strategy_outcome_release(&o);
+	}
+	return best;
+}

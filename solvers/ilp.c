@@ -1,0 +1,169 @@
+/* The ilp row: the Checkmate MILP (solvers/remat.c) solved by a backend,
+ * started from the best heuristic's plan. */
+#include "strategy.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/num.h"
+#include "../plan/stages.h"
+
+/* The plan of stage matrices whose S is read from a MILP solution. */
+static struct plan *plan_of_solution(const struct graph *g, const struct remat_model *rm,
+				     const double *x, struct cm_error *err)
+{
+	struct stages st;
+	struct plan *p;
+
+	if (stages_init(&st, g->n, err))
+		return NULL;
+	remat_stages(rm, g, x, &st);
+	stages_drop_unused(g, &st);
+	p = plan_new();
+	if (p == NULL || plan_from_stages(g, &st, p, err)) {
+		if (p == NULL)
+			cm_errorf(err, "out of memory");
+		plan_free(p);
+		p = NULL;
+	}
+	stages_release(&st);
+	return p;
+}
+
+/* The cheapest heuristic plan that fits, as a point of the model, to start
+ * the solver from. Returns a malloc'd point, or NULL when none fits (or
+ * its plan is not a point of the model). */
+static double *warm_start(const struct graph *g, const struct remat_model *rm,
+			  const struct solve_request *rq)
+{
+	struct sim_result sim;
+	struct plan *best = strategy_best_heuristic(g, rq, &sim);
+	struct stages st;
+	double *x = NULL;
+
+	if (best == NULL || stages_init(&st, g->n, NULL))
+		goto out;
+	x = malloc((size_t)rm->milp.ncols * sizeof(double) + 1);
+	if (x && (stages_from_plan(g, best, &st) || stages_drop_unused(g, &st) < 0 ||
+		  remat_point(rm, g, &st, x))) {
+		free(x);
+		x = NULL;
+	}
+	stages_release(&st);
+out:
+	plan_free(best);
+	return x;
+}
+
+/* Solves with ops, and once more with the other backend when ops' process
+ * dies (seen with Cbc 2.10.8: an assertion in Clp's pricing on a model that
+ * the cbc program and GLPK solve); crash then says so. Returns as
+ * solver_solve, *ops the backend that answered. */
+static int solve_or_retry(const struct solver_ops **ops, const struct milp *m,
+			  const struct solve_opts *so, struct milp_result *res, char *crash,
+			  size_t len, struct cm_error *err)
+{
+	int rc = solver_solve(*ops, m, so, res, err);
+
+	if (rc == SOLVER_CRASHED) {
+		const struct solver_ops *other = solver_find(*ops == &solver_cbc ? "glpk" : "cbc");
+
+		snprintf(crash, len, "%.200s; solved with %s instead", err->msg, other->name);
+		*ops = other;
+		rc = solver_solve(*ops, m, so, res, err);
+	}
+	return rc ? -1 : 0;
+}
+
+/* Describes the solver's answer in out: the plan of its solution (or of the
+ * warm start it did not better), its status and bound. 0, or -1 with err
+ * set. */
+static int take_answer(const struct graph *g, const struct solve_request *rq,
+		       const struct remat_model *rm, const struct milp_result *res,
+		       const double *start, struct solve_outcome *out, struct cm_error *err)
+{
+	const double *x = res->x ? res->x : start;
+	struct plan *p;
+
+	if (res->status == MILP_INFEASIBLE) {
+		strategy_set_status(out, STATUS_INFEASIBLE);
+		snprintf(out->why, sizeof(out->why), "the solver proved that no plan fits");
+		return 0;
+	}
+	if (x == NULL) {
+		strategy_set_status(out, STATUS_TIMEOUT);
+		snprintf(out->why, sizeof(out->why), "no plan found within the time limit");
+		if (res->has_bound)
+			strategy_set_bound(g, out, res->bound);
+		return 0;
+	}
+	p = plan_of_solution(g, rm, x, err);
+	if (p == NULL || strategy_adopt(g, "ilp", rq->budget, p, out, err))
+		return -1;
+	snprintf(p->solver, sizeof(p->solver), "%s", out->solver);
+	out->objective = res->x ? res->objective : milp_objective(&rm->milp, start);
+	if (!out->sim.fits)
+		return cm_errorf(err, "internal error: the solver's plan replays over budget: %s",
+				 out->sim.why);
+	if (res->status == MILP_OPTIMAL && res->x &&
+	    (!res->has_bound || num_le(out->sim.cost, res->bound) ||
+	     (rq->gap <= 0 && num_le(out->sim.cost, res->objective)))) {
+		strategy_set_status(out, STATUS_OPTIMAL);
+		strategy_set_bound(g, out, out->sim.cost);
+		return 0;
+	}
+	strategy_set_status(out, STATUS_FEASIBLE);
+	if (res->has_bound)
+		strategy_set_bound(g, out, res->bound);
+	if (res->x == NULL)
+		snprintf(out->why, sizeof(out->why),
+			 "time limit: the solver found nothing better than the best baseline");
+	return 0;
+}
+
+int strategy_run_ilp(const struct strategy *s, const struct graph *g,
+		     const struct solve_request *rq, struct solve_outcome *out,
+		     struct cm_error *err)
+{
+	const struct solver_ops *ops = strategy_backend(rq, err);
+	struct remat_opts mo = rq->model;
+	struct remat_model rm;
+	struct milp_result res = { 0 };
+	struct solve_opts so = { .time_limit = rq->time_limit, .gap = rq->gap,
+				 .threads = rq->threads, .lp_method = rq->lp_method,
+				 .progress = rq->progress, .ctx = rq->ctx };
+	double *start = NULL;
+	char crash[256] = "";
+	int rc = -1;
+
+	(void)s;
+	if (ops == NULL)
+		return -1;
+	if (rq->cost_cap > 0)
+		mo.cost_cap = rq->cost_cap;
+	if (remat_build(g, rq->budget, &mo, &rm, err))
+		return -1;
+	strategy_set_model(out, &rm.milp);
+	if (rq->lp_out && milp_write_lp(&rm.milp, rq->lp_out)) {
+		cm_errorf(err, "writing the LP file failed");
+		goto out;
+	}
+	so.start = start = warm_start(g, &rm, rq);
+	if (solve_or_retry(&ops, &rm.milp, &so, &res, crash, sizeof(crash), err))
+		goto out;
+	snprintf(out->solver, sizeof(out->solver), "%s", ops->name);
+	if (take_answer(g, rq, &rm, &res, start, out, err))
+		goto out;
+	if (crash[0]) {
+		char why[sizeof(out->why)];
+
+		snprintf(why, sizeof(why), "%s", out->why);
+		snprintf(out->why, sizeof(out->why), "%.250s%s%s", why, why[0] ? "; " : "", crash);
+	}
+	rc = 0;
+out:
+	milp_result_release(&res);
+	free(start);
+	remat_release(&rm);
+	return rc;
+}

@@ -1,0 +1,33 @@
+/* The strategies, one row each (SPEC 4). Adding one: a file with its run
+ * function, a row here, a test program (docs/architecture.md). */
+#include "strategy.h"
+
+static const char *const approx_params[] = { "seed", "samples", NULL };
+
+#define PAPER_HEURISTIC (STRATEGY_HEURISTIC | STRATEGY_MAXBATCH)
+
+const struct strategy strategy_table[] = {
+	{ "checkpoint-all", "keep every value until its last use; no recomputation",
+	  PAPER_HEURISTIC, NULL, strategy_run_heuristic, baseline_checkpoint_all_point },
+	{ "chen-sqrtn", "Chen et al.: every sqrt(n)-th node of a forward chain kept (chains only)",
+	  PAPER_HEURISTIC | STRATEGY_CHAINS, NULL, strategy_run_heuristic, baseline_chen_sqrtn },
+	{ "chen-greedy", "Chen et al. greedy: a node kept once b bytes follow the last one; b swept (chains only)",
+	  PAPER_HEURISTIC | STRATEGY_CHAINS, NULL, strategy_run_heuristic, baseline_chen_greedy },
+	{ "griewank-logn", "Griewank & Walther revolve, binomial checkpointing with s snapshots; s swept (chains only)",
+	  PAPER_HEURISTIC | STRATEGY_CHAINS, NULL, strategy_run_heuristic, baseline_griewank_logn },
+	{ "ap-sqrtn", "chen-sqrtn over the articulation points of the forward graph",
+	  PAPER_HEURISTIC, NULL, strategy_run_heuristic, baseline_ap_sqrtn },
+	{ "ap-greedy", "chen-greedy with articulation points as the only candidates",
+	  PAPER_HEURISTIC, NULL, strategy_run_heuristic, baseline_ap_greedy },
+	{ "linearized-sqrtn", "chen-sqrtn on the forward nodes taken as a chain in topological order",
+	  PAPER_HEURISTIC, NULL, strategy_run_heuristic, baseline_linearized_sqrtn },
+	{ "linearized-greedy", "chen-greedy on the forward nodes taken as a chain in topological order",
+	  PAPER_HEURISTIC, NULL, strategy_run_heuristic, baseline_linearized_greedy },
+	{ "ilp", "the Checkmate MILP, solved to proven optimality (the default)",
+	  STRATEGY_SOLVER | STRATEGY_BOUND | STRATEGY_MAXBATCH | STRATEGY_LP_FILE, NULL,
+	  strategy_run_ilp, NULL },
+	{ "approx", "LP relaxation rounded in two phases; the LP value is a lower bound",
+	  STRATEGY_SOLVER | STRATEGY_BOUND, approx_params, strategy_run_approx, NULL },
+};
+
+const int strategy_table_count = (int)(sizeof(strategy_table) / sizeof(strategy_table[0]));
