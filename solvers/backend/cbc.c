@@ -38,12 +38,6 @@ static void on_message(Cbc_Model *model, int msgno, int ndouble, const double *d
 	(void)ivec;
 	(void)nchar;
 	(void)cvec;
-	if (getenv("CHECKMATE_CBC_TRACE")) {
-		fprintf(stderr, "cbc msg %d:", msgno);
-		for (int i = 0; i < ndouble; i++)
-			fprintf(stderr, " %g", dvec[i]);
-		fprintf(stderr, "\n");
-	}
 	if (msgno == CBC_MSG_SOLUTION && ndouble >= 1) {
 		cbc_ctx.p.incumbent = dvec[0];
 		cbc_ctx.p.has_incumbent = 1;
