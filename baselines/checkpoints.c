@@ -6,13 +6,6 @@
 
 #include "../plan/stages.h"
 
-/* Keeps value i from stage `from` + 1 through stage `to`. */
-static void keep(struct stages *st, int i, int from, int to)
-{
-	for (int t = from + 1; t <= to && t < st->n; t++)
-		STAGE_S(st, t, i) = 1;
-}
-
 int baseline_plan_of_checkpoints(const struct graph *g, const char *ckpt,
 				 struct plan *p, struct cm_error *err)
 {
@@ -47,15 +40,15 @@ int baseline_plan_of_checkpoints(const struct graph *g, const char *ckpt,
 		int last_fwd = x;
 
 		if (g->nodes[x].backward || ckpt[x]) {
-			keep(&st, x, x, last[x]);
+			stages_keep(&st, x, x, last[x]);
 			continue;
 		}
 		for (int e = g->user_off[x]; e < g->user_off[x + 1]; e++)
 			if (!g->nodes[g->users[e]].backward)
 				last_fwd = g->users[e];
-		keep(&st, x, x, last_fwd);
+		stages_keep(&st, x, x, last_fwd);
 		if (redo[x] >= 0)
-			keep(&st, x, redo[x], last[x]);
+			stages_keep(&st, x, redo[x], last[x]);
 	}
 	stages_drop_unused(g, &st);
 	rc = plan_from_stages(g, &st, p, err);

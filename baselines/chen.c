@@ -16,31 +16,6 @@
 
 enum candidates { CAND_CHAIN, CAND_AP, CAND_LINEARIZED };
 
-/* 1 when the forward nodes form a chain in file order: each reads the
- * previous forward node and nothing else forward. */
-static int forward_chain(const struct graph *g, int *bad)
-{
-	int prev = -1;
-
-	for (int k = 0; k < g->n; k++) {
-		int fdeps = 0, ok_dep = 1;
-
-		if (g->nodes[k].backward)
-			continue;
-		for (int e = g->dep_off[k]; e < g->dep_off[k + 1]; e++)
-			if (!g->nodes[g->deps[e]].backward) {
-				fdeps++;
-				ok_dep &= g->deps[e] == prev;
-			}
-		if (fdeps != (prev >= 0) || !ok_dep) {
-			*bad = k;
-			return 0;
-		}
-		prev = k;
-	}
-	return 1;
-}
-
 /* Marks the candidates of kind in cand[]; BASELINE_UNSUPPORTED or -1 with
  * err set. */
 static int candidates(const struct graph *g, enum candidates kind, char *cand,
@@ -58,7 +33,7 @@ static int candidates(const struct graph *g, enum candidates kind, char *cand,
 		free(ap);
 		return 0;
 	}
-	if (kind == CAND_CHAIN && !forward_chain(g, &bad)) {
+	if (kind == CAND_CHAIN && !graph_forward_chain(g, &bad)) {
 		cm_errorf(err, "%s needs a chain of forward nodes; node '%s' breaks it", name,
 			  g->nodes[bad].name);
 		return BASELINE_UNSUPPORTED;

@@ -79,12 +79,6 @@ struct walk {
 	int started;     /* a gradient has been reached: we are in the backward pass */
 };
 
-static void keep(struct stages *st, int v, int from, int to)
-{
-	for (int t = from + 1; t <= to && t < st->n; t++)
-		STAGE_S(st, t, v) = 1;
-}
-
 /* The gradient of chain value i: snapshots taken since the previous one
  * were taken in its stage (or, in the forward pass, in their own). */
 static void gradient(struct walk *w, int i)
@@ -92,7 +86,7 @@ static void gradient(struct walk *w, int i)
 	for (int p = 0; p < w->npending; p++) {
 		int j = w->pending[p], v = w->fw[j];
 
-		keep(w->st, v, w->started ? w->grad[i] : v, w->last[v]);
+		stages_keep(w->st, v, w->started ? w->grad[i] : v, w->last[v]);
 	}
 	w->npending = 0;
 	w->started = 1;
@@ -115,7 +109,7 @@ static void reverse(struct walk *w, int a, int l, int s)
 int baseline_griewank_logn(const struct graph *g, int k, struct plan *p, char *param,
 			   size_t len, struct cm_error *err)
 {
-	int n = g->n, l = 0, s = k + 1, rc = -1;
+	int n = g->n, l = 0, s = k + 1, rc = -1, bad;
 	int *fw = malloc((size_t)n * sizeof(int)), *grad = malloc((size_t)n * sizeof(int));
 	int *last = malloc((size_t)n * sizeof(int));
 	struct revolve rv = { 0 };
@@ -127,15 +121,14 @@ int baseline_griewank_logn(const struct graph *g, int k, struct plan *p, char *p
 		goto out;
 	}
 	graph_last_use(g, last);
+	if (!graph_forward_chain(g, &bad)) {
+		cm_errorf(err, "griewank-logn needs a chain of forward nodes whose gradients "
+			  "come in reverse order; node '%s' breaks it", g->nodes[bad].name);
+		rc = BASELINE_UNSUPPORTED;
+		goto out;
+	}
 	for (int v = 0; v < n; v++)
 		if (!g->nodes[v].backward) {
-			int fdeps = 0, ok = 1;
-
-			for (int e = g->dep_off[v]; e < g->dep_off[v + 1]; e++)
-				if (!g->nodes[g->deps[e]].backward) {
-					fdeps++;
-					ok &= l > 0 && g->deps[e] == fw[l - 1];
-				}
 			/* Its adjoint step: the node that says it is v's gradient,
 			 * else v's first backward reader. */
 			grad[l] = -1;
@@ -145,10 +138,10 @@ int baseline_griewank_logn(const struct graph *g, int k, struct plan *p, char *p
 				if (g->nodes[u].backward && (grad[l] < 0 || g->nodes[u].grad_of == v))
 					grad[l] = g->nodes[u].grad_of == v || grad[l] < 0 ? u : grad[l];
 			}
-			if (fdeps != (l > 0) || !ok || grad[l] < 0 || (l > 0 && grad[l] >= grad[l - 1])) {
-				rc = cm_errorf(err, "griewank-logn needs a chain of forward nodes whose "
-					       "gradients come in reverse order; node '%s' breaks it",
-					       g->nodes[v].name);
+			if (grad[l] < 0 || (l > 0 && grad[l] >= grad[l - 1])) {
+				cm_errorf(err, "griewank-logn needs a chain of forward nodes whose "
+					  "gradients come in reverse order; node '%s' breaks it",
+					  g->nodes[v].name);
 				rc = BASELINE_UNSUPPORTED;
 				goto out;
 			}
@@ -175,11 +168,11 @@ int baseline_griewank_logn(const struct graph *g, int k, struct plan *p, char *p
 	 * gradient. */
 	for (int v = 0; v < n; v++)
 		if (g->nodes[v].backward)
-			keep(&st, v, v, last[v]);
-	keep(&st, fw[0], fw[0], last[fw[0]]);
+			stages_keep(&st, v, v, last[v]);
+	stages_keep(&st, fw[0], fw[0], last[fw[0]]);
 	for (int i = 0; i + 1 < l; i++)
-		keep(&st, fw[i], fw[i], fw[i + 1]);
-	keep(&st, fw[l - 1], fw[l - 1], last[fw[l - 1]]);
+		stages_keep(&st, fw[i], fw[i], fw[i + 1]);
+	stages_keep(&st, fw[l - 1], fw[l - 1], last[fw[l - 1]]);
 	w = (struct walk){ .rv = &rv, .fw = fw, .grad = grad, .last = last, .st = &st };
 	reverse(&w, 0, l, s);
 	stages_drop_unused(g, &st);

@@ -227,3 +227,26 @@ out:
 	free(cut);
 	return count;
 }
+
+int graph_forward_chain(const struct graph *g, int *bad)
+{
+	int prev = -1;
+
+	for (int k = 0; k < g->n; k++) {
+		int fdeps = 0, ok_dep = 1;
+
+		if (g->nodes[k].backward)
+			continue;
+		for (int e = g->dep_off[k]; e < g->dep_off[k + 1]; e++)
+			if (!g->nodes[g->deps[e]].backward) {
+				fdeps++;
+				ok_dep &= g->deps[e] == prev;
+			}
+		if (fdeps != (prev >= 0) || !ok_dep) {
+			*bad = k;
+			return 0;
+		}
+		prev = k;
+	}
+	return 1;
+}

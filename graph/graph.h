@@ -104,6 +104,11 @@ void graph_last_use(const struct graph *g, int *last);
  * each value freed after its last use). */
 uint64_t graph_peak_all(const struct graph *g);
 
+/* 1 when the forward nodes form a chain in file order: each reads the
+ * previous forward node and nothing else forward (the chain heuristics'
+ * domain); 0 with *bad set to the first node that breaks it. */
+int graph_forward_chain(const struct graph *g, int *bad);
+
 /* Number of forward (non-backward) nodes. */
 int graph_nforward(const struct graph *g);
 

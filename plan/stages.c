@@ -190,3 +190,9 @@ out:
 	free(resident);
 	return rc;
 }
+
+void stages_keep(struct stages *st, int i, int from, int to)
+{
+	for (int t = from + 1; t <= to && t < st->n; t++)
+		STAGE_S(st, t, i) = 1;
+}

@@ -24,6 +24,9 @@ struct stages {
 int stages_init(struct stages *st, int n, struct cm_error *err);
 void stages_release(struct stages *st);
 
+/* Keeps value i from stage from + 1 through stage to (S set there). */
+void stages_keep(struct stages *st, int i, int from, int to);
+
 /* The cheapest R that makes S correct (SPEC 4; the second phase of the
  * paper's Algorithm 2): the frontier diagonal, the computes that kept
  * values need, then missing dependencies, scanning each stage from its last
