@@ -49,13 +49,12 @@ def aliased_arg(target):
         return None
     if target.overloadpacket is torch.ops.aten._unsafe_view:
         return 0
-    rets = target._schema.returns
+    # In ATen schemas a read-only argument with an alias annotation,
+    # Tensor(a) self -> Tensor(a) or Tensor(a -> *) self -> Tensor(a)[]
+    # (split, unbind), is one whose storage the result may share.
     for i, a in enumerate(_schema_args(target)):
         ai = a.alias_info
-        if ai is None or ai.is_write:
-            continue
-        if any(r.alias_info is not None and not r.alias_info.is_write
-               and r.alias_info.before_set & ai.before_set for r in rets):
+        if ai is not None and not ai.is_write:
             return i
     return None
 

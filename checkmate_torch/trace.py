@@ -56,29 +56,47 @@ def step_function(model, param_names, buffer_names, used=None):
     return step
 
 
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+
 def _user_frame(tb):
-    """file:line of the innermost frame outside torch, where the user's code
-    made the failing call."""
+    """file:line of the innermost frame outside torch and this package,
+    where the user's code made the failing call."""
     where = None
     for fr in traceback.extract_tb(tb):
-        if "/torch/" not in fr.filename and "checkmate_torch" not in fr.filename:
+        if "/torch/" not in fr.filename and os.path.dirname(os.path.abspath(fr.filename)) != _HERE:
             where = "%s:%d" % (os.path.basename(fr.filename), fr.lineno)
     return where
 
 
+def _failing_op(exc):
+    """The ATen op being dispatched when exc was raised: the exception's own
+    argument (fake tensor errors), else the innermost traceback frame with
+    an OpOverload in a local named func (the tracer's dispatch functions)."""
+    if exc.args and isinstance(exc.args[0], torch._ops.OpOverload):
+        return exc.args[0]
+    op = None
+    tb = exc.__traceback__
+    while tb is not None:
+        f = tb.tb_frame.f_locals.get("func")
+        if isinstance(f, torch._ops.OpOverload):
+            op = f
+        tb = tb.tb_next
+    return op
+
+
 def _explain(exc):
     from torch._subclasses import fake_tensor as ft
-    op = None
-    if exc.args and isinstance(exc.args[0], torch._ops.OpOverload):
-        op = str(exc.args[0])
-    if isinstance(exc, ft.DataDependentOutputException):
+    op = _failing_op(exc)
+    op = str(op) if op is not None else None
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    if isinstance(exc, ft.DataDependentOutputException) or (
+            op is not None and "get value out of a tracing tensor" in first):
         why = "its result depends on tensor values (Python control flow or .item() on a tensor?)"
     elif isinstance(exc, ft.DynamicOutputShapeException):
         why = "its output shape depends on tensor values"
-    elif op is not None:
-        why = type(exc).__name__
     else:
-        why = "%s: %s" % (type(exc).__name__, str(exc).strip().splitlines()[0] if str(exc).strip() else "")
+        why = "%s: %s" % (type(exc).__name__, first)
     where = _user_frame(exc.__traceback__)
     msg = "tracing failed"
     if op:
