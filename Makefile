@@ -2,7 +2,7 @@
 # `make clean`. Quiet build lines unless V=1; -Werror when CI=true.
 
 PKGS     = libglpk-dev coinor-libcbc-dev coinor-libclp-dev libjansson-dev pkg-config \
-           gnuplot-nox
+           gnuplot-nox python3-torch python3-torchvision
 BUILD   ?= build
 CC      ?= cc
 WARN     = -Wall -Wextra -Wpedantic -Wstrict-prototypes -Wmissing-prototypes \

@@ -7,9 +7,14 @@ set -u
 cd "$(dirname "$0")/.." || exit 1
 pass=0 fail=0 broken=0
 for build in "$@"; do
-	for t in "$build"/tests/t_* tests/cli.sh; do
+	for t in "$build"/tests/t_* tests/cli.sh tests/torch/run.py; do
 		case "$t" in *.o|*.d) continue ;; esac
-		if [ "$t" = tests/cli.sh ]; then cmd=(tests/cli.sh "$build/checkmate"); else cmd=("$t"); fi
+		if [ "$t" = tests/cli.sh ]; then cmd=(tests/cli.sh "$build/checkmate")
+		elif [ "$t" = tests/torch/run.py ]; then
+			# PyTorch tests (about a minute): once, against the first build.
+			[ "$build" = "$1" ] || continue
+			cmd=(/usr/bin/python3 tests/torch/run.py "$build/checkmate")
+		else cmd=("$t"); fi
 		echo "# ${cmd[*]}"
 		out=$("${cmd[@]}" 2>&1)
 		status=$?
