@@ -366,6 +366,56 @@ static int on_lp(void *ctx, int k, const struct milp_result *r)
 			     num_le(w->best_cost, graph_round_bound(w->g, w->bound)));
 }
 
+/* The eps of the grid whose shrunk budget a plan may fit, and the U bound
+ * of each, into eps and ub; returns their count. */
+static int eps_sweep(const struct graph *g, const struct remat_model *rm, uint64_t budget,
+		     double *eps, double *ub)
+{
+	uint64_t lb = graph_lower_bound(g), room = budget - g->fixed_memory;
+	int n = 0;
+
+	for (size_t e = 0; e < sizeof(eps_grid) / sizeof(eps_grid[0]); e++) {
+		uint64_t shrunk = g->fixed_memory + (uint64_t)floor((double)room * (1 - eps_grid[e]));
+
+		if (shrunk < lb)
+			continue; /* no plan fits a budget this small */
+		eps[n] = eps_grid[e];
+		ub[n++] = remat_u_bound(rm, g, shrunk);
+	}
+	return n;
+}
+
+/* What the sweep found, into out: the best rounding and the bound, or why
+ * there is no plan. 0, or -1 with err set. */
+static int take_best(struct sweep *w, const struct milp_result *res,
+		     struct solve_outcome *out, struct cm_error *err)
+{
+	const struct graph *g = w->g;
+
+	if (w->best != NULL) {
+		struct plan *best = w->best;
+
+		w->best = NULL;
+		if (strategy_adopt(g, "approx", w->rq->budget, best, out, err))
+			return -1;
+		snprintf(out->plan->solver, sizeof(out->plan->solver), "%s", out->solver);
+		out->objective = out->sim.cost;
+		strategy_set_status(out, STATUS_FEASIBLE);
+		if (w->has_bound)
+			strategy_set_bound(g, out, w->bound);
+	} else if (w->lp_infeasible) {
+		strategy_set_status(out, STATUS_INFEASIBLE);
+		snprintf(out->why, sizeof(out->why), "the LP relaxation is infeasible, so no plan fits");
+	} else {
+		if (w->has_bound)
+			strategy_set_bound(g, out, w->bound);
+		strategy_set_status(out, STATUS_NO_PLAN);
+		snprintf(out->why, sizeof(out->why), "no rounding of the LP fits the budget%s",
+			 res->status == MILP_NO_SOLUTION ? " within the time limit" : "");
+	}
+	return 0;
+}
+
 int strategy_run_approx(const struct strategy *s, const struct graph *g,
 			const struct solve_request *rq, struct solve_outcome *out,
 			struct cm_error *err)
@@ -377,7 +427,6 @@ int strategy_run_approx(const struct strategy *s, const struct graph *g,
 	struct solve_opts so = { .time_limit = rq->time_limit, .relaxation = 1,
 				 .lp_method = rq->lp_method, .on_lp = on_lp, .lp_ctx = &w,
 				 .label = w.label, .progress = rq->progress, .ctx = rq->ctx };
-	uint64_t lb = graph_lower_bound(g), room = rq->budget - g->fixed_memory;
 	double ub[sizeof(eps_grid) / sizeof(eps_grid[0])], eps[sizeof(eps_grid) / sizeof(eps_grid[0])];
 	struct milp_result res = { 0 };
 	struct remat_model rm;
@@ -398,17 +447,9 @@ int strategy_run_approx(const struct strategy *s, const struct graph *g,
 	strategy_set_model(out, &rm.milp);
 	/* The grid's LPs differ only in the bound of the U columns, so one
 	 * model is solved once and re-solved from its basis for each eps. */
-	for (size_t e = 0; e < sizeof(eps_grid) / sizeof(eps_grid[0]); e++) {
-		uint64_t shrunk = g->fixed_memory + (uint64_t)floor((double)room * (1 - eps_grid[e]));
-
-		if (shrunk < lb)
-			continue; /* no plan fits a budget this small */
-		eps[so.n_sweep] = eps_grid[e];
-		ub[so.n_sweep++] = remat_u_bound(&rm, g, shrunk);
-	}
+	w.n_lp = so.n_sweep = eps_sweep(g, &rm, rq->budget, eps, ub);
 	so.sweep_ub = ub;
 	w.eps = eps;
-	w.n_lp = so.n_sweep;
 	w.deadline = rq->time_limit > 0 ? cm_clock() + rq->time_limit : 0;
 	so.jobs = w.jobs = sweep_jobs(&rm.milp, rq, so.n_sweep, so.sweep_fresh);
 	name_lp(&w, 0);
@@ -426,28 +467,7 @@ int strategy_run_approx(const struct strategy *s, const struct graph *g,
 		*err = w.err;
 		goto out;
 	}
-	if (w.best != NULL) {
-		if (strategy_adopt(g, "approx", rq->budget, w.best, out, err)) {
-			w.best = NULL;
-			goto out;
-		}
-		w.best = NULL;
-		snprintf(out->plan->solver, sizeof(out->plan->solver), "%s", ops->name);
-		out->objective = out->sim.cost;
-		strategy_set_status(out, STATUS_FEASIBLE);
-		if (w.has_bound)
-			strategy_set_bound(g, out, w.bound);
-	} else if (w.lp_infeasible) {
-		strategy_set_status(out, STATUS_INFEASIBLE);
-		snprintf(out->why, sizeof(out->why), "the LP relaxation is infeasible, so no plan fits");
-	} else {
-		if (w.has_bound)
-			strategy_set_bound(g, out, w.bound);
-		strategy_set_status(out, STATUS_NO_PLAN);
-		snprintf(out->why, sizeof(out->why), "no rounding of the LP fits the budget%s",
-			 res.status == MILP_NO_SOLUTION ? " within the time limit" : "");
-	}
-	rc = 0;
+	rc = take_best(&w, &res, out, err);
 out:
 	milp_result_release(&res);
 	remat_release(&rm);
