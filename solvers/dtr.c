@@ -17,6 +17,7 @@
 const char *const dtr_heuristic_names[] = {
 	[DTR_FULL] = "full", [DTR_EQCLASS] = "eqclass", [DTR_LOCAL] = "local",
 	[DTR_LRU] = "lru", [DTR_SIZE] = "size", [DTR_MSPS] = "msps",
+	[DTR_NEXTUSE] = "nextuse",
 	[DTR_BEST] = "best", [DTR_NHEURISTICS] = NULL,
 };
 
@@ -36,10 +37,14 @@ struct dtr {
 	int *remaining;      /* users of v whose file-order step is still to come */
 	double *last;        /* clock at v's last compute or read */
 	double clock, tick;  /* now; tick keeps staleness above 0 */
+	int step;            /* the node whose file-order step is under way */
 	int by_cost;         /* the clock advances by cost, else by 1 a compute */
 	int *res, *res_pos, nres; /* the resident values; res_pos[v] its slot or -1 */
-	int *fv, *fnext, depth;   /* chain of pending computes: node, next dep to check */
+	int *fv, depth;           /* the chain of pending computes, v's inputs first */
+	long soft_evictions;      /* evictions of values a lower frame needs */
+	long max_soft;            /* more of them is thrashing: give up */
 	unsigned *mark, stamp;    /* visited marks of the neighbourhood walks */
+	unsigned *hard, hstamp;   /* hard[u] == hstamp: u is an input of the top frame */
 	int *walk;                /* their stack */
 	/* Union-find over evicted values for h_DTR_eq: elem[v] is v's element
 	 * while v is evicted (and not dead), else -1; an element per eviction. */
@@ -59,7 +64,7 @@ static void state_release(struct dtr *s)
 	free(s->res);
 	free(s->res_pos);
 	free(s->fv);
-	free(s->fnext);
+	free(s->hard);
 	free(s->mark);
 	free(s->walk);
 	free(s->elem);
@@ -76,7 +81,8 @@ static int state_init(struct dtr *s, const struct graph *g, uint64_t budget,
 	*s = (struct dtr){ .g = g, .budget = budget, .heuristic = heuristic, .p = p,
 			   .live = g->fixed_memory, .by_cost = o->staleness_cost,
 			   .max_computes = o->max_computes > 0 ? o->max_computes
-							       : 100L * g->n + 1000000L };
+							       : 10L * g->n + 10000L,
+			   .max_soft = o->max_soft > 0 ? o->max_soft : (long)g->n + 100 };
 	s->resident = calloc(n, 1);
 	s->computed = calloc(n, 1);
 	s->dead = calloc(n, 1);
@@ -86,12 +92,12 @@ static int state_init(struct dtr *s, const struct graph *g, uint64_t budget,
 	s->res = malloc(n * sizeof(int));
 	s->res_pos = malloc(n * sizeof(int));
 	s->fv = malloc(n * sizeof(int));
-	s->fnext = malloc(n * sizeof(int));
+	s->hard = calloc(n, sizeof(unsigned));
 	s->mark = calloc(n, sizeof(unsigned));
 	s->walk = malloc(n * sizeof(int));
 	s->elem = malloc(n * sizeof(int));
 	if (!s->resident || !s->computed || !s->dead || !s->pin || !s->remaining ||
-	    !s->last || !s->res || !s->res_pos || !s->fv || !s->fnext || !s->mark ||
+	    !s->last || !s->res || !s->res_pos || !s->fv || !s->hard || !s->mark ||
 	    !s->walk || !s->elem)
 		return -1;
 	s->tick = 1;
@@ -288,8 +294,15 @@ static double score(struct dtr *s, int v)
 		return s->last[v];
 	case DTR_SIZE:
 		return -m;
-	default: /* DTR_MSPS */
+	case DTR_MSPS:
 		return (nd->cost + neighbourhood(s, v, 0)) / m;
+	default: { /* DTR_NEXTUSE: staleness replaced by the distance to the
+		    * next file-order step that reads v, which an offline run knows */
+		const struct graph *g = s->g;
+		int next = g->users[g->user_off[v + 1] - s->remaining[v]];
+
+		return (nd->cost + neighbourhood(s, v, 1)) / (m * (double)(next - s->step + 1));
+	}
 	}
 }
 
@@ -339,30 +352,60 @@ static int do_free(struct dtr *s, int v)
 	return 0;
 }
 
-/* Evicts until need more bytes fit: 0, DTR_NO_PLAN when every resident
- * value is pinned, -1 when out of memory. */
-static int make_room(struct dtr *s, uint64_t need)
+/* 1 when a is a better victim than b (a lower score, then the stalest, then
+ * the lowest index); b < 0 is no victim yet. */
+static int better(const struct dtr *s, int a, double sa, int b, double sb)
 {
+	if (b < 0 || sa < sb)
+		return 1;
+	if (sa > sb)
+		return 0;
+	if (s->last[a] != s->last[b])
+		return s->last[a] < s->last[b];
+	return a < b;
+}
+
+/* Evicts until v fits: the unpinned value of lowest score first; when every
+ * resident value is pinned, one that only a lower frame of the chain needs
+ * (that frame recomputes it when it is on top again). 0, DTR_NO_PLAN when
+ * only v's own inputs are resident, -1 when out of memory. */
+static int make_room(struct dtr *s, int v)
+{
+	const struct graph *g = s->g;
+	uint64_t need = g->nodes[v].memory;
+	unsigned st = 0;
+
 	while (s->live + need > s->budget) {
-		int best = -1;
-		double bs = 0;
+		int best = -1, soft = -1;
+		double bs = 0, ss = 0;
 
 		for (int i = 0; i < s->nres; i++) {
-			int v = s->res[i];
+			int u = s->res[i];
 			double sc;
 
-			if (s->pin[v] || s->g->nodes[v].memory == 0)
+			if (g->nodes[u].memory == 0 || (s->pin[u] && (best >= 0 || s->depth < 2)))
 				continue;
-			sc = score(s, v);
-			/* Ties: the stalest, then the lowest index. */
-			if (best < 0 || sc < bs ||
-			    (!(sc > bs) && (s->last[v] < s->last[best] ||
-					    (!(s->last[v] > s->last[best]) && v < best)))) {
-				best = v;
+			if (s->pin[u] && st == 0) {
+				st = next_stamp(&s->hstamp, s->hard, (size_t)g->n + 1);
+				for (int e = g->dep_off[v]; e < g->dep_off[v + 1]; e++)
+					s->hard[g->deps[e]] = st;
+			}
+			if (s->pin[u] && s->hard[u] == st)
+				continue;
+			sc = score(s, u);
+			if (!s->pin[u] && better(s, u, sc, best, bs)) {
+				best = u;
 				bs = sc;
+			} else if (s->pin[u] && better(s, u, sc, soft, ss)) {
+				soft = u;
+				ss = sc;
 			}
 		}
 		if (best < 0)
+			best = soft;
+		if (best < 0)
+			return DTR_NO_PLAN;
+		if (best == soft && ++s->soft_evictions > s->max_soft)
 			return DTR_NO_PLAN;
 		if (do_free(s, best))
 			return -1;
@@ -374,8 +417,7 @@ static void push_frame(struct dtr *s, int v)
 {
 	const struct graph *g = s->g;
 
-	s->fv[s->depth] = v;
-	s->fnext[s->depth++] = g->dep_off[v];
+	s->fv[s->depth++] = v;
 	for (int i = g->dep_off[v]; i < g->dep_off[v + 1]; i++)
 		s->pin[g->deps[i]]++;
 }
@@ -389,17 +431,19 @@ static int run_chain(struct dtr *s)
 	const struct graph *g = s->g;
 
 	while (s->depth > 0) {
-		int f = s->depth - 1, v = s->fv[f], r;
+		int v = s->fv[s->depth - 1], e = g->dep_off[v], r;
 
-		while (s->fnext[f] < g->dep_off[v + 1] && s->resident[g->deps[s->fnext[f]]])
-			s->fnext[f]++;
-		if (s->fnext[f] < g->dep_off[v + 1]) {
-			push_frame(s, g->deps[s->fnext[f]]);
+		/* From the first dep each time: a soft eviction may have taken
+		 * one that was resident at the last look. */
+		while (e < g->dep_off[v + 1] && s->resident[g->deps[e]])
+			e++;
+		if (e < g->dep_off[v + 1]) {
+			push_frame(s, g->deps[e]);
 			continue;
 		}
 		if (s->computes >= s->max_computes)
 			return DTR_NO_PLAN;
-		r = make_room(s, g->nodes[v].memory);
+		r = make_room(s, v);
 		if (r)
 			return r;
 		if (do_compute(s, v))
@@ -427,6 +471,7 @@ static int run_one(const struct graph *g, uint64_t budget, const struct dtr_opts
 	if (state_init(&s, g, budget, o, heuristic, p))
 		goto out;
 	for (int k = 0; k < g->n; k++) {
+		s.step = k;
 		push_frame(&s, k);
 		r = run_chain(&s);
 		if (r)
@@ -439,7 +484,7 @@ static int run_one(const struct graph *g, uint64_t budget, const struct dtr_opts
 			set_dead(&s, k);
 		/* Dead values go now: those k read last, k itself when nothing
 		 * reads it, and dead ones the chain recomputed. */
-		for (int i = s.nres - 1; i >= 0; i--) {
+		for (int i = s.nres - 1; i >= 0 && !o->keep_dead; i--) {
 			if (i >= s.nres || !s.dead[s.res[i]])
 				continue;
 			if (do_free(&s, s.res[i]))
@@ -560,18 +605,25 @@ int dtr_plan(const struct graph *g, uint64_t budget, const struct dtr_opts *o,
 	h0 = o->heuristic == DTR_BEST ? 0 : o->heuristic;
 	h1 = o->heuristic == DTR_BEST ? DTR_BEST : o->heuristic + 1;
 	r = DTR_NO_PLAN;
-	for (int h = h0; h < h1; h++) {
-		int rh = plan_one(g, budget, o, h, q, err);
+	for (int t = 0; t < 2 * (h1 - h0); t++) {
+		struct dtr_opts ot = *o;
+		int h = h0 + t / 2, rh;
+
+		/* Best of all: each heuristic with either dead-value policy. */
+		if (t % 2 && o->heuristic != DTR_BEST)
+			continue;
+		ot.keep_dead = t % 2 ? !o->keep_dead : o->keep_dead;
+		rh = plan_one(g, budget, &ot, h, q, err);
 
 		if (rh < 0) {
 			r = -1;
 			goto out;
 		}
 		if (rh == 0 && (r != 0 || num_lt(q->cost, best->cost))) {
-			struct plan *t = best;
+			struct plan *sw = best;
 
 			best = q;
-			q = t;
+			q = sw;
 			r = 0;
 		}
 	}

@@ -26,11 +26,15 @@ enum dtr_heuristic {
 	DTR_SIZE,    /* the largest first, then the stalest */
 	DTR_MSPS,    /* (c + cost of the evicted ancestors) / m: Capuchin's
 		      * memory saving per second, highest first */
-	DTR_BEST,    /* every heuristic above; the cheapest plan that fits */
+	DTR_NEXTUSE, /* (c + cost of e*) / (m d), d the distance to the next
+		      * file-order step that reads the value (not in the paper:
+		      * an offline run knows the future) */
+	DTR_BEST,    /* every heuristic above, each with both settings of
+		      * keep_dead; the cheapest plan that fits */
 	DTR_NHEURISTICS
 };
 
-/* "full", "eqclass", "local", "lru", "size", "msps", "best", NULL: the
+/* "full", "eqclass", "local", "lru", "size", "msps", "nextuse", "best", NULL: the
  * names for a --param heuristic=NAME, indexed by enum dtr_heuristic. */
 extern const char *const dtr_heuristic_names[];
 
@@ -39,8 +43,13 @@ struct dtr_opts {
 	int staleness_cost;   /* 1: staleness in cost units (the sum of the costs
 			       * computed since), 0: in compute steps */
 	int no_prune;         /* 1: keep useless computes (dtr_prune not run) */
+	int keep_dead;        /* 1: dead values stay resident, evicted before any
+			       * other, until memory is short (0: freed at once) */
+	long max_soft;        /* give up past this many evictions of values that
+			       * a pending recomputation needs (thrashing); 0 for
+			       * n + 100 */
 	long max_computes;    /* give up (DTR_NO_PLAN) past this many computes;
-			       * 0 for 100 n + 1,000,000 */
+			       * 0 for 10 n + 10,000 */
 };
 
 /* Index of the heuristic called name in dtr_heuristic_names, or -1. */
