@@ -56,15 +56,19 @@ struct dtr_opts {
 int dtr_heuristic_find(const char *name);
 
 /* Runs g's nodes in file order under budget (total bytes, fixed memory
- * included); before each compute, evicts (a free step) the value with the
- * lowest score among the resident values that neither the compute nor the
- * pending recomputation chain needs, until the compute fits; recomputes
- * evicted inputs first, recursively. A value is freed once every user of it
- * has run its own (first, file-order) compute. o NULL means the defaults
- * (DTR_BEST). Appends the steps to p (stage -1 on each) and returns 0: the
- * plan has been replayed with plan_simulate and fits; p's cost and peak are
- * the replayed ones when p held no steps before (strategy "dtr", budget set).
- * Returns DTR_NO_PLAN with p unchanged when the greedy gets stuck, -1 with
+ * included). Before each compute, evicts (a free step) resident values until
+ * the compute fits: the one with the lowest score among those that neither
+ * the compute nor the pending recomputation chain needs; when every resident
+ * value is so pinned, one that only a lower frame of the chain needs (that
+ * frame recomputes it later), never an input of the compute itself. Evicted
+ * inputs are recomputed first, recursively. A value is dead once every user
+ * of it has had its file-order step; dead values are freed right after that
+ * step (o->keep_dead: kept, evicted before any other). Useless computes are
+ * then dropped (dtr_prune). o NULL means the defaults (DTR_BEST). Appends the
+ * steps to p (stage -1 on each) and returns 0: the plan has been replayed
+ * with plan_simulate here and fits; p's cost, peak, budget and strategy
+ * ("dtr") are set when p held no steps before. Returns DTR_NO_PLAN with p
+ * unchanged when the greedy gets stuck or thrashes past the caps, -1 with
  * err set when out of memory (or, a bug, when the plan does not replay). */
 int dtr_plan(const struct graph *g, uint64_t budget, const struct dtr_opts *o,
 	     struct plan *p, struct cm_error *err);
