@@ -1,0 +1,648 @@
+/* Greedy eviction with on-demand recomputation, after Dynamic Tensor
+ * Rematerialization (Kirisame et al., ICLR 2021): the scores h_DTR, h_DTR_eq
+ * and h_DTR_local are the paper's, LRU and largest-first its baselines, MSPS
+ * Capuchin's (Peng et al., ASPLOS 2020). The run is an offline simulation of
+ * the online algorithm: file order is the program, the plan records what the
+ * runtime would do. */
+#include "dtr.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../graph/num.h"
+#include "../plan/sim.h"
+
+const char *const dtr_heuristic_names[] = {
+	[DTR_FULL] = "full", [DTR_EQCLASS] = "eqclass", [DTR_LOCAL] = "local",
+	[DTR_LRU] = "lru", [DTR_SIZE] = "size", [DTR_MSPS] = "msps",
+	[DTR_NEXTUSE] = "nextuse",
+	[DTR_BEST] = "best", [DTR_NHEURISTICS] = NULL,
+};
+
+/* The state of one run. */
+struct dtr {
+	const struct graph *g;
+	uint64_t budget;
+	int heuristic;
+	long max_computes, computes;
+	struct plan *p;
+	uint64_t live;       /* fixed memory + bytes of the resident values */
+	char *resident;      /* resident[v]: v is in memory */
+	char *computed;      /* computed[v]: v has been computed at least once */
+	char *dead;          /* dead[v]: every user of v has had its file-order step */
+	int *pin;            /* pin[v] > 0: the compute in progress or the pending
+			      * recomputation chain needs v; not evictable */
+	int *remaining;      /* users of v whose file-order step is still to come */
+	double *last;        /* clock at v's last compute or read */
+	double clock, tick;  /* now; tick keeps staleness above 0 */
+	int step;            /* the node whose file-order step is under way */
+	int by_cost;         /* the clock advances by cost, else by 1 a compute */
+	int *res, *res_pos, nres; /* the resident values; res_pos[v] its slot or -1 */
+	int *fv, depth;           /* the chain of pending computes, v's inputs first */
+	long soft_evictions;      /* evictions of values a lower frame needs */
+	long max_soft;            /* more of them is thrashing: give up */
+	unsigned *mark, stamp;    /* visited marks of the neighbourhood walks */
+	unsigned *hard, hstamp;   /* hard[u] == hstamp: u is an input of the top frame */
+	int *walk;                /* their stack */
+	/* Union-find over evicted values for h_DTR_eq: elem[v] is v's element
+	 * while v is evicted (and not dead), else -1; an element per eviction. */
+	int *elem, *uf_parent, uf_n, uf_cap;
+	double *uf_cost;     /* a root's class: summed cost of its evicted members */
+	unsigned *uf_mark;
+};
+
+static void state_release(struct dtr *s)
+{
+	free(s->resident);
+	free(s->computed);
+	free(s->dead);
+	free(s->pin);
+	free(s->remaining);
+	free(s->last);
+	free(s->res);
+	free(s->res_pos);
+	free(s->fv);
+	free(s->hard);
+	free(s->mark);
+	free(s->walk);
+	free(s->elem);
+	free(s->uf_parent);
+	free(s->uf_cost);
+	free(s->uf_mark);
+}
+
+static int state_init(struct dtr *s, const struct graph *g, uint64_t budget,
+		      const struct dtr_opts *o, int heuristic, struct plan *p)
+{
+	size_t n = (size_t)g->n + 1;
+
+	*s = (struct dtr){ .g = g, .budget = budget, .heuristic = heuristic, .p = p,
+			   .live = g->fixed_memory, .by_cost = o->staleness_cost,
+			   .max_computes = o->max_computes > 0 ? o->max_computes
+							       : 10L * g->n + 10000L,
+			   .max_soft = o->max_soft > 0 ? o->max_soft : (long)g->n + 100 };
+	s->resident = calloc(n, 1);
+	s->computed = calloc(n, 1);
+	s->dead = calloc(n, 1);
+	s->pin = calloc(n, sizeof(int));
+	s->remaining = malloc(n * sizeof(int));
+	s->last = calloc(n, sizeof(double));
+	s->res = malloc(n * sizeof(int));
+	s->res_pos = malloc(n * sizeof(int));
+	s->fv = malloc(n * sizeof(int));
+	s->hard = calloc(n, sizeof(unsigned));
+	s->mark = calloc(n, sizeof(unsigned));
+	s->walk = malloc(n * sizeof(int));
+	s->elem = malloc(n * sizeof(int));
+	if (!s->resident || !s->computed || !s->dead || !s->pin || !s->remaining ||
+	    !s->last || !s->res || !s->res_pos || !s->fv || !s->hard || !s->mark ||
+	    !s->walk || !s->elem)
+		return -1;
+	s->tick = 1;
+	if (s->by_cost && g->n > 0) {
+		double mean = graph_total_cost(g) / g->n;
+
+		s->tick = mean > 0 ? mean : 1;
+	}
+	for (int v = 0; v < g->n; v++) {
+		s->remaining[v] = graph_nusers(g, v);
+		s->res_pos[v] = -1;
+		s->elem[v] = -1;
+	}
+	return 0;
+}
+
+static int uf_find(struct dtr *s, int x)
+{
+	while (s->uf_parent[x] != x) {
+		s->uf_parent[x] = s->uf_parent[s->uf_parent[x]];
+		x = s->uf_parent[x];
+	}
+	return x;
+}
+
+static void uf_union(struct dtr *s, int a, int b)
+{
+	a = uf_find(s, a);
+	b = uf_find(s, b);
+	if (a == b)
+		return;
+	/* The smaller index becomes the root: older classes are usually larger. */
+	if (b < a) {
+		int t = a;
+
+		a = b;
+		b = t;
+	}
+	s->uf_parent[b] = a;
+	s->uf_cost[a] += s->uf_cost[b];
+}
+
+/* v was evicted: a new class of its own, merged with the classes of its
+ * evicted neighbours. 0, or -1 when out of memory. */
+static int eq_evict(struct dtr *s, int v)
+{
+	const struct graph *g = s->g;
+	int e;
+
+	if (s->uf_n == s->uf_cap) {
+		int cap = s->uf_cap ? 2 * s->uf_cap : 1024;
+		int *par = realloc(s->uf_parent, (size_t)cap * sizeof(int));
+		double *cost;
+		unsigned *mk;
+
+		if (par == NULL)
+			return -1;
+		s->uf_parent = par;
+		cost = realloc(s->uf_cost, (size_t)cap * sizeof(double));
+		if (cost == NULL)
+			return -1;
+		s->uf_cost = cost;
+		mk = realloc(s->uf_mark, (size_t)cap * sizeof(unsigned));
+		if (mk == NULL)
+			return -1;
+		memset(mk + s->uf_cap, 0, (size_t)(cap - s->uf_cap) * sizeof(unsigned));
+		s->uf_mark = mk;
+		s->uf_cap = cap;
+	}
+	e = s->uf_n++;
+	s->uf_parent[e] = e;
+	s->uf_cost[e] = g->nodes[v].cost;
+	s->elem[v] = e;
+	for (int i = g->dep_off[v]; i < g->dep_off[v + 1]; i++)
+		if (s->elem[g->deps[i]] >= 0)
+			uf_union(s, e, s->elem[g->deps[i]]);
+	for (int i = g->user_off[v]; i < g->user_off[v + 1]; i++)
+		if (s->elem[g->users[i]] >= 0)
+			uf_union(s, e, s->elem[g->users[i]]);
+	return 0;
+}
+
+/* v leaves the evicted set (recomputed, or dead): its cost leaves its class;
+ * classes are never split, as in the paper's approximation. */
+static void eq_leave(struct dtr *s, int v)
+{
+	if (s->elem[v] < 0)
+		return;
+	s->uf_cost[uf_find(s, s->elem[v])] -= s->g->nodes[v].cost;
+	s->elem[v] = -1;
+}
+
+static unsigned next_stamp(unsigned *stamp, unsigned *mark, size_t n)
+{
+	if (++*stamp == 0) {
+		memset(mark, 0, n * sizeof(unsigned));
+		*stamp = 1;
+	}
+	return *stamp;
+}
+
+/* Summed cost of the evicted values that recomputing v would need
+ * (ancestors through non-resident values) and, when users is set, of the
+ * evicted live values that need v to be recomputed (descendants through
+ * such values): the paper's e*(v). */
+static double neighbourhood(struct dtr *s, int v, int users)
+{
+	const struct graph *g = s->g;
+	unsigned st = next_stamp(&s->stamp, s->mark, (size_t)g->n + 1);
+	double sum = 0;
+	int top = 0;
+
+	s->mark[v] = st;
+	s->walk[top++] = v;
+	while (top > 0) {
+		int x = s->walk[--top];
+
+		for (int i = g->dep_off[x]; i < g->dep_off[x + 1]; i++) {
+			int d = g->deps[i];
+
+			if (!s->resident[d] && s->mark[d] != st) {
+				s->mark[d] = st;
+				sum += g->nodes[d].cost;
+				s->walk[top++] = d;
+			}
+		}
+	}
+	if (!users)
+		return sum;
+	s->walk[top++] = v;
+	while (top > 0) {
+		int x = s->walk[--top];
+
+		for (int i = g->user_off[x]; i < g->user_off[x + 1]; i++) {
+			int u = g->users[i];
+
+			if (s->computed[u] && !s->resident[u] && !s->dead[u] &&
+			    s->mark[u] != st) {
+				s->mark[u] = st;
+				sum += g->nodes[u].cost;
+				s->walk[top++] = u;
+			}
+		}
+	}
+	return sum;
+}
+
+/* The approximate e*(v): the summed cost of the distinct classes next to v. */
+static double eq_neighbourhood(struct dtr *s, int v)
+{
+	const struct graph *g = s->g;
+	unsigned st;
+	double sum = 0;
+
+	if (s->uf_n == 0)
+		return 0;
+	st = next_stamp(&s->stamp, s->uf_mark, (size_t)s->uf_cap);
+	for (int side = 0; side < 2; side++) {
+		const int *adj = side ? g->users : g->deps;
+		int lo = side ? g->user_off[v] : g->dep_off[v];
+		int hi = side ? g->user_off[v + 1] : g->dep_off[v + 1];
+
+		for (int i = lo; i < hi; i++) {
+			int e = s->elem[adj[i]], r;
+
+			if (e < 0)
+				continue;
+			r = uf_find(s, e);
+			if (s->uf_mark[r] != st) {
+				s->uf_mark[r] = st;
+				sum += s->uf_cost[r];
+			}
+		}
+	}
+	return sum;
+}
+
+/* The score of resident value v; the lowest is evicted first. */
+static double score(struct dtr *s, int v)
+{
+	const struct graph_node *nd = &s->g->nodes[v];
+	double m = (double)nd->memory, stale = s->clock - s->last[v] + s->tick;
+
+	if (s->dead[v])
+		return -INFINITY; /* a recomputed value no later step needs */
+	switch (s->heuristic) {
+	case DTR_FULL:
+		return (nd->cost + neighbourhood(s, v, 1)) / (m * stale);
+	case DTR_EQCLASS:
+		return (nd->cost + eq_neighbourhood(s, v)) / (m * stale);
+	case DTR_LOCAL:
+		return nd->cost / (m * stale);
+	case DTR_LRU:
+		return s->last[v];
+	case DTR_SIZE:
+		return -m;
+	case DTR_MSPS:
+		return (nd->cost + neighbourhood(s, v, 0)) / m;
+	default: { /* DTR_NEXTUSE: staleness replaced by the distance to the
+		    * next file-order step that reads v, which an offline run knows */
+		const struct graph *g = s->g;
+		int next = g->users[g->user_off[v + 1] - s->remaining[v]];
+
+		return (nd->cost + neighbourhood(s, v, 1)) / (m * (double)(next - s->step + 1));
+	}
+	}
+}
+
+static void res_add(struct dtr *s, int v)
+{
+	s->res_pos[v] = s->nres;
+	s->res[s->nres++] = v;
+}
+
+static void res_remove(struct dtr *s, int v)
+{
+	int i = s->res_pos[v], w = s->res[--s->nres];
+
+	s->res[i] = w;
+	s->res_pos[w] = i;
+	s->res_pos[v] = -1;
+}
+
+static int do_compute(struct dtr *s, int v)
+{
+	const struct graph *g = s->g;
+
+	if (plan_push(s->p, PLAN_COMPUTE, v, -1))
+		return -1;
+	s->computes++;
+	s->resident[v] = 1;
+	s->computed[v] = 1;
+	res_add(s, v);
+	s->live += g->nodes[v].memory;
+	s->clock += s->by_cost ? g->nodes[v].cost : 1;
+	s->last[v] = s->clock;
+	for (int i = g->dep_off[v]; i < g->dep_off[v + 1]; i++)
+		s->last[g->deps[i]] = s->clock;
+	eq_leave(s, v);
+	return 0;
+}
+
+static int do_free(struct dtr *s, int v)
+{
+	if (plan_push(s->p, PLAN_FREE, v, -1))
+		return -1;
+	s->resident[v] = 0;
+	res_remove(s, v);
+	s->live -= s->g->nodes[v].memory;
+	if (s->heuristic == DTR_EQCLASS && !s->dead[v])
+		return eq_evict(s, v);
+	return 0;
+}
+
+/* 1 when a is a better victim than b (a lower score, then the stalest, then
+ * the lowest index); b < 0 is no victim yet. */
+static int better(const struct dtr *s, int a, double sa, int b, double sb)
+{
+	if (b < 0 || sa < sb)
+		return 1;
+	if (sa > sb)
+		return 0;
+	if (s->last[a] != s->last[b])
+		return s->last[a] < s->last[b];
+	return a < b;
+}
+
+/* Evicts until v fits: the unpinned value of lowest score first; when every
+ * resident value is pinned, one that only a lower frame of the chain needs
+ * (that frame recomputes it when it is on top again). 0, DTR_NO_PLAN when
+ * only v's own inputs are resident, -1 when out of memory. */
+static int make_room(struct dtr *s, int v)
+{
+	const struct graph *g = s->g;
+	uint64_t need = g->nodes[v].memory;
+	unsigned st = 0;
+
+	while (s->live + need > s->budget) {
+		int best = -1, soft = -1;
+		double bs = 0, ss = 0;
+
+		for (int i = 0; i < s->nres; i++) {
+			int u = s->res[i];
+			double sc;
+
+			if (g->nodes[u].memory == 0 || (s->pin[u] && (best >= 0 || s->depth < 2)))
+				continue;
+			if (s->pin[u] && st == 0) {
+				st = next_stamp(&s->hstamp, s->hard, (size_t)g->n + 1);
+				for (int e = g->dep_off[v]; e < g->dep_off[v + 1]; e++)
+					s->hard[g->deps[e]] = st;
+			}
+			if (s->pin[u] && s->hard[u] == st)
+				continue;
+			sc = score(s, u);
+			if (!s->pin[u] && better(s, u, sc, best, bs)) {
+				best = u;
+				bs = sc;
+			} else if (s->pin[u] && better(s, u, sc, soft, ss)) {
+				soft = u;
+				ss = sc;
+			}
+		}
+		if (best < 0)
+			best = soft;
+		if (best < 0)
+			return DTR_NO_PLAN;
+		if (best == soft && ++s->soft_evictions > s->max_soft)
+			return DTR_NO_PLAN;
+		if (do_free(s, best))
+			return -1;
+	}
+	return 0;
+}
+
+static void push_frame(struct dtr *s, int v)
+{
+	const struct graph *g = s->g;
+
+	s->fv[s->depth++] = v;
+	for (int i = g->dep_off[v]; i < g->dep_off[v + 1]; i++)
+		s->pin[g->deps[i]]++;
+}
+
+/* Runs the chain of pending computes down to the empty stack: each waits
+ * until its deps are resident (recomputing evicted ones first, which only
+ * ever pushes earlier nodes, so the chain is finite), then makes room and
+ * computes. 0, DTR_NO_PLAN, or -1 when out of memory. */
+static int run_chain(struct dtr *s)
+{
+	const struct graph *g = s->g;
+
+	while (s->depth > 0) {
+		int v = s->fv[s->depth - 1], e = g->dep_off[v], r;
+
+		/* From the first dep each time: a soft eviction may have taken
+		 * one that was resident at the last look. */
+		while (e < g->dep_off[v + 1] && s->resident[g->deps[e]])
+			e++;
+		if (e < g->dep_off[v + 1]) {
+			push_frame(s, g->deps[e]);
+			continue;
+		}
+		if (s->computes >= s->max_computes)
+			return DTR_NO_PLAN;
+		r = make_room(s, v);
+		if (r)
+			return r;
+		if (do_compute(s, v))
+			return -1;
+		for (int i = g->dep_off[v]; i < g->dep_off[v + 1]; i++)
+			s->pin[g->deps[i]]--;
+		s->depth--;
+	}
+	return 0;
+}
+
+static void set_dead(struct dtr *s, int v)
+{
+	s->dead[v] = 1;
+	eq_leave(s, v);
+}
+
+/* One heuristic: steps into p (which the caller empties). */
+static int run_one(const struct graph *g, uint64_t budget, const struct dtr_opts *o,
+		   int heuristic, struct plan *p)
+{
+	struct dtr s;
+	int r = -1;
+
+	if (state_init(&s, g, budget, o, heuristic, p))
+		goto out;
+	for (int k = 0; k < g->n; k++) {
+		s.step = k;
+		push_frame(&s, k);
+		r = run_chain(&s);
+		if (r)
+			goto out;
+		r = -1;
+		for (int i = g->dep_off[k]; i < g->dep_off[k + 1]; i++)
+			if (--s.remaining[g->deps[i]] == 0)
+				set_dead(&s, g->deps[i]);
+		if (graph_nusers(g, k) == 0)
+			set_dead(&s, k);
+		/* Dead values go now: those k read last, k itself when nothing
+		 * reads it, and dead ones the chain recomputed. */
+		for (int i = s.nres - 1; i >= 0 && !o->keep_dead; i--) {
+			if (i >= s.nres || !s.dead[s.res[i]])
+				continue;
+			if (do_free(&s, s.res[i]))
+				goto out;
+		}
+	}
+	r = 0;
+out:
+	state_release(&s);
+	return r;
+}
+
+int dtr_heuristic_find(const char *name)
+{
+	for (int h = 0; dtr_heuristic_names[h] != NULL; h++)
+		if (strcmp(name, dtr_heuristic_names[h]) == 0)
+			return h;
+	return -1;
+}
+
+int dtr_prune(const struct graph *g, struct plan *p, int from, struct cm_error *err)
+{
+	int *cnt = calloc((size_t)g->n + 1, sizeof(int));
+	int *open = malloc(((size_t)g->n + 1) * sizeof(int));
+	char *read = calloc((size_t)g->n + 1, 1);
+	char *drop = calloc((size_t)(p->n - from) + 1, 1);
+	int dropped = -1, w;
+
+	if (cnt == NULL || open == NULL || read == NULL || drop == NULL) {
+		cm_errorf(err, "out of memory");
+		goto out;
+	}
+	dropped = 0;
+	for (int i = 0; i < p->n; i++)
+		if (p->steps[i].op == PLAN_COMPUTE)
+			cnt[p->steps[i].node]++;
+	for (int v = 0; v < g->n; v++)
+		open[v] = -1;
+	for (int i = from; i < p->n; i++) {
+		int v = p->steps[i].node;
+
+		if (p->steps[i].op == PLAN_COMPUTE) {
+			for (int e = g->dep_off[v]; e < g->dep_off[v + 1]; e++)
+				read[g->deps[e]] = 1;
+			open[v] = i;
+			read[v] = 0;
+			continue;
+		}
+		if (open[v] >= 0 && !read[v] && cnt[v] > 1) {
+			drop[open[v] - from] = drop[i - from] = 1;
+			cnt[v]--;
+			dropped++;
+		}
+		open[v] = -1;
+	}
+	for (int v = 0; v < g->n; v++)
+		if (open[v] >= 0 && !read[v] && cnt[v] > 1) {
+			drop[open[v] - from] = 1;
+			cnt[v]--;
+			dropped++;
+		}
+	w = from;
+	for (int i = from; i < p->n; i++)
+		if (!drop[i - from])
+			p->steps[w++] = p->steps[i];
+	p->n = w;
+out:
+	free(cnt);
+	free(open);
+	free(read);
+	free(drop);
+	return dropped;
+}
+
+/* One heuristic, pruned and replayed: 0 with the plan in q, DTR_NO_PLAN, or
+ * -1 with err set. */
+static int plan_one(const struct graph *g, uint64_t budget, const struct dtr_opts *o,
+		    int heuristic, struct plan *q, struct cm_error *err)
+{
+	struct sim_result res;
+	int r;
+
+	plan_clear(q);
+	r = run_one(g, budget, o, heuristic, q);
+	if (r < 0)
+		return cm_errorf(err, "out of memory");
+	if (r)
+		return r;
+	if (!o->no_prune && dtr_prune(g, q, 0, err) < 0)
+		return -1;
+	if (plan_simulate(g, q, budget, &res, err))
+		return -1;
+	if (!res.fits)
+		return cm_errorf(err, "dtr: %s: internal error: the plan does not replay: %s",
+				 dtr_heuristic_names[heuristic], res.why);
+	q->cost = res.cost;
+	q->peak = res.peak;
+	return 0;
+}
+
+int dtr_plan(const struct graph *g, uint64_t budget, const struct dtr_opts *o,
+	     struct plan *p, struct cm_error *err)
+{
+	static const struct dtr_opts defaults = { .heuristic = DTR_BEST };
+	struct plan *q = plan_new(), *best = plan_new();
+	int r = -1, h0, h1;
+
+	if (o == NULL)
+		o = &defaults;
+	if (q == NULL || best == NULL) {
+		cm_errorf(err, "out of memory");
+		goto out;
+	}
+	if (o->heuristic < 0 || o->heuristic >= DTR_NHEURISTICS) {
+		cm_errorf(err, "dtr: no heuristic %d", o->heuristic);
+		goto out;
+	}
+	h0 = o->heuristic == DTR_BEST ? 0 : o->heuristic;
+	h1 = o->heuristic == DTR_BEST ? DTR_BEST : o->heuristic + 1;
+	r = DTR_NO_PLAN;
+	for (int t = 0; t < 2 * (h1 - h0); t++) {
+		struct dtr_opts ot = *o;
+		int h = h0 + t / 2, rh;
+
+		/* Best of all: each heuristic with either dead-value policy. */
+		if (t % 2 && o->heuristic != DTR_BEST)
+			continue;
+		ot.keep_dead = t % 2 ? !o->keep_dead : o->keep_dead;
+		rh = plan_one(g, budget, &ot, h, q, err);
+
+		if (rh < 0) {
+			r = -1;
+			goto out;
+		}
+		if (rh == 0 && (r != 0 || num_lt(q->cost, best->cost))) {
+			struct plan *sw = best;
+
+			best = q;
+			q = sw;
+			r = 0;
+		}
+	}
+	if (r)
+		goto out;
+	if (p->n == 0) {
+		p->cost = best->cost;
+		p->peak = best->peak;
+		p->budget = budget;
+		snprintf(p->strategy, sizeof(p->strategy), "dtr");
+	}
+	for (int i = 0; i < best->n; i++)
+		if (plan_push(p, best->steps[i].op, best->steps[i].node, -1)) {
+			p->n -= i;
+			r = cm_errorf(err, "out of memory");
+			goto out;
+		}
+out:
+	plan_free(q);
+	plan_free(best);
+	return r;
+}
