@@ -25,7 +25,7 @@ static const char compare_usage[] =
 	"and prints per budget each strategy's overhead (cost over the\n"
 	"checkpoint-all cost) at its cheapest point that fits; '*' marks the best,\n"
 	"'-' none fits, 'n/a' unsupported.\n\n"
-	"  -s, --strategies L       all (default: every heuristic below), none, or a\n"
+	"  -s, --strategies L       all (default: the paper's heuristics), none, or a\n"
 	"                           comma-separated list of the strategies below\n"
 	"      --baselines L        the same\n"
 	"      --ilp                solve the MILP at each budget too\n"
@@ -128,7 +128,7 @@ static int make_columns(const struct cli_args *a, const struct strategy ***cols,
 	int rc;
 
 	rc = cli_strategy_list("compare", a->list_opt ? a->list_opt : "--strategies", list,
-			       STRATEGY_HEURISTIC, cols, ncols);
+			       STRATEGY_PAPER, cols, ncols);
 	if (rc == 0 && *ncols == 0)
 		rc = cli_usage("compare", "nothing to compare: no baseline, no --ilp, no --approx");
 	cli_request(a, &rq);

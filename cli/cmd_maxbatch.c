@@ -22,7 +22,7 @@ static const char maxbatch_usage[] =
 	"with the batch (memory x B / batch_size, rounded up); fixed memory does not.\n\n"
 	"  -b, --budget SIZE        memory budget (16G, 80% of the checkpoint-all\n"
 	"                           peak at the file's batch size, ...)\n"
-	"  -s, --strategies LIST    all (default: every baseline and ilp) or a\n"
+	"  -s, --strategies LIST    all (default: the heuristics and ilp) or a\n"
 	"                           comma-separated list of the strategies below\n"
 	"      --max-overhead X     cap the cost at X times the checkpoint-all cost\n"
 	"                           instead\n"

@@ -22,6 +22,9 @@ struct plan {
 	 * simulator, written by plan_write_*. */
 	char strategy[64];      /* "checkpoint-all", "ilp", ... */
 	char solver[32];        /* backend name, or "" */
+	char param[64];         /* the strategy's parameter point or, for auto,
+				 * which methods made the plan and the bound;
+				 * "" for none */
 	char status[32];        /* "optimal", "feasible", ... */
 	uint64_t budget;        /* the budget it was made for, 0 when none */
 	double cost;            /* replayed cost */

@@ -94,6 +94,7 @@ struct plan *plan_read_file(const char *path, const struct graph *g,
 	}
 	copy_string(p->strategy, sizeof(p->strategy), json_object_get(root, "strategy"));
 	copy_string(p->solver, sizeof(p->solver), json_object_get(root, "solver"));
+	copy_string(p->param, sizeof(p->param), json_object_get(root, "param"));
 	copy_string(p->status, sizeof(p->status), json_object_get(root, "status"));
 	v = json_object_get(root, "budget");
 	if (json_is_integer(v) && json_integer_value(v) > 0)

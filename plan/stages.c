@@ -169,11 +169,16 @@ int stages_from_plan(const struct graph *g, const struct plan *p, struct stages 
 	memset(st->S, 0, (size_t)st->n * (size_t)st->n);
 	for (int i = 0; i < p->n; i++) {
 		const struct plan_step *s = &p->steps[i];
+		/* An unstaged step belongs to the stage of the last node
+		 * computed for the first time; a first compute opens the next
+		 * stage, which must be that node's. */
+		int at = s->stage >= 0 ? s->stage :
+			 s->op == PLAN_COMPUTE && s->node > stage ? s->node : stage;
 
-		if (s->stage < stage || s->stage >= st->n)
+		if (at < stage || at >= st->n || (s->stage < 0 && at > stage + 1))
 			goto out;
 		/* Entering stages: what is resident now was kept into them. */
-		while (stage < s->stage) {
+		while (stage < at) {
 			stage++;
 			for (int v = 0; v < g->n; v++)
 				STAGE_S(st, stage, v) = resident[v] && v < stage;

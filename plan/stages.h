@@ -41,10 +41,12 @@ int stages_drop_unused(const struct graph *g, struct stages *st);
 /* S for checkpoint-all: every value kept from its compute to its last use. */
 void stages_checkpoint_all(const struct graph *g, struct stages *st, const int *last);
 
-/* The stage matrices a staged plan executes (every step's stage set and
- * never decreasing, as plan_from_stages and checkpoint-all make them): R
- * from its computes, S from what is resident when each stage begins.
- * Returns 0, or -1 when p is not such a plan. */
+/* The stage matrices a plan executes: R from its computes, S from what is
+ * resident when each stage begins. A staged plan (every step's stage set
+ * and never decreasing, as plan_from_stages and checkpoint-all make them)
+ * keeps its stages; in an unstaged one (stage -1, as dtr makes them) a
+ * stage begins at each node's first compute, which must come in file
+ * order. Returns 0, or -1 when p is neither. */
 int stages_from_plan(const struct graph *g, const struct plan *p, struct stages *st);
 
 /* Appends the plan of (R, S) to p (the paper's Algorithm 1): stages in

@@ -32,6 +32,10 @@ int plan_write_json(FILE *f, const struct graph *g, const struct plan *p)
 		plan_json_string(f, p->solver);
 	else
 		fputs("null", f);
+	if (p->param[0]) {
+		fputs(", \"param\": ", f);
+		plan_json_string(f, p->param);
+	}
 	fputs(",\n \"budget\": ", f);
 	if (p->budget)
 		fprintf(f, "%llu", (unsigned long long)p->budget);

@@ -11,8 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../graph/num.h"
+#include "../common/num.h"
 #include "../plan/sim.h"
+#include "strategy.h"
 
 const char *const dtr_heuristic_names[] = {
 	[DTR_FULL] = "full", [DTR_EQCLASS] = "eqclass", [DTR_LOCAL] = "local",
@@ -645,4 +646,44 @@ out:
 	plan_free(q);
 	plan_free(best);
 	return r;
+}
+
+int strategy_run_dtr(const struct strategy *s, const struct graph *g,
+		     const struct solve_request *rq, struct solve_outcome *out,
+		     struct cm_error *err)
+{
+	struct dtr_opts o = { .heuristic = DTR_BEST };
+	const char *h = strategy_param(rq, "heuristic");
+	struct plan *p;
+	int rc;
+
+	if (h && (o.heuristic = dtr_heuristic_find(h)) < 0)
+		return cm_errorf(err, "--param heuristic: expected full, eqclass, local, lru, size, "
+				 "msps, nextuse or best, not '%s'", h);
+	snprintf(out->param, sizeof(out->param), "heuristic=%s", dtr_heuristic_names[o.heuristic]);
+	if ((p = plan_new()) == NULL)
+		return cm_errorf(err, "out of memory");
+	rc = dtr_plan(g, rq->budget, &o, p, err);
+	if (rc == DTR_NO_PLAN) {
+		plan_free(p);
+		strategy_set_status(out, STATUS_NO_PLAN);
+		snprintf(out->why, sizeof(out->why), "the greedy eviction gets stuck at this budget "
+			 "(every resident value is needed, or it recomputes without end)");
+		return 0;
+	}
+	if (rc || strategy_adopt(g, s->name, rq->budget, p, out, err)) {
+		if (rc)
+			plan_free(p);
+		return -1;
+	}
+	if (rq->cost_cap > 0 && !num_le(out->sim.cost, rq->cost_cap)) {
+		strategy_set_status(out, STATUS_INFEASIBLE);
+		snprintf(out->why, sizeof(out->why), "dtr's plan costs %.17g, over the cap %.17g",
+			 out->sim.cost, rq->cost_cap);
+	} else {
+		strategy_set_status(out, STATUS_FEASIBLE);
+		if (num_le(out->sim.cost, graph_total_cost(g)))
+			strategy_set_bound(g, out, graph_total_cost(g));
+	}
+	return 0;
 }

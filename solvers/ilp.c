@@ -30,21 +30,22 @@ static struct plan *plan_of_solution(const struct graph *g, const struct remat_m
 	return p;
 }
 
-/* The cheapest heuristic plan that fits, as a point of the model, to start
- * the solver from. Returns a malloc'd point, or NULL when none fits (or
+/* rq->start, or else the cheapest heuristic plan that fits, as a point of
+ * the model, to start the solver from. Returns a malloc'd point, or NULL when none fits (or
  * its plan is not a point of the model). */
 static double *warm_start(const struct graph *g, const struct remat_model *rm,
 			  const struct solve_request *rq)
 {
 	struct sim_result sim;
-	struct plan *best = strategy_best_heuristic(g, rq, &sim);
+	struct plan *best = rq->start ? NULL : strategy_best_heuristic(g, rq, &sim);
+	const struct plan *from = rq->start ? rq->start : best;
 	struct stages st;
 	double *x = NULL;
 
-	if (best == NULL || stages_init(&st, g->n, NULL))
+	if (from == NULL || stages_init(&st, g->n, NULL))
 		goto out;
 	x = malloc((size_t)rm->milp.ncols * sizeof(double) + 1);
-	if (x && (stages_from_plan(g, best, &st) || stages_drop_unused(g, &st) < 0 ||
+	if (x && (stages_from_plan(g, from, &st) || stages_drop_unused(g, &st) < 0 ||
 		  remat_point(rm, g, &st, x))) {
 		free(x);
 		x = NULL;

@@ -145,6 +145,7 @@ int strategy_adopt(const struct graph *g, const char *strategy, uint64_t budget,
 		return cm_errorf(err, "internal error: strategy %s made an invalid plan: %s",
 				 strategy, out->sim.why);
 	snprintf(p->strategy, sizeof(p->strategy), "%s", strategy);
+	snprintf(p->param, sizeof(p->param), "%s", out->param);
 	p->budget = budget;
 	p->cost = out->sim.cost;
 	p->peak = out->sim.peak;

@@ -13,7 +13,7 @@
 #include "backend/solver.h"
 #include "remat.h"
 
-#define STRATEGY_DEFAULT "ilp"
+#define STRATEGY_DEFAULT "auto"
 #define SOLVER_DEFAULT "cbc"
 
 /* What an outcome is; strategy_status_names spells them for CSV rows,
@@ -54,6 +54,9 @@ struct solve_request {
 	 * lists (strategy_check_params rejects the others). */
 	const struct strategy_param *params;
 	int n_params;
+	/* A plan that fits the budget, to start from (ilp's warm start);
+	 * NULL: the best heuristic's. */
+	const struct plan *start;
 	void (*progress)(void *ctx, const struct solve_progress *p);
 	void *ctx;
 };
@@ -77,11 +80,13 @@ struct solve_outcome {
 enum {
 	STRATEGY_SOLVER = 1 << 0,    /* solves a model: --solver, --lp-method apply */
 	STRATEGY_BOUND = 1 << 1,     /* its outcome carries a proven lower bound */
-	STRATEGY_HEURISTIC = 1 << 2, /* fast, no solver: compare's default columns
-				      * and the warm starts of the solvers */
+	STRATEGY_HEURISTIC = 1 << 2, /* fast, no solver: the warm starts of the
+				      * solvers */
 	STRATEGY_MAXBATCH = 1 << 3,  /* one of maxbatch's default strategies */
 	STRATEGY_CHAINS = 1 << 4,    /* needs a chain of forward nodes */
 	STRATEGY_LP_FILE = 1 << 5,   /* --write-lp writes its model */
+	STRATEGY_PAPER = 1 << 6,     /* a heuristic of the paper's Table 1:
+				      * compare's default columns */
 };
 
 struct strategy {
@@ -143,7 +148,7 @@ int strategy_solve(const struct graph *g, const struct solve_request *rq,
 		   struct solve_outcome *out, struct cm_error *err);
 void strategy_outcome_release(struct solve_outcome *out);
 
-/* The rows of the table (solvers/heuristic.c, ilp.c, approx.c). */
+/* The rows of the table (solvers/heuristic.c, ilp.c, approx.c, dtr.c). */
 int strategy_run_heuristic(const struct strategy *s, const struct graph *g,
 			   const struct solve_request *rq, struct solve_outcome *out,
 			   struct cm_error *err);
@@ -153,10 +158,17 @@ int strategy_run_ilp(const struct strategy *s, const struct graph *g,
 int strategy_run_approx(const struct strategy *s, const struct graph *g,
 			const struct solve_request *rq, struct solve_outcome *out,
 			struct cm_error *err);
+int strategy_run_dtr(const struct strategy *s, const struct graph *g,
+		     const struct solve_request *rq, struct solve_outcome *out,
+		     struct cm_error *err);
+int strategy_run_auto(const struct strategy *s, const struct graph *g,
+		      const struct solve_request *rq, struct solve_outcome *out,
+		      struct cm_error *err);
 
 /* The cheapest plan of every heuristic of the table that fits rq->budget,
  * replayed, or NULL when none fits (or on failure): a start for the
- * solvers. *sim describes it. Caller frees. */
+ * solvers. *sim describes it, its plan's strategy names the heuristic.
+ * Caller frees. */
 struct plan *strategy_best_heuristic(const struct graph *g, const struct solve_request *rq,
 				     struct sim_result *sim);
 

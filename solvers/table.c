@@ -3,10 +3,13 @@
 #include "strategy.h"
 
 static const char *const approx_params[] = { "seed", "samples", NULL };
+static const char *const dtr_params[] = { "heuristic", NULL };
 
-#define PAPER_HEURISTIC (STRATEGY_HEURISTIC | STRATEGY_MAXBATCH)
+#define PAPER_HEURISTIC (STRATEGY_PAPER | STRATEGY_HEURISTIC | STRATEGY_MAXBATCH)
 
 const struct strategy strategy_table[] = {
+	{ "auto", "the best plan and bound within the time limit (default 60 s): heuristics, then the MILP, its LP or lns by the graph's size",
+	  STRATEGY_SOLVER | STRATEGY_BOUND, NULL, strategy_run_auto, NULL },
 	{ "checkpoint-all", "keep every value until its last use; no recomputation",
 	  PAPER_HEURISTIC, NULL, strategy_run_heuristic, baseline_checkpoint_all_point },
 	{ "chen-sqrtn", "Chen et al.: every sqrt(n)-th node of a forward chain kept (chains only)",
@@ -23,7 +26,9 @@ const struct strategy strategy_table[] = {
 	  PAPER_HEURISTIC, NULL, strategy_run_heuristic, baseline_linearized_sqrtn },
 	{ "linearized-greedy", "chen-greedy on the forward nodes taken as a chain in topological order",
 	  PAPER_HEURISTIC, NULL, strategy_run_heuristic, baseline_linearized_greedy },
-	{ "ilp", "the Checkmate MILP, solved to proven optimality (the default)",
+	{ "dtr", "greedy eviction in file order, evicted inputs recomputed on demand (after DTR); any DAG",
+	  STRATEGY_HEURISTIC | STRATEGY_MAXBATCH, dtr_params, strategy_run_dtr, NULL },
+	{ "ilp", "the Checkmate MILP, solved to proven optimality",
 	  STRATEGY_SOLVER | STRATEGY_BOUND | STRATEGY_MAXBATCH | STRATEGY_LP_FILE, NULL,
 	  strategy_run_ilp, NULL },
 	{ "approx", "LP relaxation rounded in two phases; the LP value is a lower bound",

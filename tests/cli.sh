@@ -51,7 +51,7 @@ rm -f "$TMP/p5.json"
 run solve linear:4 --budget 5 --strategy checkpoint-all --plan "$TMP/p5.json"
 [ "$rc" -eq 3 ] && [ ! -e "$TMP/p5.json" ] && grep -q 'status *infeasible' "$TMP/out"
 ok $? "at --budget 5 checkpoint-all exits 3 and writes no plan"
-run solve linear:4 --budget 2 --csv - --no-header
+run solve linear:4 --budget 2 --strategy ilp --csv - --no-header
 [ "$rc" -eq 3 ] && [[ "$out" == "linear:4,ilp,,,2,0,,,,,,"*",infeasible" ]]
 ok $? "below the lower bound: exit 3 at once, row '$out'"
 run solve linear:4 --budget 6 --plan "$TMP/p.txt" --plan-format text
@@ -60,13 +60,13 @@ run solve linear:4 --budget 6 --plan "$TMP/p.txt" --plan-format text
 ok $? "text plan: '%r = compute v', 'deallocate %r', stages marked"
 
 # --- ilp from the command line
-run solve linear:4 --budget 4 --solver glpk --csv - --no-header
+run solve linear:4 --budget 4 --strategy ilp --solver glpk --csv - --no-header
 [ "$rc" -eq 0 ] && [[ "$out" == "linear:4,ilp,,glpk,4,1,11,1.222222,4,11,0,"*",optimal" ]]
 ok $? "ilp with glpk: linear:4 at 4 costs 11, optimal: $out"
 run solve linear:4 --budget 4 --solver gurobi
 [ "$rc" -eq 1 ] && [[ "$err" == *"unknown solver 'gurobi' (built: cbc, glpk)"* ]]
 ok $? "an unknown solver names the built ones: $err"
-run solve linear:4 --budget 5 --write-lp "$TMP/m.lp" --quiet
+run solve linear:4 --budget 5 --strategy ilp --write-lp "$TMP/m.lp" --quiet
 [ "$rc" -eq 0 ] && head -n 2 "$TMP/m.lp" | grep -q '^Minimize' && grep -q '^End$' "$TMP/m.lp"
 ok $? "--write-lp writes a whole CPLEX LP file"
 rm -f "$TMP/m2.lp"
@@ -212,7 +212,7 @@ for s in 16Q -1G 1e400 'abc%'; do
 	ok $? "--budget $s: exit 2, '$err'"
 done
 run solve linear:4 --budget 6 --strategy nope
-[ "$rc" -eq 1 ] && [[ "$err" == *"unknown strategy 'nope' (known: checkpoint-all, chen-sqrtn"* ]]
+[ "$rc" -eq 1 ] && [[ "$err" == *"unknown strategy 'nope' (known: auto, checkpoint-all, chen-sqrtn"* ]]
 ok $? "unknown strategy names the known ones"
 run solve linear:4 --budget 6 --frobnicate
 [ "$rc" -eq 2 ] && [[ "$err" == *"unknown option '--frobnicate'"* ]]

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../graph/num.h"
+#include "../common/num.h"
 #include "../graph/read.h"
 #include "../plan/sim.h"
 #include "../solvers/dtr.h"

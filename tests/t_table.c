@@ -76,8 +76,8 @@ int main(void)
 	int rc;
 
 	memcpy(rows, strategy_table, (size_t)n * sizeof(*rows));
-	rows[n] = (struct strategy){ "dummy", "a test-only strategy", STRATEGY_HEURISTIC |
-				     STRATEGY_MAXBATCH, dummy_params, run_dummy, NULL };
+	rows[n] = (struct strategy){ "dummy", "a test-only strategy", STRATEGY_PAPER |
+				     STRATEGY_HEURISTIC | STRATEGY_MAXBATCH, dummy_params, run_dummy, NULL };
 	strategy_use(rows, n + 1);
 
 	rc = run(cmd_solve_main, "solve --help", &out);

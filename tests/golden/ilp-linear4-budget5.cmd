@@ -1,1 +1,1 @@
-solve linear:4 --budget 5 --solver glpk --plan - --plan-format text --quiet
+solve linear:4 --budget 5 --strategy ilp --solver glpk --plan - --plan-format text --quiet

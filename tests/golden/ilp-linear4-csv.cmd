@@ -1,1 +1,1 @@
-solve linear:4 --budget 4 --csv - --no-header --quiet
+solve linear:4 --budget 4 --strategy ilp --csv - --no-header --quiet

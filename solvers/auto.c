@@ -1,0 +1,162 @@
+/* The auto row, solve's default: the best plan and the best bound within
+ * the time limit. The heuristics first (a plan within a second on any
+ * graph they handle), then what pays for the graph's size, each started
+ * from the incumbent: the whole MILP when its model is small, the LP
+ * relaxation and its rounding when the LP is tractable, the search over
+ * windows of the model (lns) on the rest. */
+#include "strategy.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "../common/clock.h"
+#include "../common/num.h"
+
+/* Seconds auto takes without --time-limit. */
+#define AUTO_TIME_LIMIT 60.0
+
+/* Model sizes, in columns of the Checkmate MILP (1.5 n^2 + n |E|, roughly),
+ * up to which the whole MILP, then its LP relaxation, is worth its time:
+ * measured in docs/benchmarks.md (the MILP proves the paper's small graphs
+ * optimal in seconds, up to 40,000 columns; MobileNet's LP, 120,000
+ * columns, solves in a few seconds, ResNet50's, 290,000, in minutes). */
+#define AUTO_MILP_COLUMNS 40000.0
+#define AUTO_LP_COLUMNS 150000.0
+
+/* What the phases have found so far. */
+struct incumbent {
+	struct plan *plan;    /* the cheapest plan that fits, or NULL */
+	double cost;
+	char plan_by[64];     /* the strategy that made it */
+	double bound;         /* the best proven lower bound, when has_bound */
+	int has_bound, proven, infeasible;
+	char bound_by[64];
+	char why[256];        /* why a phase found nothing, for the summary */
+	int cols, rows, nnz;  /* the model the last phase built, if any */
+};
+
+static void report(const struct solve_request *rq, const struct incumbent *in, double t0,
+		   const char *phase)
+{
+	char label[96];
+	struct solve_progress p = { .elapsed = cm_clock() - t0,
+				    .incumbent = in->plan ? in->cost : 0,
+				    .has_incumbent = in->plan != NULL,
+				    .bound = in->bound, .has_bound = in->has_bound,
+				    .label = label };
+
+	if (rq->progress == NULL)
+		return;
+	snprintf(label, sizeof(label), "auto: %s", phase);
+	rq->progress(rq->ctx, &p);
+}
+
+/* Takes what one phase's outcome brings: a cheaper plan that fits, a
+ * higher bound, a proof. */
+static void take(struct incumbent *in, const char *by, struct solve_outcome *o)
+{
+	if (o->plan && o->sim.fits && (in->plan == NULL || num_lt(o->sim.cost, in->cost))) {
+		plan_free(in->plan);
+		in->plan = o->plan;
+		o->plan = NULL;
+		in->cost = o->sim.cost;
+		snprintf(in->plan_by, sizeof(in->plan_by), "%s", by);
+	}
+	if (o->has_lower_bound && (!in->has_bound || o->lower_bound > in->bound)) {
+		in->bound = o->lower_bound;
+		in->has_bound = 1;
+		snprintf(in->bound_by, sizeof(in->bound_by), "%s", by);
+	}
+	in->proven |= o->status == STATUS_OPTIMAL && strcmp(by, "ilp") == 0;
+	in->infeasible |= o->status == STATUS_INFEASIBLE && o->plan == NULL;
+	if (o->why[0] && in->plan == NULL)
+		snprintf(in->why, sizeof(in->why), "%s: %.200s", by, o->why);
+}
+
+/* The phase after the heuristics for g: "ilp", "approx", "lns" or NULL. */
+static const char *next_phase(const struct graph *g)
+{
+	double n = g->n, cols = 1.5 * n * n + n * g->n_edges;
+	struct cm_error err;
+
+	if (cols <= AUTO_MILP_COLUMNS)
+		return "ilp";
+	if (cols <= AUTO_LP_COLUMNS)
+		return "approx";
+	return strategy_find("lns", &err) ? "lns" : NULL;
+}
+
+/* Runs strategy name on rq's budget with the time left, from the
+ * incumbent, into in. */
+static int run_phase(const struct graph *g, const struct solve_request *rq, const char *name,
+		     double left, struct incumbent *in, struct cm_error *err)
+{
+	struct solve_request sub = *rq;
+	struct solve_outcome o;
+
+	sub.strategy = name;
+	sub.time_limit = left;
+	sub.start = in->plan;
+	sub.n_params = 0; /* auto's parameters are its own */
+	if (strategy_solve(g, &sub, &o, err))
+		return -1;
+	take(in, name, &o);
+	in->cols = o.cols;
+	in->rows = o.rows;
+	in->nnz = o.nnz;
+	strategy_outcome_release(&o);
+	return 0;
+}
+
+int strategy_run_auto(const struct strategy *s, const struct graph *g,
+		      const struct solve_request *rq, struct solve_outcome *out,
+		      struct cm_error *err)
+{
+	double t0 = cm_clock(), limit = rq->time_limit > 0 ? rq->time_limit : AUTO_TIME_LIMIT;
+	struct incumbent in = { 0 };
+	struct sim_result sim;
+	const char *phase = next_phase(g);
+	const struct strategy *made_by;
+	struct plan *p;
+
+	report(rq, &in, t0, "heuristics");
+	in.plan = strategy_best_heuristic(g, rq, &sim);
+	if (in.plan) {
+		in.cost = sim.cost;
+		snprintf(in.plan_by, sizeof(in.plan_by), "%s", in.plan->strategy);
+	}
+	if (phase && limit - (cm_clock() - t0) > 0.5) {
+		report(rq, &in, t0, phase);
+		if (run_phase(g, rq, phase, limit - (cm_clock() - t0), &in, err)) {
+			plan_free(in.plan);
+			return -1;
+		}
+	}
+	out->cols = in.cols;
+	out->rows = in.rows;
+	out->nnz = in.nnz;
+	snprintf(out->param, sizeof(out->param), "plan=%.24s;bound=%.24s",
+		 in.plan ? in.plan_by : "none", in.has_bound ? in.bound_by : "none");
+	if (in.plan == NULL) {
+		strategy_set_status(out, in.infeasible ? STATUS_INFEASIBLE : STATUS_NO_PLAN);
+		snprintf(out->why, sizeof(out->why), "no plan found within %.0f s%s%s", limit,
+			 in.why[0] ? "; " : "", in.why);
+		if (in.has_bound)
+			strategy_set_bound(g, out, in.bound);
+		return 0;
+	}
+	p = in.plan;
+	if (strategy_adopt(g, s->name, rq->budget, p, out, err))
+		return -1;
+	made_by = strategy_find(in.plan_by, NULL);
+	if (made_by && (made_by->flags & STRATEGY_SOLVER)) {
+		snprintf(out->solver, sizeof(out->solver), "%s", rq->solver ? rq->solver : SOLVER_DEFAULT);
+		snprintf(p->solver, sizeof(p->solver), "%s", out->solver);
+	}
+	strategy_set_status(out, in.proven ? STATUS_OPTIMAL : STATUS_FEASIBLE);
+	/* The checkpoint-all cost bounds every plan; strategy_set_bound then
+	 * calls a plan that meets it optimal. */
+	if (in.has_bound || num_le(in.cost, graph_total_cost(g)))
+		strategy_set_bound(g, out, fmax(in.has_bound ? in.bound : 0, graph_total_cost(g)));
+	return 0;
+}
