@@ -188,6 +188,10 @@ static struct graph *gen_training(int nf, int pct)
 	char name[16];
 	int loss;
 
+	if (g == NULL || nf < 1 || nf > 64) {
+		graph_free(g);
+		return NULL;
+	}
 	for (int k = 0; k < nf; k++) {
 		int any = 0;
 
@@ -203,6 +207,10 @@ static struct graph *gen_training(int nf, int pct)
 	{
 		int *users = calloc((size_t)nf, sizeof(int));
 
+		if (users == NULL) {
+			graph_free(g);
+			return NULL;
+		}
 		for (int k = 0; k < nf; k++)
 			for (int e = g->dep_off[k]; e < g->dep_off[k + 1]; e++)
 				users[g->deps[e]]++;
