@@ -1,0 +1,145 @@
+/* Measurements of Kusumoto et al.'s DP (solvers/kusumoto.c) for
+ * docs/kusumoto.md. Usage:
+ *   kusumoto table GRAPH...   four variants at f = .25/.5/.75 of
+ *                             (peak - lb) above lb: CSV rows
+ *   kusumoto onefwd GRAPH...  the smallest budget at which a variant costs
+ *                             at most total + forward cost (bisection)
+ * GRAPH is a file or linear:N. Results on standard output. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../graph/clock.h"
+#include "../graph/read.h"
+#include "../plan/sim.h"
+#include "../solvers/kusumoto.h"
+
+static const char *names[4] = { "approx-tc", "approx-mc", "exact-tc", "exact-mc" };
+
+/* One run; returns kusumoto_run's code, the replay in res. */
+static int one(const struct graph *g, uint64_t b, int v, struct sim_result *res,
+	       struct kusumoto_stats *st, double *secs, char *why, size_t len)
+{
+	struct kusumoto_opts o;
+	struct plan *p = plan_new();
+	struct cm_error err = { "" };
+	double t0 = cm_clock();
+	int r;
+
+	kusumoto_opts_init(&o);
+	o.exact = v >= 2;
+	o.memory_centric = v & 1;
+	r = kusumoto_run(g, b, &o, p, st, &err);
+	*secs = cm_clock() - t0;
+	memset(res, 0, sizeof(*res));
+	if (r == 0 && plan_simulate(g, p, b, res, &err))
+		r = -1;
+	snprintf(why, len, "%s", r ? err.msg : "");
+	plan_free(p);
+	return r;
+}
+
+static double forward_cost(const struct graph *g)
+{
+	double f = 0;
+
+	for (int k = 0; k < g->n; k++)
+		if (!g->nodes[k].backward)
+			f += g->nodes[k].cost;
+	return f;
+}
+
+static void table(const struct graph *g)
+{
+	uint64_t lb = graph_lower_bound(g), peak = graph_peak_all(g);
+	double total = graph_total_cost(g);
+
+	for (int f = 1; f <= 3; f++) {
+		uint64_t b = lb + (uint64_t)((double)(peak - lb) * f / 4.0);
+
+		for (int v = 0; v < 4; v++) {
+			struct sim_result res;
+			struct kusumoto_stats st;
+			double secs;
+			char why[600];
+			int r = one(g, b, v, &res, &st, &secs, why, sizeof(why));
+
+			printf("%s,%s,%.2f,%llu,%d,%d,%.17g,%.6f,%llu,%ld,%d,%g,%d,%llu,%d,%.3f,\"%s\"\n",
+			       g->id, names[v], f / 4.0, (unsigned long long)b, r,
+			       r == 0 && res.fits, r == 0 ? res.cost : 0,
+			       r == 0 ? res.cost / total : 0, (unsigned long long)res.peak,
+			       st.lower_sets, st.time_units, st.unit, st.dp_runs,
+			       (unsigned long long)st.dp_budget, st.blocks, secs, why);
+			fflush(stdout);
+		}
+	}
+}
+
+/* Smallest budget in [lb, peak] where variant v fits at a cost of at most
+ * total + forward: bisection (costs are not monotone in the budget, so
+ * this is the smallest the bisection finds). */
+static void onefwd(const struct graph *g)
+{
+	uint64_t lb = graph_lower_bound(g), peak = graph_peak_all(g);
+	double cap = graph_total_cost(g) + forward_cost(g);
+
+	for (int v = 0; v < 4; v++) {
+		uint64_t lo = lb - 1, hi = peak, eps = (peak - lb) / 2000 + 1;
+		double secs, tsum = 0, cost = graph_total_cost(g);
+		struct sim_result res;
+		struct kusumoto_stats st;
+		char why[600];
+		int r = 0;
+
+		while (hi - lo > eps) {
+			uint64_t b = lo + (hi - lo) / 2;
+
+			r = one(g, b, v, &res, &st, &secs, why, sizeof(why));
+			tsum += secs;
+			if (r > 0 && r != KUSUMOTO_NO_PLAN)
+				break;
+			if (r == 0 && res.fits && res.cost <= cap * (1 + 1e-12)) {
+				hi = b;
+				cost = res.cost;
+			} else {
+				lo = b;
+			}
+		}
+		if (r > 0 && r != KUSUMOTO_NO_PLAN) {
+			printf("%s,%s,,,,,%.1f,\"%s\"\n", g->id, names[v], tsum, why);
+			continue;
+		}
+		printf("%s,%s,%llu,%llu,%.4f,%.17g,%.1f,\n", g->id, names[v],
+		       (unsigned long long)hi, (unsigned long long)peak,
+		       1.0 - (double)hi / (double)peak, cost, tsum);
+		fflush(stdout);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 3 || (strcmp(argv[1], "table") && strcmp(argv[1], "onefwd"))) {
+		fprintf(stderr, "usage: kusumoto table|onefwd GRAPH...\n");
+		return 2;
+	}
+	if (strcmp(argv[1], "table") == 0)
+		printf("graph,variant,f,budget,ret,fits,cost,overhead,peak,lower_sets,"
+		       "time_units,unit,dp_runs,dp_budget,blocks,seconds,why\n");
+	else
+		printf("graph,variant,budget,peak_all,reduction,cost,seconds,why\n");
+	for (int i = 2; i < argc; i++) {
+		struct cm_error err;
+		struct graph *g = graph_load(argv[i], &err);
+
+		if (!g) {
+			fprintf(stderr, "kusumoto: %s\n", err.msg);
+			return 1;
+		}
+		if (strcmp(argv[1], "table") == 0)
+			table(g);
+		else
+			onefwd(g);
+		graph_free(g);
+	}
+	return 0;
+}

@@ -1,0 +1,335 @@
+/* Kusumoto et al.'s DP (solvers/kusumoto.c): every plan replays, fits when
+ * it says so, and never beats the ilp optimum. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../cli/strategy.h"
+#include "../graph/clock.h"
+#include "../graph/num.h"
+#include "../plan/sim.h"
+#include "../solvers/kusumoto.h"
+#include "gen.h"
+#include "tap.h"
+
+static const char *variant_name[4] = { "approx", "approx+mc", "exact", "exact+mc" };
+
+static void variant(struct kusumoto_opts *o, int v)
+{
+	kusumoto_opts_init(o);
+	o->exact = v >= 2;
+	o->memory_centric = v & 1;
+}
+
+/* Runs a variant and replays its plan. Returns kusumoto_run's code; *cost
+ * and *fits from the replay (cost -1 when no plan). *consistent is cleared
+ * when the plan does not replay or its reported figures are not the
+ * replay's. */
+static int run(const struct graph *g, uint64_t budget, const struct kusumoto_opts *o,
+	       double *cost, int *fits, int *consistent)
+{
+	struct plan *p = plan_new();
+	struct cm_error err;
+	struct sim_result res;
+	int r = kusumoto_run(g, budget, o, p, NULL, &err);
+
+	*cost = -1;
+	*fits = 0;
+	if (r == 0) {
+		if (plan_simulate(g, p, budget, &res, &err) || !res.valid) {
+			diag("%s at %llu: plan does not replay: %s", g->id,
+			     (unsigned long long)budget, res.why);
+			*consistent = 0;
+		} else {
+			*cost = res.cost;
+			*fits = res.fits;
+			if (!num_eq(res.cost, p->cost) || res.peak != p->peak ||
+			    (p->peak <= budget) != res.fits)
+				*consistent = 0;
+		}
+	} else if (r < 0 || err.msg[0] == 0) {
+		diag("%s: %s", g->id, r < 0 ? err.msg : "no reason given");
+		*consistent = 0;
+	}
+	plan_free(p);
+	return r;
+}
+
+/* The ilp optimum through the strategy layer, -1 when infeasible, -2 when
+ * not proven. */
+static double ilp(const struct graph *g, uint64_t budget)
+{
+	struct solve_request rq = { .strategy = "ilp", .budget = budget, .solver = "cbc" };
+	struct solve_outcome o;
+	struct cm_error err;
+	double cost = -2;
+
+	if (strategy_solve(g, &rq, &o, &err)) {
+		diag("ilp: %s", err.msg);
+		return -2;
+	}
+	if (strcmp(o.status, "infeasible") == 0)
+		cost = -1;
+	else if (strcmp(o.status, "optimal") == 0 && o.sim.fits)
+		cost = o.sim.cost;
+	strategy_outcome_release(&o);
+	return cost;
+}
+
+static void test_unsupported(void)
+{
+	struct graph *g = gen_dag(12, 30, 1, 4);
+	struct kusumoto_opts o;
+	struct plan *p = plan_new();
+	struct cm_error err = { "" };
+	int r;
+
+	kusumoto_opts_init(&o);
+	r = kusumoto_plan(g, graph_peak_all(g), &o, p, &err);
+	ok(r == KUSUMOTO_UNSUPPORTED && err.msg[0] && p->n == 0,
+	   "a graph without backward nodes is unsupported (%s)", err.msg);
+	graph_free(g);
+	plan_free(p);
+}
+
+/* linear:2..24 at every integer budget from the lower bound to the peak:
+ * every variant gives a plan that replays, and at the peak the
+ * checkpoint-all cost; on a chain the pruned family is every lower set, so
+ * approx and exact agree. */
+static void test_linear(void)
+{
+	int consistent = 1, nofit = 0, top_ok = 1, agree = 1, runs = 0;
+
+	for (int n = 2; n <= 24; n++) {
+		struct cm_error err;
+		struct graph *g = graph_linear(n, &err);
+		uint64_t lb = graph_lower_bound(g), peak = graph_peak_all(g);
+
+		for (uint64_t b = lb; b <= peak; b++) {
+			double cost[4];
+
+			for (int v = 0; v < 4; v++) {
+				struct kusumoto_opts o;
+				int fits, r;
+
+				variant(&o, v);
+				r = run(g, b, &o, &cost[v], &fits, &consistent);
+				runs++;
+				if (r != 0 || !fits)
+					nofit++;
+				if (b == peak && !(fits && num_eq(cost[v], graph_total_cost(g))))
+					top_ok = 0;
+			}
+			if (!num_eq(cost[0], cost[2]) || !num_eq(cost[1], cost[3]))
+				agree = 0;
+		}
+		graph_free(g);
+	}
+	ok(consistent, "linear:2..24, every budget, 4 variants (%d runs): every plan replays "
+	   "and reports its replayed cost and peak", runs);
+	diag("linear: %d of %d runs found no plan that fits", nofit, runs);
+	ok(top_ok, "linear: at the checkpoint-all peak every variant costs the checkpoint-all cost");
+	ok(agree, "linear: approx and exact give the same cost (the pruned family is every lower set)");
+}
+
+/* SPEC 6 and the ilp optimum on small chains. */
+static void test_linear_ilp(void)
+{
+	static const double want[] = { 15, 11, 10, 9 };
+	struct cm_error err;
+	struct graph *g = graph_linear(4, &err);
+	int spec = 1, above = 1, cmp = 0;
+	double worst = 1, sum = 0;
+
+	for (int b = 3; b <= 6; b++)
+		spec &= num_eq(ilp(g, (uint64_t)b), want[b - 3]);
+	ok(spec, "linear:4: ilp costs 15, 11, 10, 9 at budgets 3..6 (SPEC 6)");
+	graph_free(g);
+	for (int n = 2; n <= 8; n++) {
+		uint64_t lb, peak;
+
+		g = graph_linear(n, &err);
+		lb = graph_lower_bound(g);
+		peak = graph_peak_all(g);
+		for (uint64_t b = lb; b <= peak; b++) {
+			double opt = ilp(g, b), cost;
+			int fits, consistent = 1;
+			struct kusumoto_opts o;
+
+			variant(&o, 2);
+			run(g, b, &o, &cost, &fits, &consistent);
+			if (!fits || opt < 0)
+				continue;
+			cmp++;
+			above &= num_le(opt, cost);
+			sum += log(cost / opt);
+			if (cost / opt > worst)
+				worst = cost / opt;
+			if (n == 4)
+				diag("linear:4 budget %llu: exact %g, ilp %g",
+				     (unsigned long long)b, cost, opt);
+		}
+		graph_free(g);
+	}
+	ok(above, "linear:2..8, every budget: exact DP cost >= ilp optimum (%d fitting)", cmp);
+	diag("linear:2..8 exact/ilp: geometric mean %.4f, worst %.4f", exp(sum / (cmp ? cmp : 1)),
+	     worst);
+}
+
+/* A random training graph: nf forward nodes (each earlier one an input
+ * with probability pct %, at least one input past the first), a loss
+ * reading every forward node without forward users, and one gradient per
+ * forward node, in reverse order, reading its node, the node's inputs and
+ * the gradients of its users (the loss for an output). */
+static struct graph *gen_training(int nf, int pct)
+{
+	struct cm_error err;
+	struct graph *g = graph_new("train");
+	char name[16];
+	int loss;
+
+	if (g == NULL || nf < 1 || nf > 64) {
+		graph_free(g);
+		return NULL;
+	}
+	for (int k = 0; k < nf; k++) {
+		int any = 0;
+
+		snprintf(name, sizeof(name), "f%d", k);
+		graph_add_node(g, name, (double)(1 + gen_rnd() % 5), 1 + gen_rnd() % 4, 0, &err);
+		for (int i = 0; i < k; i++)
+			if ((int)(gen_rnd() % 100) < pct || (i == k - 1 && !any)) {
+				graph_add_dep(g, i, &err);
+				any = 1;
+			}
+	}
+	/* Users are known only after graph_finish: count them by hand. */
+	{
+		int *users = calloc((size_t)nf, sizeof(int));
+
+		if (users == NULL) {
+			graph_free(g);
+			return NULL;
+		}
+		for (int k = 0; k < nf; k++)
+			for (int e = g->dep_off[k]; e < g->dep_off[k + 1]; e++)
+				users[g->deps[e]]++;
+		loss = graph_add_node(g, "loss", 1, 1, 1, &err);
+		for (int k = 0; k < nf; k++)
+			if (users[k] == 0)
+				graph_add_dep(g, k, &err);
+		for (int v = nf - 1; v >= 0; v--) {
+			int gk;
+
+			snprintf(name, sizeof(name), "g%d", v);
+			gk = graph_add_node(g, name, 2 * g->nodes[v].cost, g->nodes[v].memory, 1, &err);
+			g->nodes[gk].grad_of = v;
+			graph_add_dep(g, v, &err);
+			for (int e = g->dep_off[v]; e < g->dep_off[v + 1]; e++)
+				graph_add_dep(g, g->deps[e], &err);
+			if (users[v] == 0)
+				graph_add_dep(g, loss, &err);
+			/* Gradient of forward u is node loss + (nf - u). */
+			for (int u = v + 1; u < nf; u++)
+				for (int e = g->dep_off[u]; e < g->dep_off[u + 1]; e++)
+					if (g->deps[e] == v)
+						graph_add_dep(g, loss + nf - u, &err);
+		}
+		free(users);
+	}
+	if (graph_finish(g, &err)) {
+		graph_free(g);
+		return NULL;
+	}
+	return g;
+}
+
+static void test_random(void)
+{
+	int consistent = 1, above = 1, cmp[4] = { 0 }, graphs = 0, nofit[4] = { 0 };
+	int worse_than_exact = 0;
+	double sum[4] = { 0 }, worst[4] = { 1, 1, 1, 1 };
+
+	for (int trial = 0; trial < 100; trial++) {
+		struct graph *g = gen_training(3 + (int)(gen_rnd() % 4), 20 + (int)(gen_rnd() % 40));
+		uint64_t lb, peak;
+
+		if (!g)
+			continue;
+		graphs++;
+		lb = graph_lower_bound(g);
+		peak = graph_peak_all(g);
+		for (int f = 1; f <= 2; f++) {
+			uint64_t b = lb + (uint64_t)f * (peak - lb) / 3;
+			double opt = ilp(g, b), cost[4];
+
+			for (int v = 0; v < 4; v++) {
+				struct kusumoto_opts o;
+				int fits;
+
+				variant(&o, v);
+				run(g, b, &o, &cost[v], &fits, &consistent);
+				if (!fits) {
+					nofit[v]++;
+					continue;
+				}
+				if (opt < 0)
+					continue;
+				cmp[v]++;
+				if (!num_le(opt, cost[v])) {
+					above = 0;
+					diag("%s trial %d budget %llu: %g below ilp %g", variant_name[v],
+					     trial, (unsigned long long)b, cost[v], opt);
+				}
+				sum[v] += log(cost[v] / opt);
+				if (cost[v] / opt > worst[v])
+					worst[v] = cost[v] / opt;
+			}
+			if (cost[0] >= 0 && cost[2] >= 0 && num_lt(cost[2], cost[0]))
+				worse_than_exact++;
+		}
+		graph_free(g);
+	}
+	ok(graphs == 100, "100 random training graphs built");
+	ok(consistent, "random training graphs: every plan replays with its reported figures");
+	ok(above, "random training graphs: no fitting DP plan costs less than the ilp optimum");
+	for (int v = 0; v < 4; v++)
+		diag("%-9s vs ilp: %d fitting of 200, geometric mean %.4f, worst %.4f",
+		     variant_name[v], cmp[v], exp(sum[v] / (cmp[v] ? cmp[v] : 1)), worst[v]);
+	diag("approx dearer than exact at %d of 200 budgets", worse_than_exact);
+	for (int v = 0; v < 4; v++)
+		diag("%-9s: no plan that fits at %d of 200 budgets", variant_name[v], nofit[v]);
+}
+
+static void test_too_large(void)
+{
+	struct graph *g = gen_training(12, 10);
+	struct kusumoto_opts o;
+	struct plan *p = plan_new();
+	struct cm_error err = { "" };
+	int r;
+
+	kusumoto_opts_init(&o);
+	o.exact = 1;
+	o.max_lower_sets = 5;
+	r = kusumoto_plan(g, graph_peak_all(g), &o, p, &err);
+	ok(r == KUSUMOTO_TOO_LARGE && err.msg[0] && p->n == 0,
+	   "exact DP over its lower set cap says so (%s)", err.msg);
+	graph_free(g);
+	plan_free(p);
+}
+
+int main(void)
+{
+	double t0 = cm_clock();
+
+	test_unsupported();
+	test_too_large();
+	test_linear();
+	diag("%.1f s", cm_clock() - t0);
+	test_linear_ilp();
+	diag("%.1f s", cm_clock() - t0);
+	test_random();
+	diag("%.1f s", cm_clock() - t0);
+	return tap_done();
+}
