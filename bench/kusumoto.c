@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../graph/clock.h"
+#include "../common/clock.h"
 #include "../graph/read.h"
 #include "../plan/sim.h"
 #include "../solvers/kusumoto.h"

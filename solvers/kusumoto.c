@@ -23,9 +23,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../graph/num.h"
+#include "../common/num.h"
 #include "../plan/sim.h"
 #include "kusumoto.h"
+#include "strategy.h"
 
 #define INF UINT64_MAX
 /* Largest DP array (lower sets x time units) we allocate: 12 bytes a cell. */
@@ -932,4 +933,50 @@ int kusumoto_plan(const struct graph *g, uint64_t budget, const struct kusumoto_
 		  struct plan *p, struct cm_error *err)
 {
 	return kusumoto_run(g, budget, o, p, NULL, err);
+}
+
+int strategy_run_kusumoto(const struct strategy *s, const struct graph *g,
+			  const struct solve_request *rq, struct solve_outcome *out,
+			  struct cm_error *err)
+{
+	const char *centric = strategy_param(rq, "centric");
+	struct kusumoto_opts o;
+	struct plan *p;
+	uint64_t steps = 0;
+	int rc;
+
+	kusumoto_opts_init(&o);
+	o.exact = strcmp(s->name, "kusumoto-exact") == 0;
+	if (centric && strcmp(centric, "time") != 0 && strcmp(centric, "memory") != 0)
+		return cm_errorf(err, "--param centric: expected time or memory, not '%s'", centric);
+	o.memory_centric = centric && strcmp(centric, "memory") == 0;
+	if (strategy_param_whole(rq, "time-steps", 1, 1000000, &steps, err))
+		return -1;
+	o.time_steps = (int)steps;
+	snprintf(out->param, sizeof(out->param), "centric=%s",
+		 o.memory_centric ? "memory" : "time");
+	if ((p = plan_new()) == NULL)
+		return cm_errorf(err, "out of memory");
+	rc = kusumoto_plan(g, rq->budget, &o, p, err);
+	if (rc > 0) {
+		plan_free(p);
+		strategy_set_status(out, rc == KUSUMOTO_NO_PLAN ? STATUS_NO_PLAN : STATUS_UNSUPPORTED);
+		snprintf(out->why, sizeof(out->why), "%s", err->msg);
+		return 0;
+	}
+	if (rc || strategy_adopt(g, s->name, rq->budget, p, out, err)) {
+		if (rc)
+			plan_free(p);
+		return -1;
+	}
+	if (!out->sim.fits || (rq->cost_cap > 0 && !num_le(out->sim.cost, rq->cost_cap))) {
+		strategy_set_status(out, STATUS_INFEASIBLE);
+		snprintf(out->why, sizeof(out->why), "the DP's cheapest plan %s",
+			 out->sim.fits ? "costs more than the cap" : "peaks over the budget");
+	} else {
+		strategy_set_status(out, STATUS_FEASIBLE);
+		if (num_le(out->sim.cost, graph_total_cost(g)))
+			strategy_set_bound(g, out, graph_total_cost(g));
+	}
+	return 0;
 }

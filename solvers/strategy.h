@@ -161,6 +161,9 @@ int strategy_run_approx(const struct strategy *s, const struct graph *g,
 int strategy_run_dtr(const struct strategy *s, const struct graph *g,
 		     const struct solve_request *rq, struct solve_outcome *out,
 		     struct cm_error *err);
+int strategy_run_kusumoto(const struct strategy *s, const struct graph *g,
+			  const struct solve_request *rq, struct solve_outcome *out,
+			  struct cm_error *err);
 int strategy_run_auto(const struct strategy *s, const struct graph *g,
 		      const struct solve_request *rq, struct solve_outcome *out,
 		      struct cm_error *err);

@@ -4,6 +4,7 @@
 
 static const char *const approx_params[] = { "seed", "samples", NULL };
 static const char *const dtr_params[] = { "heuristic", NULL };
+static const char *const kusumoto_params[] = { "centric", "time-steps", NULL };
 
 #define PAPER_HEURISTIC (STRATEGY_PAPER | STRATEGY_HEURISTIC | STRATEGY_MAXBATCH)
 
@@ -28,6 +29,10 @@ const struct strategy strategy_table[] = {
 	  PAPER_HEURISTIC, NULL, strategy_run_heuristic, baseline_linearized_greedy },
 	{ "dtr", "greedy eviction in file order, evicted inputs recomputed on demand (after DTR); any DAG",
 	  STRATEGY_HEURISTIC | STRATEGY_MAXBATCH, dtr_params, strategy_run_dtr, NULL },
+	{ "kusumoto-approx", "Kusumoto et al.'s DP over the pruned family of lower sets (training graphs)",
+	  STRATEGY_HEURISTIC | STRATEGY_MAXBATCH, kusumoto_params, strategy_run_kusumoto, NULL },
+	{ "kusumoto-exact", "Kusumoto et al.'s DP over all lower sets (up to 20,000 of them)",
+	  STRATEGY_MAXBATCH, kusumoto_params, strategy_run_kusumoto, NULL },
 	{ "ilp", "the Checkmate MILP, solved to proven optimality",
 	  STRATEGY_SOLVER | STRATEGY_BOUND | STRATEGY_MAXBATCH | STRATEGY_LP_FILE, NULL,
 	  strategy_run_ilp, NULL },

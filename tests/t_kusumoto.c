@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../cli/strategy.h"
-#include "../graph/clock.h"
-#include "../graph/num.h"
+#include "../solvers/strategy.h"
+#include "../common/clock.h"
+#include "../common/num.h"
 #include "../plan/sim.h"
 #include "../solvers/kusumoto.h"
 #include "gen.h"
@@ -68,9 +68,9 @@ static double ilp(const struct graph *g, uint64_t budget)
 		diag("ilp: %s", err.msg);
 		return -2;
 	}
-	if (strcmp(o.status, "infeasible") == 0)
+	if (o.status == STATUS_INFEASIBLE)
 		cost = -1;
-	else if (strcmp(o.status, "optimal") == 0 && o.sim.fits)
+	else if (o.status == STATUS_OPTIMAL && o.sim.fits)
 		cost = o.sim.cost;
 	strategy_outcome_release(&o);
 	return cost;
