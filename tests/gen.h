@@ -5,6 +5,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "../plan/plan.h"
 
@@ -37,6 +38,43 @@ static struct graph *gen_dag(int n, int edge_pct, int cost_lo, int max_mem)
 				graph_add_dep(g, i, &err);
 	}
 	graph_finish(g, &err);
+	return g;
+}
+
+/* A training-like graph from forward DAG f: f's nodes, a loss reading every
+ * sink, and a gradient of each forward node in reverse order reading the
+ * node, its inputs and the gradients of its users (the loss for a sink). */
+__attribute__((unused))
+static struct graph *gen_training(const struct graph *f)
+{
+	struct cm_error err;
+	struct graph *g = graph_new("random-train");
+	int *grad = malloc((size_t)f->n * sizeof(int)), loss;
+	char name[24];
+
+	for (int k = 0; k < f->n; k++) {
+		graph_add_node(g, f->nodes[k].name, f->nodes[k].cost, f->nodes[k].memory, 0, &err);
+		for (int e = f->dep_off[k]; e < f->dep_off[k + 1]; e++)
+			graph_add_dep(g, f->deps[e], &err);
+	}
+	loss = graph_add_node(g, "loss", 1, 1, 1, &err);
+	for (int k = 0; k < f->n; k++)
+		if (graph_nusers(f, k) == 0)
+			graph_add_dep(g, k, &err);
+	for (int k = f->n - 1; k >= 0; k--) {
+		snprintf(name, sizeof(name), "g%d", k);
+		grad[k] = graph_add_node(g, name, 2 * f->nodes[k].cost, f->nodes[k].memory, 1, &err);
+		g->nodes[grad[k]].grad_of = k;
+		graph_add_dep(g, k, &err);
+		for (int e = f->dep_off[k]; e < f->dep_off[k + 1]; e++)
+			graph_add_dep(g, f->deps[e], &err);
+		for (int e = f->user_off[k]; e < f->user_off[k + 1]; e++)
+			graph_add_dep(g, grad[f->users[e]], &err);
+		if (graph_nusers(f, k) == 0)
+			graph_add_dep(g, loss, &err);
+	}
+	graph_finish(g, &err);
+	free(grad);
 	return g;
 }
 

@@ -102,42 +102,6 @@ static void test_spec6(void)
 	graph_free(g);
 }
 
-/* A training-like graph from forward DAG f: f's nodes, a loss reading every
- * sink, and a gradient of each forward node in reverse order reading the
- * node, its inputs and the gradients of its users (the loss for a sink). */
-static struct graph *training(const struct graph *f)
-{
-	struct cm_error err;
-	struct graph *g = graph_new("random-train");
-	int *grad = malloc((size_t)f->n * sizeof(int)), loss;
-	char name[24];
-
-	for (int k = 0; k < f->n; k++) {
-		graph_add_node(g, f->nodes[k].name, f->nodes[k].cost, f->nodes[k].memory, 0, &err);
-		for (int e = f->dep_off[k]; e < f->dep_off[k + 1]; e++)
-			graph_add_dep(g, f->deps[e], &err);
-	}
-	loss = graph_add_node(g, "loss", 1, 1, 1, &err);
-	for (int k = 0; k < f->n; k++)
-		if (graph_nusers(f, k) == 0)
-			graph_add_dep(g, k, &err);
-	for (int k = f->n - 1; k >= 0; k--) {
-		snprintf(name, sizeof(name), "g%d", k);
-		grad[k] = graph_add_node(g, name, 2 * f->nodes[k].cost, f->nodes[k].memory, 1, &err);
-		g->nodes[grad[k]].grad_of = k;
-		graph_add_dep(g, k, &err);
-		for (int e = f->dep_off[k]; e < f->dep_off[k + 1]; e++)
-			graph_add_dep(g, f->deps[e], &err);
-		for (int e = f->user_off[k]; e < f->user_off[k + 1]; e++)
-			graph_add_dep(g, grad[f->users[e]], &err);
-		if (graph_nusers(f, k) == 0)
-			graph_add_dep(g, loss, &err);
-	}
-	graph_finish(g, &err);
-	free(grad);
-	return g;
-}
-
 /* 100 random DAGs, half of them made training-like, at f = 0, .25, .5, .75,
  * 1 of the way from the lower bound to the peak, every heuristic. */
 static void test_random(void)
@@ -149,7 +113,7 @@ static void test_random(void)
 	for (int t = 0; t < 100; t++) {
 		int n = 4 + (int)(gen_rnd() % 25), train = t % 2;
 		struct graph *f = gen_dag(n, 10 + (int)(gen_rnd() % 30), 0, 10);
-		struct graph *g = train ? training(f) : f;
+		struct graph *g = train ? gen_training(f) : f;
 		uint64_t lb = graph_lower_bound(g), peak = graph_peak_all(g);
 
 		for (int i = 0; i < 5; i++) {

@@ -176,71 +176,32 @@ static void test_linear_ilp(void)
 	     worst);
 }
 
-/* A random training graph: nf forward nodes (each earlier one an input
- * with probability pct %, at least one input past the first), a loss
- * reading every forward node without forward users, and one gradient per
- * forward node, in reverse order, reading its node, the node's inputs and
- * the gradients of its users (the loss for an output). */
-static struct graph *gen_training(int nf, int pct)
+/* A random training graph (gen_training) over nf forward nodes, each
+ * earlier one an input with probability pct %, at least one input past the
+ * first. */
+static struct graph *random_training(int nf, int pct)
 {
 	struct cm_error err;
-	struct graph *g = graph_new("train");
+	struct graph *f = graph_new("train"), *g;
 	char name[16];
-	int loss;
 
-	if (g == NULL || nf < 1 || nf > 64) {
-		graph_free(g);
+	if (f == NULL || nf < 1 || nf > 64) {
+		graph_free(f);
 		return NULL;
 	}
 	for (int k = 0; k < nf; k++) {
 		int any = 0;
 
 		snprintf(name, sizeof(name), "f%d", k);
-		graph_add_node(g, name, (double)(1 + gen_rnd() % 5), 1 + gen_rnd() % 4, 0, &err);
+		graph_add_node(f, name, (double)(1 + gen_rnd() % 5), 1 + gen_rnd() % 4, 0, &err);
 		for (int i = 0; i < k; i++)
 			if ((int)(gen_rnd() % 100) < pct || (i == k - 1 && !any)) {
-				graph_add_dep(g, i, &err);
+				graph_add_dep(f, i, &err);
 				any = 1;
 			}
 	}
-	/* Users are known only after graph_finish: count them by hand. */
-	{
-		int *users = calloc((size_t)nf, sizeof(int));
-
-		if (users == NULL) {
-			graph_free(g);
-			return NULL;
-		}
-		for (int k = 0; k < nf; k++)
-			for (int e = g->dep_off[k]; e < g->dep_off[k + 1]; e++)
-				users[g->deps[e]]++;
-		loss = graph_add_node(g, "loss", 1, 1, 1, &err);
-		for (int k = 0; k < nf; k++)
-			if (users[k] == 0)
-				graph_add_dep(g, k, &err);
-		for (int v = nf - 1; v >= 0; v--) {
-			int gk;
-
-			snprintf(name, sizeof(name), "g%d", v);
-			gk = graph_add_node(g, name, 2 * g->nodes[v].cost, g->nodes[v].memory, 1, &err);
-			g->nodes[gk].grad_of = v;
-			graph_add_dep(g, v, &err);
-			for (int e = g->dep_off[v]; e < g->dep_off[v + 1]; e++)
-				graph_add_dep(g, g->deps[e], &err);
-			if (users[v] == 0)
-				graph_add_dep(g, loss, &err);
-			/* Gradient of forward u is node loss + (nf - u). */
-			for (int u = v + 1; u < nf; u++)
-				for (int e = g->dep_off[u]; e < g->dep_off[u + 1]; e++)
-					if (g->deps[e] == v)
-						graph_add_dep(g, loss + nf - u, &err);
-		}
-		free(users);
-	}
-	if (graph_finish(g, &err)) {
-		graph_free(g);
-		return NULL;
-	}
+	g = graph_finish(f, &err) ? NULL : gen_training(f);
+	graph_free(f);
 	return g;
 }
 
@@ -251,7 +212,7 @@ static void test_random(void)
 	double sum[4] = { 0 }, worst[4] = { 1, 1, 1, 1 };
 
 	for (int trial = 0; trial < 100; trial++) {
-		struct graph *g = gen_training(3 + (int)(gen_rnd() % 4), 20 + (int)(gen_rnd() % 40));
+		struct graph *g = random_training(3 + (int)(gen_rnd() % 4), 20 + (int)(gen_rnd() % 40));
 		uint64_t lb, peak;
 
 		if (!g)
@@ -303,7 +264,7 @@ static void test_random(void)
 
 static void test_too_large(void)
 {
-	struct graph *g = gen_training(12, 10);
+	struct graph *g = random_training(12, 10);
 	struct kusumoto_opts o;
 	struct plan *p = plan_new();
 	struct cm_error err = { "" };

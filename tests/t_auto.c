@@ -1,0 +1,173 @@
+/* auto, solve's default: every plan replays within its budget, it is never
+ * worse than ilp or the best heuristic, and where ilp proves an optimum
+ * auto reaches it. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../common/num.h"
+#include "../graph/read.h"
+#include "../solvers/strategy.h"
+#include "gen.h"
+#include "tap.h"
+
+/* Runs strategy on g at budget within limit seconds; 1 when the answer is
+ * sound: no error, and a plan (if any) valid, fitting, at least the
+ * checkpoint-all cost and no lower than its bound. *cost is the plan's cost
+ * or -1; *status the outcome's. */
+static int judge(const struct graph *g, const char *strategy, uint64_t budget, double limit,
+		 double *cost, int *status)
+{
+	struct solve_request rq = { .strategy = strategy, .budget = budget, .time_limit = limit };
+	struct solve_outcome o;
+	struct cm_error err;
+	int sound;
+
+	*cost = -1;
+	*status = -1;
+	if (strategy_solve(g, &rq, &o, &err)) {
+		diag("%s on %s at %llu: %s", strategy, g->id, (unsigned long long)budget, err.msg);
+		return 0;
+	}
+	*status = o.status;
+	sound = o.plan == NULL ||
+		(o.sim.valid && o.sim.fits && num_le(graph_total_cost(g), o.sim.cost) &&
+		 (!o.has_lower_bound || num_le(o.lower_bound, o.sim.cost)));
+	if (o.plan && o.sim.fits)
+		*cost = o.sim.cost;
+	if (!sound)
+		diag("%s on %s at %llu: unsound (%s, cost %g, peak %llu, bound %g)", strategy, g->id,
+		     (unsigned long long)budget, strategy_status_names[o.status], o.sim.cost,
+		     (unsigned long long)o.sim.peak, o.lower_bound);
+	strategy_outcome_release(&o);
+	return sound;
+}
+
+/* linear:2..8 at every budget: auto proves ilp's optimum. */
+static void test_linear_small(void)
+{
+	int bad = 0, cases = 0;
+
+	for (int n = 2; n <= 8; n++) {
+		struct cm_error err;
+		struct graph *g = graph_linear(n, &err);
+
+		for (uint64_t b = graph_lower_bound(g); b <= graph_peak_all(g); b++) {
+			double a, opt;
+			int sa, so;
+
+			cases++;
+			if (!judge(g, "auto", b, 0, &a, &sa) || !judge(g, "ilp", b, 0, &opt, &so) ||
+			    so != STATUS_OPTIMAL || sa != STATUS_OPTIMAL || !num_eq(a, opt)) {
+				if (bad++ < 3)
+					diag("linear:%d at %llu: auto %g (%d), ilp %g (%d)", n,
+					     (unsigned long long)b, a, sa, opt, so);
+			}
+		}
+		graph_free(g);
+	}
+	ok(bad == 0, "linear:2..8 at every budget (%d): auto is optimal at ilp's optimum", cases);
+}
+
+/* linear:9..24 at every budget with the heuristics alone (no time for
+ * more): a plan that fits at each. */
+static void test_linear_heuristics(void)
+{
+	int bad = 0, cases = 0;
+
+	for (int n = 9; n <= 24; n++) {
+		struct cm_error err;
+		struct graph *g = graph_linear(n, &err);
+
+		for (uint64_t b = graph_lower_bound(g); b <= graph_peak_all(g); b++) {
+			double a;
+			int sa;
+
+			cases++;
+			if ((!judge(g, "auto", b, 0.1, &a, &sa) || a < 0) && bad++ < 3)
+				diag("linear:%d at %llu: no plan (%d)", n, (unsigned long long)b, sa);
+		}
+		graph_free(g);
+	}
+	ok(bad == 0, "linear:9..24 at every budget (%d), heuristics only: a plan that fits",
+	   cases);
+}
+
+/* 100 random DAGs, half training-like, at f = .25, .5, .75: sound, never
+ * worse than ilp (which auto runs on graphs this small). */
+static void test_random(void)
+{
+	int bad = 0, found = 0, cases = 0;
+
+	for (int trial = 0; trial < 100; trial++) {
+		struct graph *f = gen_dag(3 + (int)(gen_rnd() % 6), 30, 1, 5);
+		struct graph *g = trial % 2 ? gen_training(f) : f;
+		uint64_t lb = graph_lower_bound(g), peak = graph_peak_all(g);
+
+		for (int q = 1; q <= 3; q++) {
+			uint64_t b = lb + (peak - lb) * (uint64_t)q / 4;
+			double a, opt;
+			int sa, so;
+
+			cases++;
+			if (!judge(g, "auto", b, 0, &a, &sa) || !judge(g, "ilp", b, 0, &opt, &so) ||
+			    (opt >= 0 && (a < 0 || !num_le(a, opt)))) {
+				if (bad++ < 3)
+					diag("random DAG %d at %llu: auto %g, ilp %g", trial,
+					     (unsigned long long)b, a, opt);
+			}
+			found += a >= 0;
+		}
+		if (g != f)
+			graph_free(g);
+		graph_free(f);
+	}
+	ok(bad == 0, "100 random DAGs (half training-like) at 3 budgets: sound and no worse "
+		     "than ilp (%d of %d with a plan)", found, cases);
+}
+
+/* Every shared graph at f = .5 with 2 seconds: sound, and on the training
+ * graphs a plan no worse than the best heuristic. */
+static void test_shared(void)
+{
+	static const char *const names[] = { "vgg16", "vgg19", "mobilenet", "resnet50", "fcn8",
+					      "segnet", "unet", "random_layered_n100",
+					      "random_layered_n250", "random_layered_n500",
+					      "random_layered_n1000" };
+	char path[512];
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		struct cm_error err;
+		struct graph *g;
+		struct solve_request rq = { 0 };
+		struct sim_result sim;
+		struct plan *h;
+		uint64_t b;
+		double a;
+		int sa, sound;
+
+		snprintf(path, sizeof(path), "%s/%s.json", tap_graph_dir(), names[i]);
+		g = graph_read_file(path, &err);
+		if (!ok(g != NULL, "%s reads", names[i]))
+			continue;
+		b = graph_lower_bound(g) + (graph_peak_all(g) - graph_lower_bound(g)) / 2;
+		rq.budget = b;
+		h = strategy_best_heuristic(g, &rq, &sim);
+		sound = judge(g, "auto", b, 2, &a, &sa);
+		ok(sound && (h == NULL || (a >= 0 && num_le(a, sim.cost))),
+		   "%s at f = .5: auto %s, overhead %.4f (best heuristic %.4f)", names[i],
+		   strategy_status_names[sa], a / graph_total_cost(g),
+		   h ? sim.cost / graph_total_cost(g) : -1);
+		plan_free(h);
+		graph_free(g);
+	}
+}
+
+int main(void)
+{
+	test_linear_small();
+	test_linear_heuristics();
+	test_random();
+	test_shared();
+	return tap_done();
+}
