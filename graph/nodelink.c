@@ -160,124 +160,166 @@ out:
 	return rc;
 }
 
-int reader_nodelink(struct reader *r, json_t *root)
+/* The document's parts and what the reader works out from them before it
+ * builds the graph. Nodes go by their position in the file. */
+struct nodelink {
+	json_t *nodes, *links, *gattr;
+	struct graph *ids; /* the ids in file order, to look the links' ends up */
+	int n, m;          /* nodes and links */
+	int *src, *dst;    /* each link's ends */
+	int *order;        /* the execution order (see make_order) */
+	int *pos;          /* each node's place in order */
+	int *loff, *lin;   /* the links into node i: lin[loff[i]] to lin[loff[i + 1] - 1] */
+};
+
+/* The checks on the document's outline, before any node is read. */
+static int check_outline(struct reader *r, const struct nodelink *nl)
 {
-	json_t *nodes = json_object_get(root, "nodes");
-	json_t *links = json_object_get(root, "links");
-	json_t *gattr = json_object_get(root, "graph");
-	struct graph *ids = graph_new("ids");
-	int *src = NULL, *dst = NULL, *order = NULL, *pos = NULL, *loff = NULL, *lin = NULL;
-	int n, m, rc = -1;
+	if (!json_is_array(nl->nodes))
+		return reader_fail(r, "'nodes' must be an array");
+	if (!json_is_array(nl->links))
+		return reader_fail(r, "'links' must be an array");
+	if (json_array_size(nl->nodes) == 0)
+		return reader_fail(r, "graph has no nodes");
+	if (json_array_size(nl->nodes) > GRAPH_MAX_NODES ||
+	    json_array_size(nl->links) > INT32_MAX / 2)
+		return reader_fail(r, "graph too large");
+	if (nl->gattr != NULL && !json_is_object(nl->gattr))
+		return reader_fail(r, "'graph' must be an object");
+	return 0;
+}
+
+/* Every node's id into nl->ids, which also rejects a repeated one. */
+static int index_ids(struct reader *r, struct nodelink *nl)
+{
 	char buf[256];
 
-	if (ids == NULL)
-		goto oom;
-	if (!json_is_array(nodes)) {
-		reader_fail(r, "'nodes' must be an array");
-		goto out;
-	}
-	if (!json_is_array(links)) {
-		reader_fail(r, "'links' must be an array");
-		goto out;
-	}
-	if (json_array_size(nodes) == 0) {
-		reader_fail(r, "graph has no nodes");
-		goto out;
-	}
-	if (json_array_size(nodes) > GRAPH_MAX_NODES || json_array_size(links) > INT32_MAX / 2) {
-		reader_fail(r, "graph too large");
-		goto out;
-	}
-	if (gattr != NULL && !json_is_object(gattr)) {
-		reader_fail(r, "'graph' must be an object");
-		goto out;
-	}
-	n = (int)json_array_size(nodes);
-	m = (int)json_array_size(links);
-	for (int i = 0; i < n; i++) {
-		json_t *node = json_array_get(nodes, (size_t)i);
+	for (int i = 0; i < nl->n; i++) {
+		json_t *node = json_array_get(nl->nodes, (size_t)i);
 
-		if (!json_is_object(node)) {
-			reader_fail(r, "node %d: expected an object", i);
-			goto out;
-		}
-		if (render_id(node_id(node), buf, sizeof(buf))) {
-			reader_fail(r, "node %d: missing 'id' (a string or whole number)", i);
-			goto out;
-		}
-		if (graph_add_node(ids, buf, 0, 0, 0, r->err) < 0) {
-			reader_fail(r, "node %d: duplicate id '%s'", i, buf);
-			goto out;
-		}
+		if (!json_is_object(node))
+			return reader_fail(r, "node %d: expected an object", i);
+		if (render_id(node_id(node), buf, sizeof(buf)))
+			return reader_fail(r, "node %d: missing 'id' (a string or whole number)", i);
+		if (graph_add_node(nl->ids, buf, 0, 0, 0, r->err) < 0)
+			return reader_fail(r, "node %d: duplicate id '%s'", i, buf);
 	}
-	src = malloc(((size_t)m + 1) * sizeof(int));
-	dst = malloc(((size_t)m + 1) * sizeof(int));
-	order = malloc((size_t)n * sizeof(int));
-	pos = malloc((size_t)n * sizeof(int));
-	loff = calloc((size_t)n + 1, sizeof(int));
-	lin = malloc(((size_t)m + 1) * sizeof(int));
-	if (!src || !dst || !order || !pos || !loff || !lin)
-		goto oom;
-	for (int e = 0; e < m; e++) {
-		json_t *l = json_array_get(links, (size_t)e);
+	return 0;
+}
+
+/* The arrays sized by n and m; -1 when memory runs out. */
+static int alloc_arrays(struct nodelink *nl)
+{
+	nl->src = malloc(((size_t)nl->m + 1) * sizeof(int));
+	nl->dst = malloc(((size_t)nl->m + 1) * sizeof(int));
+	nl->order = malloc((size_t)nl->n * sizeof(int));
+	nl->pos = malloc((size_t)nl->n * sizeof(int));
+	nl->loff = calloc((size_t)nl->n + 1, sizeof(int));
+	nl->lin = malloc(((size_t)nl->m + 1) * sizeof(int));
+	return nl->src && nl->dst && nl->order && nl->pos && nl->loff && nl->lin ? 0 : -1;
+}
+
+/* Each link's ends into src and dst, counting the links into each node in
+ * loff[node + 1]. */
+static int read_links(struct reader *r, struct nodelink *nl)
+{
+	int *src = nl->src, *dst = nl->dst;
+	char buf[256];
+
+	for (int e = 0; e < nl->m; e++) {
+		json_t *l = json_array_get(nl->links, (size_t)e);
 		json_t *s = json_object_get(l, "source"), *t = json_object_get(l, "target");
 
-		if (!json_is_object(l) || s == NULL || t == NULL) {
-			reader_fail(r, "link %d: expected an object with 'source' and 'target'", e);
-			goto out;
-		}
-		src[e] = find_id(ids, s);
-		dst[e] = find_id(ids, t);
+		if (!json_is_object(l) || s == NULL || t == NULL)
+			return reader_fail(r, "link %d: expected an object with 'source' and 'target'",
+					   e);
+		src[e] = find_id(nl->ids, s);
+		dst[e] = find_id(nl->ids, t);
 		if (src[e] < 0 || dst[e] < 0) {
 			json_t *bad = src[e] < 0 ? s : t;
 
 			if (render_id(bad, buf, sizeof(buf)))
 				snprintf(buf, sizeof(buf), "?");
-			rc = reader_fail(r, "link %d: %s '%s' is not a node id", e,
-					 src[e] < 0 ? "source" : "target", buf);
-			goto out;
+			return reader_fail(r, "link %d: %s '%s' is not a node id", e,
+					   src[e] < 0 ? "source" : "target", buf);
 		}
-		if (src[e] == dst[e]) {
-			reader_fail(r, "node '%s': links to itself (a cycle)", ids->nodes[src[e]].name);
-			goto out;
-		}
-		loff[dst[e] + 1]++;
+		if (src[e] == dst[e])
+			return reader_fail(r, "node '%s': links to itself (a cycle)",
+					   nl->ids->nodes[src[e]].name);
+		nl->loff[dst[e] + 1]++;
 	}
-	if (make_order(r, gattr, ids, src, dst, m, order))
-		goto out;
-	/* Links grouped by target, each group in file order. */
+	return 0;
+}
+
+/* Links grouped by target, each group in file order, and each node's place
+ * in the execution order. */
+static void group_links(struct nodelink *nl)
+{
+	int n = nl->n, *loff = nl->loff, *pos = nl->pos;
+
 	for (int i = 0; i < n; i++)
 		loff[i + 1] += loff[i];
+	/* pos serves first as each group's fill point. */
 	for (int i = 0; i < n; i++)
 		pos[i] = loff[i];
-	for (int e = 0; e < m; e++)
-		lin[pos[dst[e]]++] = e;
+	for (int e = 0; e < nl->m; e++)
+		nl->lin[pos[nl->dst[e]]++] = e;
 	for (int p = 0; p < n; p++)
-		pos[order[p]] = p;
-	if (reader_globals(r, root, gattr) || reader_title(r, gattr ? gattr : root))
-		goto out;
-	for (int p = 0; p < n; p++) {
-		int fi = order[p];
+		pos[nl->order[p]] = p;
+}
 
-		if (add_node(r, json_array_get(nodes, (size_t)fi), ids, fi))
-			goto out;
-		for (int j = loff[fi]; j < loff[fi + 1]; j++)
-			if (graph_add_dep(r->g, pos[src[lin[j]]], r->err)) {
-				reader_fail_builder(r);
-				goto out;
-			}
+/* The nodes into r->g in execution order, each with the links into it. */
+static int add_nodes(struct reader *r, const struct nodelink *nl)
+{
+	for (int p = 0; p < nl->n; p++) {
+		int fi = nl->order[p];
+
+		if (add_node(r, json_array_get(nl->nodes, (size_t)fi), nl->ids, fi))
+			return -1;
+		for (int j = nl->loff[fi]; j < nl->loff[fi + 1]; j++)
+			if (graph_add_dep(r->g, nl->pos[nl->src[nl->lin[j]]], r->err))
+				return reader_fail_builder(r);
 	}
+	return 0;
+}
+
+int reader_nodelink(struct reader *r, json_t *root)
+{
+	struct nodelink nl = {
+		.nodes = json_object_get(root, "nodes"),
+		.links = json_object_get(root, "links"),
+		.gattr = json_object_get(root, "graph"),
+		.ids = graph_new("ids"),
+	};
+	int rc = -1;
+
+	if (nl.ids == NULL)
+		goto oom;
+	if (check_outline(r, &nl))
+		goto out;
+	nl.n = (int)json_array_size(nl.nodes);
+	nl.m = (int)json_array_size(nl.links);
+	if (index_ids(r, &nl))
+		goto out;
+	if (alloc_arrays(&nl))
+		goto oom;
+	if (read_links(r, &nl) || make_order(r, nl.gattr, nl.ids, nl.src, nl.dst, nl.m, nl.order))
+		goto out;
+	group_links(&nl);
+	if (reader_globals(r, root, nl.gattr) || reader_title(r, nl.gattr ? nl.gattr : root) ||
+	    add_nodes(r, &nl))
+		goto out;
 	rc = 0;
 	goto out;
 oom:
 	rc = reader_fail(r, "out of memory");
 out:
-	graph_free(ids);
-	free(src);
-	free(dst);
-	free(order);
-	free(pos);
-	free(loff);
-	free(lin);
+	graph_free(nl.ids);
+	free(nl.src);
+	free(nl.dst);
+	free(nl.order);
+	free(nl.pos);
+	free(nl.loff);
+	free(nl.lin);
 	return rc;
 }

@@ -238,6 +238,124 @@ static int sweep(glp_prob *p, const struct milp *m, struct glpk_ctx *c,
 	return 0;
 }
 
+/* The MIP start, 1-based as glp_ios_heur_sol wants it, into c->start1
+ * when there is one. 0, or -1 with err set. */
+static int copy_start(struct glpk_ctx *c, struct cm_error *err)
+{
+	if (c->o->start == NULL)
+		return 0;
+	c->start1 = malloc(((size_t)c->m->ncols + 1) * sizeof(double));
+	if (c->start1 == NULL)
+		return cm_errorf(err, "out of memory");
+	memcpy(c->start1 + 1, c->o->start, (size_t)c->m->ncols * sizeof(double));
+	return 0;
+}
+
+/* The relaxation: the interior point when asked for, else (or when it does
+ * not converge) the simplex, each followed by the rest of a sweep. 0, or -1
+ * with err set. */
+static int solve_relaxation(glp_prob *p, struct glpk_ctx *c, struct milp_result *res,
+			    struct cm_error *err)
+{
+	const struct solve_opts *o = c->o;
+	int rc;
+
+	if (o->lp_method == LP_BARRIER) {
+		rc = interior(p, c->m, res, err);
+		if (rc == 0 && o->on_lp)
+			rc = sweep(p, c->m, c, res, GLP_ON, err);
+		if (rc <= 0)
+			return rc;
+		/* no convergence: the dual simplex instead */
+	}
+	if (simplex(p, c->m, c, GLP_ON, 1, res, err))
+		return -1;
+	return o->on_lp ? sweep(p, c->m, c, res, o->sweep_fresh ? GLP_ON : GLP_OFF, err) : 0;
+}
+
+/* glp_intopt from the root LP's basis, with c's callback; its return code. */
+static int intopt(glp_prob *p, struct glpk_ctx *c)
+{
+	glp_iocp io;
+
+	glp_init_iocp(&io);
+	io.msg_lev = GLP_MSG_OFF;
+	io.presolve = GLP_OFF; /* keeps the MIP start's columns the model's own */
+	io.gmi_cuts = io.mir_cuts = io.cov_cuts = io.clq_cuts = GLP_ON;
+	/* The feasibility pump and proximity search cost more than they
+	 * gave on our model (docs/model.md: unet at 50%: 36 s with the pump,
+	 * 18 s without); the warm start supplies a first incumbent. */
+	io.fp_heur = GLP_OFF;
+	io.ps_heur = GLP_OFF;
+	io.mip_gap = c->o->gap;
+	io.tm_lim = ms_left(c);
+	io.cb_func = callback;
+	io.cb_info = c;
+	return glp_intopt(p, &io);
+}
+
+/* The status of branch and bound that returned st. */
+static enum milp_status mip_status(glp_prob *p, int st)
+{
+	switch (glp_mip_status(p)) {
+	case GLP_OPT:
+		return st == 0 ? MILP_OPTIMAL : MILP_FEASIBLE;
+	case GLP_FEAS:
+		return MILP_FEASIBLE;
+	case GLP_NOFEAS:
+		return MILP_INFEASIBLE;
+	default:
+		return MILP_NO_SOLUTION;
+	}
+}
+
+/* The outcome of branch and bound that returned st into res: the status,
+ * the incumbent when there is one, and the best bound known. 0, or -1 with
+ * err set. */
+static int mip_outcome(glp_prob *p, const struct glpk_ctx *c, int st, struct milp_result *res,
+		       struct cm_error *err)
+{
+	const struct milp *m = c->m;
+
+	res->status = mip_status(p, st);
+	if (res->status == MILP_OPTIMAL || res->status == MILP_FEASIBLE) {
+		res->x = malloc((size_t)m->ncols * sizeof(double) + 1);
+		if (res->x == NULL)
+			return cm_errorf(err, "out of memory");
+		for (int j = 0; j < m->ncols; j++)
+			res->x[j] = glp_mip_col_val(p, j + 1);
+		res->objective = glp_mip_obj_val(p);
+	}
+	/* The root LP bound is always valid; at optimality the incumbent is. */
+	res->bound = glp_get_obj_val(p);
+	res->has_bound = 1;
+	if (c->has_bound && c->bound > res->bound)
+		res->bound = c->bound;
+	if (res->status == MILP_OPTIMAL && res->objective > res->bound)
+		res->bound = res->objective;
+	return 0;
+}
+
+/* The root LP, then branch and bound. 0, or -1 with err set. */
+static int solve_mip(glp_prob *p, struct glpk_ctx *c, struct milp_result *res,
+		     struct cm_error *err)
+{
+	int st;
+
+	if (simplex(p, c->m, c, GLP_ON, 0, res, err))
+		return -1;
+	if (res->status != MILP_OPTIMAL) {
+		/* Infeasible, or time ran out in the root LP: no bound yet. */
+		res->has_bound = 0;
+		return 0;
+	}
+	st = intopt(p, c);
+	if (st != 0 && st != GLP_ETMLIM && st != GLP_EMIPGAP && st != GLP_ENOPFS &&
+	    st != GLP_ENODFS && st != GLP_ESTOP)
+		return cm_errorf(err, "glpk: branch and bound failed (code %d)", st);
+	return mip_outcome(p, c, st, res, err);
+}
+
 /* The root LP, then (when mip) branch and bound. */
 static int glpk_run(const struct milp *m, const struct solve_opts *o,
 		    struct milp_result *res, struct cm_error *err, int mip)
@@ -245,8 +363,6 @@ static int glpk_run(const struct milp *m, const struct solve_opts *o,
 	struct glpk_ctx c = { .o = o, .m = m, .t0 = cm_clock() };
 	volatile int rc = -1;
 	glp_prob *volatile p = NULL;
-	glp_iocp io;
-	int st;
 
 	c.last = c.t0;
 	memset(res, 0, sizeof(*res));
@@ -265,85 +381,10 @@ static int glpk_run(const struct milp *m, const struct solve_opts *o,
 		cm_errorf(err, "out of memory");
 		goto out;
 	}
-	if (o->start) {
-		c.start1 = malloc(((size_t)m->ncols + 1) * sizeof(double));
-		if (c.start1 == NULL) {
-			cm_errorf(err, "out of memory");
-			goto out;
-		}
-		memcpy(c.start1 + 1, o->start, (size_t)m->ncols * sizeof(double));
-	}
+	if (copy_start(&c, err))
+		goto out;
 	glp_scale_prob(p, GLP_SF_AUTO);
-	if (!mip && o->lp_method == LP_BARRIER) {
-		rc = interior(p, m, res, err);
-		if (rc == 0 && o->on_lp)
-			rc = sweep(p, m, &c, res, GLP_ON, err);
-		if (rc <= 0)
-			goto out;
-		rc = -1; /* no convergence: the dual simplex instead */
-	}
-	if (simplex(p, m, &c, GLP_ON, !mip, res, err))
-		goto out;
-	if (!mip) {
-		rc = o->on_lp ? sweep(p, m, &c, res, o->sweep_fresh ? GLP_ON : GLP_OFF, err) : 0;
-		goto out;
-	}
-	if (res->status != MILP_OPTIMAL) {
-		/* Infeasible, or time ran out in the root LP: no bound yet. */
-		res->has_bound = 0;
-		rc = 0;
-		goto out;
-	}
-	glp_init_iocp(&io);
-	io.msg_lev = GLP_MSG_OFF;
-	io.presolve = GLP_OFF; /* keeps the MIP start's columns the model's own */
-	io.gmi_cuts = io.mir_cuts = io.cov_cuts = io.clq_cuts = GLP_ON;
-	/* The feasibility pump and proximity search cost more than they
-	 * gave on our model (docs/model.md: unet at 50%: 36 s with the pump,
-	 * 18 s without); the warm start supplies a first incumbent. */
-	io.fp_heur = GLP_OFF;
-	io.ps_heur = GLP_OFF;
-	io.mip_gap = o->gap;
-	io.tm_lim = ms_left(&c);
-	io.cb_func = callback;
-	io.cb_info = &c;
-	st = glp_intopt(p, &io);
-	if (st != 0 && st != GLP_ETMLIM && st != GLP_EMIPGAP && st != GLP_ENOPFS &&
-	    st != GLP_ENODFS && st != GLP_ESTOP) {
-		cm_errorf(err, "glpk: branch and bound failed (code %d)", st);
-		goto out;
-	}
-	switch (glp_mip_status(p)) {
-	case GLP_OPT:
-		res->status = st == 0 ? MILP_OPTIMAL : MILP_FEASIBLE;
-		break;
-	case GLP_FEAS:
-		res->status = MILP_FEASIBLE;
-		break;
-	case GLP_NOFEAS:
-		res->status = MILP_INFEASIBLE;
-		break;
-	default:
-		res->status = MILP_NO_SOLUTION;
-	}
-	if (res->status == MILP_OPTIMAL || res->status == MILP_FEASIBLE) {
-		res->x = malloc((size_t)m->ncols * sizeof(double) + 1);
-		if (res->x == NULL) {
-			cm_errorf(err, "out of memory");
-			goto out;
-		}
-		for (int j = 0; j < m->ncols; j++)
-			res->x[j] = glp_mip_col_val(p, j + 1);
-		res->objective = glp_mip_obj_val(p);
-	}
-	/* The root LP bound is always valid; at optimality the incumbent is. */
-	res->bound = glp_get_obj_val(p);
-	res->has_bound = 1;
-	if (c.has_bound && c.bound > res->bound)
-		res->bound = c.bound;
-	if (res->status == MILP_OPTIMAL && res->objective > res->bound)
-		res->bound = res->objective;
-	rc = 0;
+	rc = mip ? solve_mip(p, &c, res, err) : solve_relaxation(p, &c, res, err);
 out:
 	if (p)
 		glp_delete_prob(p);

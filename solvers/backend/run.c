@@ -318,6 +318,150 @@ static int deliver(struct inbox *in, const struct child *ch, int jobs,
 	return 0;
 }
 
+/* The inbox for a sweep of o's (see deliver), or none without on_lp. 0, or
+ * -1 with err set; inbox_release frees it either way. */
+static int inbox_init(struct inbox *in, const struct solve_opts *o, struct cm_error *err)
+{
+	if (o->on_lp == NULL)
+		return 0;
+	in->n = o->n_sweep > 1 ? o->n_sweep : 1;
+	in->lp = calloc((size_t)in->n, sizeof(*in->lp));
+	in->have = calloc((size_t)in->n, 1);
+	if (in->lp == NULL || in->have == NULL)
+		return cm_errorf(err, "out of memory");
+	return 0;
+}
+
+static void inbox_release(struct inbox *in)
+{
+	for (int k = 0; in->have && k < in->n; k++)
+		milp_result_release(&in->lp[k]);
+	free(in->lp);
+	free(in->have);
+}
+
+/* The parent's side of a solve while it receives (see receive). */
+struct receiver {
+	const struct milp *m;
+	const struct solve_opts *o;
+	double deadline;           /* 0: none */
+	struct milp_result *res;   /* child 0's result */
+	struct cm_error *err;
+	struct child ch[RUN_MAX_JOBS];
+	int jobs;
+	int running;               /* children yet to send their result */
+	struct inbox in;
+	struct solve_progress known; /* what the children reported so far */
+	double t0, next_report;
+};
+
+/* Nothing to read: when a report is due, what is known goes to
+ * o->progress, and the next is due a second later. */
+static void tick(struct receiver *rv)
+{
+	const struct solve_opts *o = rv->o;
+
+	if (cm_clock() >= rv->next_report && o->progress) {
+		rv->known.elapsed = cm_clock() - rv->t0;
+		o->progress(o->ctx, &rv->known);
+	}
+	if (cm_clock() >= rv->next_report)
+		rv->next_report = cm_clock() + 1.0;
+}
+
+/* A progress report's body: it only updates what is known. */
+static int take_progress(struct receiver *rv, int fd)
+{
+	struct solve_progress p;
+	int rc;
+
+	if ((rc = read_msg(fd, &p, sizeof(p), rv->deadline, rv->err)))
+		return rc;
+	if (p.has_incumbent) {
+		rv->known.incumbent = p.incumbent;
+		rv->known.has_incumbent = 1;
+	}
+	if (p.has_bound) {
+		rv->known.bound = rv->res->bound = p.bound;
+		rv->known.has_bound = rv->res->has_bound = 1;
+	}
+	return 0;
+}
+
+/* An LP of a sweep: into the inbox, and on to on_lp once those before it
+ * have gone. -2 when on_lp asks to stop. */
+static int take_lp(struct receiver *rv, int fd)
+{
+	struct milp_result lp = { 0 };
+	struct inbox *in = &rv->in;
+	int k, rc;
+
+	if ((rc = read_msg(fd, &k, sizeof(k), rv->deadline, rv->err)) ||
+	    (rc = read_result(fd, rv->m, rv->deadline, &lp, rv->err))) {
+		free(lp.x);
+		return rc;
+	}
+	if (rv->o->on_lp == NULL || k < in->next || k >= in->n || in->have[k]) {
+		free(lp.x);
+		return cm_errorf(rv->err, "garbled message from the solver process");
+	}
+	in->lp[k] = lp;
+	in->have[k] = 1;
+	/* As at the deadline: the children are stopped. */
+	return deliver(in, rv->ch, rv->jobs, rv->o) ? -2 : 0;
+}
+
+/* A child's error, which becomes the solve's. */
+static int take_error(struct receiver *rv, int fd)
+{
+	char msg[sizeof(rv->err->msg)];
+	int rc;
+
+	if ((rc = read_msg(fd, msg, sizeof(msg), rv->deadline, rv->err)))
+		return rc;
+	msg[sizeof(msg) - 1] = '\0';
+	return cm_errorf(rv->err, "%s", msg);
+}
+
+/* Child c's result: child 0's into res, the others' only mark them done
+ * (their LPs came one by one). -2 when on_lp asks to stop. */
+static int take_result(struct receiver *rv, int c)
+{
+	struct milp_result other = { 0 };
+	int rc;
+
+	rc = read_result(rv->ch[c].fd, rv->m, rv->deadline, c == 0 ? rv->res : &other, rv->err);
+	free(other.x);
+	if (rc)
+		return rc;
+	rv->ch[c].done = 1;
+	rv->running--;
+	return rv->o->on_lp && deliver(&rv->in, rv->ch, rv->jobs, rv->o) ? -2 : 0;
+}
+
+/* Reads child c's next message and acts on it: 0 to go on, else what
+ * receive returns. */
+static int take_message(struct receiver *rv, int c)
+{
+	int fd = rv->ch[c].fd, rc;
+	char tag;
+
+	if ((rc = read_msg(fd, &tag, 1, rv->deadline, rv->err)))
+		return rc;
+	switch (tag) {
+	case MSG_PROGRESS:
+		return take_progress(rv, fd);
+	case MSG_LP:
+		return take_lp(rv, fd);
+	case MSG_ERROR:
+		return take_error(rv, fd);
+	case MSG_RESULT:
+		return take_result(rv, c);
+	default:
+		return cm_errorf(rv->err, "garbled message from the solver process");
+	}
+}
+
 /* Receives the children's messages until each has sent its result, an
  * error, or the deadline, reporting progress about once a second from here
  * (the children's own reports only update what is known) and passing each
@@ -328,26 +472,20 @@ static int receive(const struct child *chin, int jobs, const struct milp *m,
 		   const struct solve_opts *o, double deadline, struct milp_result *res,
 		   struct cm_error *err)
 {
-	struct solve_progress known = { .label = o->label };
-	double t0 = cm_clock(), next_report = t0 + 1.0;
-	struct child ch[RUN_MAX_JOBS];
-	struct inbox in = { 0 };
-	int running = jobs, rc = 0;
+	struct receiver rv = {
+		.m = m, .o = o, .deadline = deadline, .res = res, .err = err,
+		.jobs = jobs, .running = jobs, .known = { .label = o->label },
+	};
+	int rc;
 
-	memcpy(ch, chin, (size_t)jobs * sizeof(*ch));
-	if (o->on_lp) {
-		in.n = o->n_sweep > 1 ? o->n_sweep : 1;
-		in.lp = calloc((size_t)in.n, sizeof(*in.lp));
-		in.have = calloc((size_t)in.n, 1);
-		if (in.lp == NULL || in.have == NULL) {
-			rc = cm_errorf(err, "out of memory");
-			goto out;
-		}
-	}
-	while (running > 0) {
-		double t = cm_clock(), wait = next_report - t;
-		int c, fd;
-		char tag;
+	rv.t0 = cm_clock();
+	rv.next_report = rv.t0 + 1.0;
+	memcpy(rv.ch, chin, (size_t)jobs * sizeof(*chin));
+	if ((rc = inbox_init(&rv.in, o, err)))
+		goto out;
+	while (rv.running > 0) {
+		double t = cm_clock(), wait = rv.next_report - t;
+		int c;
 
 		if (deadline > 0 && deadline - t < wait)
 			wait = deadline - t;
@@ -355,82 +493,13 @@ static int receive(const struct child *chin, int jobs, const struct milp *m,
 			rc = -2;
 			goto out;
 		}
-		if ((c = wait_readable(ch, jobs, wait)) < 0) {
-			if (cm_clock() >= next_report && o->progress) {
-				known.elapsed = cm_clock() - t0;
-				o->progress(o->ctx, &known);
-			}
-			if (cm_clock() >= next_report)
-				next_report = cm_clock() + 1.0;
-			continue;
-		}
-		fd = ch[c].fd;
-		if ((rc = read_msg(fd, &tag, 1, deadline, err)))
+		if ((c = wait_readable(rv.ch, jobs, wait)) < 0)
+			tick(&rv);
+		else if ((rc = take_message(&rv, c)))
 			goto out;
-		if (tag == MSG_PROGRESS) {
-			struct solve_progress p;
-
-			if ((rc = read_msg(fd, &p, sizeof(p), deadline, err)))
-				goto out;
-			if (p.has_incumbent) {
-				known.incumbent = p.incumbent;
-				known.has_incumbent = 1;
-			}
-			if (p.has_bound) {
-				known.bound = res->bound = p.bound;
-				known.has_bound = res->has_bound = 1;
-			}
-		} else if (tag == MSG_LP) {
-			struct milp_result lp = { 0 };
-			int k;
-
-			if ((rc = read_msg(fd, &k, sizeof(k), deadline, err)) ||
-			    (rc = read_result(fd, m, deadline, &lp, err))) {
-				free(lp.x);
-				goto out;
-			}
-			if (o->on_lp == NULL || k < in.next || k >= in.n || in.have[k]) {
-				free(lp.x);
-				rc = cm_errorf(err, "garbled message from the solver process");
-				goto out;
-			}
-			in.lp[k] = lp;
-			in.have[k] = 1;
-			if (deliver(&in, ch, jobs, o)) {
-				rc = -2; /* as at the deadline: the children are stopped */
-				goto out;
-			}
-		} else if (tag == MSG_ERROR) {
-			char msg[sizeof(err->msg)];
-
-			if ((rc = read_msg(fd, msg, sizeof(msg), deadline, err)))
-				goto out;
-			msg[sizeof(msg) - 1] = '\0';
-			rc = cm_errorf(err, "%s", msg);
-			goto out;
-		} else if (tag == MSG_RESULT) {
-			struct milp_result other = { 0 };
-
-			rc = read_result(fd, m, deadline, c == 0 ? res : &other, err);
-			free(other.x);
-			if (rc)
-				goto out;
-			ch[c].done = 1;
-			running--;
-			if (o->on_lp && deliver(&in, ch, jobs, o)) {
-				rc = -2;
-				goto out;
-			}
-		} else {
-			rc = cm_errorf(err, "garbled message from the solver process");
-			goto out;
-		}
 	}
 out:
-	for (int k = 0; in.have && k < in.n; k++)
-		milp_result_release(&in.lp[k]);
-	free(in.lp);
-	free(in.have);
+	inbox_release(&rv.in);
 	return rc;
 }
 
