@@ -66,7 +66,7 @@ static void bound_tests(void)
 	struct cm_error err;
 	int bad = 0, cases = 0, proven = 0;
 
-	for (int n = 3; n <= 8; n++) {
+	for (int n = 3; n <= tap_cases(8, 5); n++) {
 		char name[32];
 		struct graph *g;
 
@@ -113,7 +113,7 @@ static void bound_tests(void)
 	   "optimal only at it (%d rows, %d proven)", cases, proven);
 
 	bad = 0;
-	for (int trial = 0; trial < 20; trial++) {
+	for (int trial = 0; trial < tap_cases(20, 5); trial++) {
 		struct graph *g = gen_dag(4 + (int)(gen_rnd() % 5), 40, 0, 6);
 		uint64_t lb = graph_lower_bound(g), peak = graph_peak_all(g);
 		double first = -1;
@@ -285,7 +285,7 @@ int main(void)
 		const char *solver = s ? "glpk" : "cbc";
 
 		bad = cases = hits = 0;
-		for (int n = 2; n <= 8; n++) {
+		for (int n = 2; n <= tap_cases(8, 5); n++) {
 			char name[32];
 			struct graph *g;
 
@@ -310,7 +310,7 @@ int main(void)
 		   cases, hits);
 	}
 	bad = cases = hits = 0;
-	for (int trial = 0; trial < 60; trial++) {
+	for (int trial = 0; trial < tap_cases(60, 15); trial++) {
 		struct graph *g = gen_dag(3 + (int)(gen_rnd() % 6), 40, 0, 6);
 		uint64_t lb = graph_lower_bound(g), peak = graph_peak_all(g);
 		struct triple t = run(g, lb + gen_rnd() % (peak - lb + 1), "cbc");

@@ -75,7 +75,7 @@ static void test_linear_heuristics(void)
 {
 	int bad = 0, cases = 0;
 
-	for (int n = 9; n <= 24; n++) {
+	for (int n = 9; n <= tap_cases(24, 12); n++) {
 		struct cm_error err;
 		struct graph *g = graph_linear(n, &err);
 
@@ -99,7 +99,7 @@ static void test_random(void)
 {
 	int bad = 0, found = 0, cases = 0;
 
-	for (int trial = 0; trial < 100; trial++) {
+	for (int trial = 0; trial < tap_cases(100, 20); trial++) {
 		struct graph *f = gen_dag(3 + (int)(gen_rnd() % 6), 30, 1, 5);
 		struct graph *g = trial % 2 ? gen_training(f) : f;
 		uint64_t lb = graph_lower_bound(g), peak = graph_peak_all(g);

@@ -49,7 +49,7 @@ static void test_linear(void)
 		struct dtr_opts o = { .heuristic = h };
 		int bad = 0, none = 0, runs = 0, peak_ok = 1;
 
-		for (int n = 2; n <= 24; n++) {
+		for (int n = 2; n <= tap_cases(24, 12); n++) {
 			struct cm_error err;
 			struct graph *g = graph_linear(n, &err);
 			uint64_t lb = graph_lower_bound(g), peak = graph_peak_all(g);
@@ -110,7 +110,7 @@ static void test_random(void)
 	int bad = 0, peak_bad = 0, best_bad = 0, runs = 0;
 	int found[2][DTR_NHEURISTICS][5] = { { { 0 } } };
 
-	for (int t = 0; t < 100; t++) {
+	for (int t = 0; t < tap_cases(100, 20); t++) {
 		int n = 4 + (int)(gen_rnd() % 25), train = t % 2;
 		struct graph *f = gen_dag(n, 10 + (int)(gen_rnd() % 30), 0, 10);
 		struct graph *g = train ? gen_training(f) : f;
@@ -218,7 +218,7 @@ static void test_shared(void)
 		}
 		lb = graph_lower_bound(g);
 		peak = graph_peak_all(g);
-		for (size_t h = 0; h < sizeof(heurs) / sizeof(heurs[0]); h++) {
+		for (size_t h = 0; h < (size_t)tap_cases(3, 1); h++) {
 			struct dtr_opts o = { .heuristic = heurs[h] };
 
 			/* best runs every heuristic: on the largest graphs only

@@ -77,7 +77,7 @@ static double ilp(const struct graph *g, uint64_t budget, const char *solver,
 
 static void test_brute_force(void)
 {
-	int bad[2] = { 0, 0 }, infeasible = 0, pruned_worse = 0, trials = 300;
+	int bad[2] = { 0, 0 }, infeasible = 0, pruned_worse = 0, trials = tap_cases(300, 60);
 	static const char *solvers[2] = { "cbc", "glpk" };
 	struct remat_opts prune = { .prune_past_users = 1 };
 

@@ -100,7 +100,7 @@ static void test_linear(void)
 {
 	int consistent = 1, nofit = 0, top_ok = 1, agree = 1, runs = 0;
 
-	for (int n = 2; n <= 24; n++) {
+	for (int n = 2; n <= tap_cases(24, 12); n++) {
 		struct cm_error err;
 		struct graph *g = graph_linear(n, &err);
 		uint64_t lb = graph_lower_bound(g), peak = graph_peak_all(g);
@@ -145,7 +145,7 @@ static void test_linear_ilp(void)
 		spec &= num_eq(ilp(g, (uint64_t)b), want[b - 3]);
 	ok(spec, "linear:4: ilp costs 15, 11, 10, 9 at budgets 3..6 (SPEC 6)");
 	graph_free(g);
-	for (int n = 2; n <= 8; n++) {
+	for (int n = 2; n <= tap_cases(8, 5); n++) {
 		uint64_t lb, peak;
 
 		g = graph_linear(n, &err);
@@ -211,7 +211,7 @@ static void test_random(void)
 	int worse_than_exact = 0;
 	double sum[4] = { 0 }, worst[4] = { 1, 1, 1, 1 };
 
-	for (int trial = 0; trial < 100; trial++) {
+	for (int trial = 0; trial < tap_cases(100, 20); trial++) {
 		struct graph *g = random_training(3 + (int)(gen_rnd() % 4), 20 + (int)(gen_rnd() % 40));
 		uint64_t lb, peak;
 

@@ -12,7 +12,7 @@ int main(void)
 	int confirmed = 0, unconfirmed = 0, dominated = 0, searches = 0;
 	struct cm_error err;
 
-	for (int n = 3; n <= 8; n++) {
+	for (int n = 3; n <= tap_cases(8, 5); n++) {
 		char name[32];
 		struct graph *g;
 
