@@ -117,10 +117,12 @@ int strategy_run_auto(const struct strategy *s, const struct graph *g,
 	struct sim_result sim;
 	const char *phase = next_phase(g);
 	const struct strategy *made_by;
+	struct solve_request heur = *rq;
 	struct plan *p;
 
 	report(rq, &in, t0, "heuristics");
-	in.plan = strategy_best_heuristic(g, rq, &sim);
+	heur.time_limit = limit;
+	in.plan = strategy_best_heuristic(g, &heur, &sim);
 	if (in.plan) {
 		in.cost = sim.cost;
 		snprintf(in.plan_by, sizeof(in.plan_by), "%s", in.plan->strategy);

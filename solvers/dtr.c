@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/clock.h"
 #include "../common/num.h"
 #include "../plan/sim.h"
 #include "strategy.h"
@@ -44,6 +45,7 @@ struct dtr {
 	int *fv, depth;           /* the chain of pending computes, v's inputs first */
 	long soft_evictions;      /* evictions of values a lower frame needs */
 	long max_soft;            /* more of them is thrashing: give up */
+	double deadline;          /* cm_clock() at which to give up, or 0 */
 	unsigned *mark, stamp;    /* visited marks of the neighbourhood walks */
 	unsigned *hard, hstamp;   /* hard[u] == hstamp: u is an input of the top frame */
 	int *walk;                /* their stack */
@@ -83,7 +85,8 @@ static int state_init(struct dtr *s, const struct graph *g, uint64_t budget,
 			   .live = g->fixed_memory, .by_cost = o->staleness_cost,
 			   .max_computes = o->max_computes > 0 ? o->max_computes
 							       : 10L * g->n + 10000L,
-			   .max_soft = o->max_soft > 0 ? o->max_soft : (long)g->n + 100 };
+			   .max_soft = o->max_soft > 0 ? o->max_soft : (long)g->n + 100,
+			   .deadline = o->deadline };
 	s->resident = calloc(n, 1);
 	s->computed = calloc(n, 1);
 	s->dead = calloc(n, 1);
@@ -442,7 +445,8 @@ static int run_chain(struct dtr *s)
 			push_frame(s, g->deps[e]);
 			continue;
 		}
-		if (s->computes >= s->max_computes)
+		if (s->computes >= s->max_computes ||
+		    (s->deadline > 0 && s->computes % 256 == 0 && cm_clock() > s->deadline))
 			return DTR_NO_PLAN;
 		r = make_room(s, v);
 		if (r)
@@ -613,6 +617,8 @@ int dtr_plan(const struct graph *g, uint64_t budget, const struct dtr_opts *o,
 		/* Best of all: each heuristic with either dead-value policy. */
 		if (t % 2 && o->heuristic != DTR_BEST)
 			continue;
+		if (o->deadline > 0 && cm_clock() > o->deadline)
+			break;
 		ot.keep_dead = t % 2 ? !o->keep_dead : o->keep_dead;
 		rh = plan_one(g, budget, &ot, h, q, err);
 
@@ -652,7 +658,8 @@ int strategy_run_dtr(const struct strategy *s, const struct graph *g,
 		     const struct solve_request *rq, struct solve_outcome *out,
 		     struct cm_error *err)
 {
-	struct dtr_opts o = { .heuristic = DTR_BEST };
+	struct dtr_opts o = { .heuristic = DTR_BEST,
+			      .deadline = rq->time_limit > 0 ? cm_clock() + rq->time_limit : 0 };
 	const char *h = strategy_param(rq, "heuristic");
 	struct plan *p;
 	int rc;

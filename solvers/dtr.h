@@ -50,6 +50,8 @@ struct dtr_opts {
 			       * n + 100 */
 	long max_computes;    /* give up (DTR_NO_PLAN) past this many computes;
 			       * 0 for 10 n + 10,000 */
+	double deadline;      /* give up at this cm_clock() time (best: keep the
+			       * best plan found by then); 0 for none */
 };
 
 /* Index of the heuristic called name in dtr_heuristic_names, or -1. */

@@ -57,6 +57,8 @@ struct plan *strategy_best_heuristic(const struct graph *g, const struct solve_r
 			continue;
 		h.strategy = s->name;
 		h.cost_cap = 0;
+		/* A start must not take the solver's time: a third of it each. */
+		h.time_limit = rq->time_limit > 0 ? rq->time_limit / 3 : 0;
 		if (s->run(s, g, &h, &o, &err) == 0 && o.plan && o.sim.fits &&
 		    (best == NULL || o.sim.cost < sim->cost)) {
 			plan_free(best);

@@ -148,10 +148,11 @@ def model_tests(checkmate, tmp, name, spec, batch, shape, ilp, executor, frac):
         ok("unsupported" in text and not is_chain(doc),
            "%s: chen-greedy refuses a graph that is not a chain" % name, text)
     plans = {}
-    strategies = [("ap-greedy", frac)] + ([("ilp", 0.6)] if ilp else [])
+    strategies = [("ap-greedy", frac)] + ([("ilp", 0.6)] if ilp else []) + \
+        ([("auto", 0.6)] if executor else [])
     for s, f in strategies:
         p = os.path.join(tmp, "%s-%s.json" % (name, s))
-        extra = ("--time-limit", "30") if s == "ilp" else ()
+        extra = {"ilp": ("--time-limit", "30"), "auto": ("--time-limit", "10")}.get(s, ())
         b = fixed + int((peak - fixed) * f)
         st, text = solve(checkmate, g, b, s, p, extra)
         if ok(st == 0 and os.path.exists(p), "%s: %s plan at fixed + %d%% of activations (%d bytes)"
@@ -165,7 +166,7 @@ def model_tests(checkmate, tmp, name, spec, batch, shape, ilp, executor, frac):
     st, text = solve(checkmate, g, "100%", "checkpoint-all", p)
     ok(st == 0, "%s: checkpoint-all plan" % name, text)
     plans["checkpoint-all"] = p
-    for s in ("checkpoint-all", "ap-greedy"):
+    for s in ("checkpoint-all", "ap-greedy", "auto"):
         if s not in plans:
             continue
         st, out, err = cli(["run", spec, plans[s], "--batch", str(batch), "--input", shape, "--json"])
