@@ -187,6 +187,10 @@ int cmd_solve_main(int argc, char **argv)
 	/* With the CSV on standard output, the summary would garble it. */
 	if (!(a.csv && strcmp(a.csv, "-") == 0))
 		print_summary(stdout, g, &rq, &o);
+	/* A bare number is bytes: a user who meant gigabytes hears so. */
+	if (rq.budget < graph_lower_bound(g) && strspn(a.budget, "0123456789") == strlen(a.budget))
+		cli_note(a.quiet, "hint: %s is %s bytes; did you mean %sG?", a.budget, a.budget,
+			 a.budget);
 	rc = exit_status(o.status);
 	if (fflush(stdout) != 0)
 		rc = cli_error("standard output: write failed");

@@ -29,9 +29,55 @@ static void usage(FILE *f)
 		"describes a command; 'checkmate --version' prints the version.\n");
 }
 
+/* Edit distance between a and b (insertions, deletions, substitutions),
+ * counted up to 9. */
+static int distance(const char *a, const char *b)
+{
+	int la = (int)strlen(a), lb = (int)strlen(b), row[16], prev;
+
+	if (la > 15 || lb > 15)
+		return 9;
+	for (int j = 0; j <= lb; j++)
+		row[j] = j;
+	for (int i = 1; i <= la; i++) {
+		prev = row[0];
+		row[0] = i;
+		for (int j = 1; j <= lb; j++) {
+			int here = row[j], best = prev + (a[i - 1] != b[j - 1]);
+
+			if (row[j] + 1 < best)
+				best = row[j] + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			prev = here;
+		}
+	}
+	return row[lb];
+}
+
+/* The command closest to name, when a typo away (at most two edits, or a
+ * prefix of it), or NULL. */
+static const char *nearest(const char *name)
+{
+	const char *best = NULL;
+	int best_d = 3;
+
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		int d = strncmp(commands[i].name, name, strlen(name)) == 0 && *name ? 1 :
+			distance(name, commands[i].name);
+
+		if (d < best_d) {
+			best_d = d;
+			best = commands[i].name;
+		}
+	}
+	return best;
+}
+
 int main(int argc, char **argv)
 {
-	const char *name = argc > 1 ? argv[1] : NULL;
+	const char *name = argc > 1 ? argv[1] : NULL, *near;
 
 	if (name == NULL) {
 		usage(stderr);
@@ -58,6 +104,11 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (strcmp(commands[i].name, name) == 0)
 			return commands[i].fn(argc - 1, argv + 1);
-	fprintf(stderr, "checkmate: unknown command '%s' (see 'checkmate --help')\n", name);
+	near = nearest(name);
+	if (near)
+		fprintf(stderr, "checkmate: unknown command '%s'; did you mean '%s'? "
+			"(see 'checkmate --help')\n", name, near);
+	else
+		fprintf(stderr, "checkmate: unknown command '%s' (see 'checkmate --help')\n", name);
 	return CM_EXIT_USAGE;
 }

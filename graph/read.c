@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 int reader_fail(struct reader *r, const char *fmt, ...)
 {
@@ -291,12 +292,18 @@ struct graph *graph_read_file(const char *path, struct cm_error *err)
 	json_error_t je;
 	json_t *root;
 	struct graph *g;
+	struct stat st;
 	char *id;
 	FILE *f;
 
 	f = is_stdin ? stdin : fopen(path, "rb");
 	if (f == NULL) {
 		cm_errorf(err, "%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	if (!is_stdin && fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+		fclose(f);
+		cm_errorf(err, "%s: is a directory, not a graph file", path);
 		return NULL;
 	}
 	root = json_loadf(f, json_flags, &je);

@@ -22,8 +22,10 @@ static void copy_string(char *dst, size_t len, json_t *v)
 		snprintf(dst, len, "%s", json_string_value(v));
 }
 
+/* Steps of the plan; for, when not NULL, the graph the plan says it was
+ * made for (named in the error when a node is not in g). */
 static int read_steps(const char *label, const struct graph *g, json_t *steps,
-		      struct plan *p, struct cm_error *err)
+		      const char *for_graph, struct plan *p, struct cm_error *err)
 {
 	for (size_t i = 0; i < json_array_size(steps); i++) {
 		json_t *s = json_array_get(steps, i);
@@ -36,6 +38,11 @@ static int read_steps(const char *label, const struct graph *g, json_t *steps,
 					 label, i + 1);
 		k = step_node(g, node);
 		if (k < 0) {
+			if (json_is_string(node) && for_graph && strcmp(for_graph, g->id) != 0)
+				return cm_errorf(err, "%s: step %zu: node '%s' is not in the graph "
+						 "(the plan was made for graph '%s', not '%s')",
+						 label, i + 1, json_string_value(node), for_graph,
+						 g->id);
 			if (json_is_string(node))
 				return cm_errorf(err, "%s: step %zu: node '%s' is not in the graph",
 						 label, i + 1, json_string_value(node));
@@ -99,7 +106,8 @@ struct plan *plan_read_file(const char *path, const struct graph *g,
 	v = json_object_get(root, "budget");
 	if (json_is_integer(v) && json_integer_value(v) > 0)
 		p->budget = (uint64_t)json_integer_value(v);
-	if (read_steps(label, g, steps, p, err))
+	v = json_object_get(root, "graph");
+	if (read_steps(label, g, steps, json_is_string(v) ? json_string_value(v) : NULL, p, err))
 		goto fail;
 	json_decref(root);
 	return p;

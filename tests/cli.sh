@@ -145,6 +145,21 @@ run compare "$GRAPHS/unet.json" --baselines chen-sqrtn,linearized-sqrtn --budget
 [ "$rc" -eq 0 ] && [[ "$out" == *"unet,chen-sqrtn,,,"*",unsupported"* ]] && [[ "$out" == *"unet,linearized-sqrtn,"*",optimal"* || "$out" == *"unet,linearized-sqrtn,"*",feasible"* ]]
 ok $? "a chain-only baseline on a branching graph is an unsupported row, not a failure"
 
+# --- messages that say what to do next
+run solv linear:4 --budget 6
+[ "$rc" -eq 2 ] && [[ "$err" == *"unknown command 'solv'; did you mean 'solve'?"* ]]
+ok $? "a mistyped command suggests the nearest one: $err"
+run info "$TMP"
+[ "$rc" -eq 1 ] && [[ "$err" == *"$TMP: is a directory, not a graph file"* ]]
+ok $? "a directory as GRAPH says it is one: $err"
+run solve "$GRAPHS/vgg16.json" --budget 16 --csv - --no-header
+[ "$rc" -eq 3 ] && [[ "$err" == *"hint: 16 is 16 bytes; did you mean 16G?"* ]]
+ok $? "a bare number below the lower bound hints at units: $err"
+run solve "$GRAPHS/vgg16.json" --budget 100% --strategy checkpoint-all --plan "$TMP/vgg.json" --quiet
+run check linear:4 "$TMP/vgg.json"
+[ "$rc" -eq 1 ] && [[ "$err" == *"node 'block1_conv1' is not in the graph (the plan was made for graph 'vgg16', not 'linear:4')"* ]]
+ok $? "a plan for another graph names the first missing node and the plan's graph: $err"
+
 # --- maxbatch
 run maxbatch linear:8 --budget 60 --strategies checkpoint-all,ilp --csv - --no-header --quiet
 [ "$rc" -eq 0 ] && [[ "$out" == *"linear:8,checkpoint-all,batch=6,,60,1,102,"*",optimal"* ]] &&
