@@ -42,7 +42,8 @@ int cli_usage(const char *cmd, const char *fmt, ...)
 void cli_note(int quiet, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Prints a solver's progress on standard error (a solve_opts progress
- * callback; ctx unused). */
+ * callback; ctx, when not NULL, points to the checkpoint-all cost, and the
+ * incumbent's overhead is shown too). */
 struct solve_progress;
 void cli_progress(void *ctx, const struct solve_progress *p);
 

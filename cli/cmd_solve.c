@@ -148,6 +148,7 @@ int cmd_solve_main(int argc, char **argv)
 	struct out lp = { 0 };
 	struct cm_error err;
 	struct graph *g;
+	double floor_cost;
 	int rc;
 
 	rc = parse_args(argc, argv, &a);
@@ -159,6 +160,8 @@ int cmd_solve_main(int argc, char **argv)
 	rq = (struct solve_request){ .strategy = a.strategy, .seed = a.seed,
 				     .samples = a.samples, .bound = a.bound };
 	cli_request(&a, &rq);
+	floor_cost = graph_total_cost(g);
+	rq.ctx = &floor_cost;
 	if (size_parse(a.budget, graph_peak_all(g), &rq.budget, &err)) {
 		rc = cli_usage("solve", "--budget: %s", err.msg);
 		goto out;

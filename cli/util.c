@@ -160,7 +160,8 @@ int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
 /* Progress on standard error for solves that last over a second. */
 void cli_progress(void *ctx, const struct solve_progress *p)
 {
-	(void)ctx;
+	const double *floor_cost = ctx;
+
 	if (p->elapsed < 1.0)
 		return;
 	fprintf(stderr, "checkmate: %7.1f s", p->elapsed);
@@ -168,6 +169,8 @@ void cli_progress(void *ctx, const struct solve_progress *p)
 		fprintf(stderr, "  %s", p->label);
 	if (p->has_incumbent)
 		fprintf(stderr, "  incumbent %.10g", p->incumbent);
+	if (p->has_incumbent && floor_cost && *floor_cost > 0)
+		fprintf(stderr, " (overhead %.4f)", p->incumbent / *floor_cost);
 	else if (p->label == NULL)
 		fprintf(stderr, "  no incumbent yet"); /* (an LP has none to report) */
 	if (p->has_bound)

@@ -51,6 +51,36 @@ static void report(const struct solve_request *rq, const struct incumbent *in, d
 	rq->progress(rq->ctx, &p);
 }
 
+/* What a phase's progress reports pass through: auto's own clock,
+ * incumbent and bound, with the phase's. */
+struct relay {
+	const struct solve_request *rq;
+	const struct incumbent *in;
+	double t0;
+	const char *phase;
+};
+
+static void relay_progress(void *ctx, const struct solve_progress *p)
+{
+	const struct relay *r = ctx;
+	char label[160];
+	struct solve_progress q = *p;
+
+	q.elapsed = cm_clock() - r->t0;
+	if (r->in->plan && (!q.has_incumbent || r->in->cost < q.incumbent)) {
+		q.incumbent = r->in->cost;
+		q.has_incumbent = 1;
+	}
+	if (r->in->has_bound && (!q.has_bound || r->in->bound > q.bound)) {
+		q.bound = r->in->bound;
+		q.has_bound = 1;
+	}
+	snprintf(label, sizeof(label), "auto: %s%s%s", r->phase, p->label ? ": " : "",
+		 p->label ? p->label : "");
+	q.label = label;
+	r->rq->progress(r->rq->ctx, &q);
+}
+
 /* Takes what one phase's outcome brings: a cheaper plan that fits, a
  * higher bound, a proof. */
 static void take(struct incumbent *in, const char *by, struct solve_outcome *o)
@@ -89,11 +119,16 @@ static const char *next_phase(const struct graph *g)
 /* Runs strategy name on rq's budget with the time left, from the
  * incumbent, into in. */
 static int run_phase(const struct graph *g, const struct solve_request *rq, const char *name,
-		     double left, struct incumbent *in, struct cm_error *err)
+		     double t0, double left, struct incumbent *in, struct cm_error *err)
 {
 	struct solve_request sub = *rq;
+	struct relay relay = { rq, in, t0, name };
 	struct solve_outcome o;
 
+	if (rq->progress) {
+		sub.progress = relay_progress;
+		sub.ctx = &relay;
+	}
 	sub.strategy = name;
 	sub.time_limit = left;
 	sub.start = in->plan;
@@ -129,7 +164,7 @@ int strategy_run_auto(const struct strategy *s, const struct graph *g,
 	}
 	if (phase && limit - (cm_clock() - t0) > 0.5) {
 		report(rq, &in, t0, phase);
-		if (run_phase(g, rq, phase, limit - (cm_clock() - t0), &in, err)) {
+		if (run_phase(g, rq, phase, t0, limit - (cm_clock() - t0), &in, err)) {
 			plan_free(in.plan);
 			return -1;
 		}
