@@ -148,25 +148,18 @@ int strategy_solve(const struct graph *g, const struct solve_request *rq,
 		   struct solve_outcome *out, struct cm_error *err);
 void strategy_outcome_release(struct solve_outcome *out);
 
-/* The rows of the table (solvers/heuristic.c, ilp.c, approx.c, dtr.c). */
-int strategy_run_heuristic(const struct strategy *s, const struct graph *g,
-			   const struct solve_request *rq, struct solve_outcome *out,
-			   struct cm_error *err);
-int strategy_run_ilp(const struct strategy *s, const struct graph *g,
-		     const struct solve_request *rq, struct solve_outcome *out,
-		     struct cm_error *err);
-int strategy_run_approx(const struct strategy *s, const struct graph *g,
-			const struct solve_request *rq, struct solve_outcome *out,
-			struct cm_error *err);
-int strategy_run_dtr(const struct strategy *s, const struct graph *g,
-		     const struct solve_request *rq, struct solve_outcome *out,
-		     struct cm_error *err);
-int strategy_run_kusumoto(const struct strategy *s, const struct graph *g,
-			  const struct solve_request *rq, struct solve_outcome *out,
-			  struct cm_error *err);
-int strategy_run_auto(const struct strategy *s, const struct graph *g,
-		      const struct solve_request *rq, struct solve_outcome *out,
-		      struct cm_error *err);
+/* The run functions of the rows (solvers/heuristic.c, ilp.c, approx.c,
+ * dtr.c, kusumoto.c, auto.c), each as struct strategy's run. */
+#define STRATEGY_RUN(fn)                                                           \
+	int fn(const struct strategy *s, const struct graph *g,                     \
+	       const struct solve_request *rq, struct solve_outcome *out,           \
+	       struct cm_error *err)
+STRATEGY_RUN(strategy_run_heuristic);
+STRATEGY_RUN(strategy_run_ilp);
+STRATEGY_RUN(strategy_run_approx);
+STRATEGY_RUN(strategy_run_dtr);
+STRATEGY_RUN(strategy_run_kusumoto);
+STRATEGY_RUN(strategy_run_auto);
 
 /* The cheapest plan of every heuristic of the table that fits rq->budget,
  * replayed, or NULL when none fits (or on failure): a start for the
