@@ -17,7 +17,7 @@ trap 'rm -rf "$tmp"' EXIT
 # Runs the suite of build $1 (quick when $2 is 1); writes its TAP and, last,
 # a line "pass fail broken".
 suite() {
-	local build=$1 quick=$2 pass=0 fail=0 broken=0 t out status summary
+	local build=$1 quick=$2 pass=0 fail=0 broken=0 t out status summary start
 	local -a cmd
 	for t in "$build"/tests/t_* tests/cli.sh tests/torch/run.py; do
 		case "$t" in *.o|*.d) continue ;; esac
@@ -26,9 +26,10 @@ suite() {
 			[ "$quick" = 0 ] || continue
 			cmd=(/usr/bin/python3 tests/torch/run.py "$build/checkmate")
 		else cmd=("$t"); fi
-		echo "# ${cmd[*]}"
+		start=$SECONDS
 		out=$(CHECKMATE_QUICK=$quick "${cmd[@]}" 2>&1)
 		status=$?
+		echo "# ${cmd[*]} ($((SECONDS - start)) s)"
 		printf '%s\n' "$out"
 		summary=$(printf '%s\n' "$out" | tail -n 1)
 		if [[ "$summary" =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then

@@ -48,7 +48,7 @@ static void test_linear_small(void)
 {
 	int bad = 0, cases = 0;
 
-	for (int n = 2; n <= 8; n++) {
+	for (int n = 2; n <= tap_cases(8, 4); n++) {
 		struct cm_error err;
 		struct graph *g = graph_linear(n, &err);
 
@@ -75,7 +75,7 @@ static void test_linear_heuristics(void)
 {
 	int bad = 0, cases = 0;
 
-	for (int n = 9; n <= tap_cases(24, 12); n++) {
+	for (int n = 9; n <= tap_cases(24, 10); n++) {
 		struct cm_error err;
 		struct graph *g = graph_linear(n, &err);
 
@@ -100,7 +100,7 @@ static void test_random(void)
 {
 	int bad = 0, found = 0, cases = 0;
 
-	for (int trial = 0; trial < tap_cases(100, 20); trial++) {
+	for (int trial = 0; trial < tap_cases(100, 10); trial++) {
 		struct graph *f = gen_dag(3 + (int)(gen_rnd() % 6), 30, 1, 5);
 		struct graph *g = trial % 2 ? gen_training(f) : f;
 		uint64_t lb = graph_lower_bound(g), peak = graph_peak_all(g);
@@ -111,7 +111,7 @@ static void test_random(void)
 			int sa, so;
 
 			cases++;
-			if (trial >= 20) {
+			if (trial >= tap_cases(20, 3)) {
 				bad += !judge(g, "auto", b, 0.1, &a, &sa);
 				found += a >= 0;
 				continue;
@@ -143,7 +143,7 @@ static void test_shared(void)
 					      "random_layered_n1000" };
 	char path[512];
 
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+	for (size_t i = 0; i < (size_t)tap_cases(sizeof(names) / sizeof(names[0]), 2); i++) {
 		struct cm_error err;
 		struct graph *g;
 		struct solve_request rq = { 0 };

@@ -12,7 +12,7 @@
 #include "../solvers/strategy.h"
 #include "tap.h"
 
-static const char *seen_level;
+static char seen_level[32];
 
 /* The checkpoint-all plan, after noting its --param level. */
 static int run_dummy(const struct strategy *s, const struct graph *g,
@@ -21,7 +21,8 @@ static int run_dummy(const struct strategy *s, const struct graph *g,
 {
 	struct plan *p = plan_new();
 
-	seen_level = strategy_param(rq, "level");
+	snprintf(seen_level, sizeof(seen_level), "%s",
+		 strategy_param(rq, "level") ? strategy_param(rq, "level") : "");
 	if (p == NULL || baseline_checkpoint_all(g, p, err))
 		return cm_errorf(err, "dummy failed");
 	if (strategy_adopt(g, s->name, rq->budget, p, out, err))
@@ -87,7 +88,7 @@ int main(void)
 
 	rc = run(cmd_solve_main, "solve linear:4 --budget 6 --strategy dummy --param level=3 --csv -",
 		 &out);
-	ok(rc == 0 && strstr(out, "linear:4,dummy,,,6,1,9,") && seen_level &&
+	ok(rc == 0 && strstr(out, "linear:4,dummy,,,6,1,9,") &&
 	   strcmp(seen_level, "3") == 0, "solve runs it and hands it --param level=3");
 	free(out);
 
