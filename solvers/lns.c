@@ -267,27 +267,46 @@ static int by_key(const void *x, const void *y)
 	return p->a - q->a;
 }
 
-/* One pass of windows of w stages (at most nw free values). Returns the
- * number of improvements, -1 with err set; *all_opt is set when every
- * window was proven optimal (or had nothing to gain), *whole when the
- * pass was one window of the whole model with every value free. */
-static int pass(struct lns *l, int w, int nw, int *all_opt, int *whole, struct cm_error *err)
+/* Cost of the incumbent's recomputations of values lo..hi-1, in all stages. */
+static double value_recompute_cost(const struct lns *l, int lo, int hi)
+{
+	double c = 0;
+
+	for (int i = lo; i < hi; i++)
+		for (int t = i + 1; t < l->g->n; t++)
+			if (STAGE_R(&l->inc, t, i))
+				c += l->g->nodes[i].cost;
+	return c;
+}
+
+/* One pass of windows. Stage windows (values == 0): w stages, at most nw
+ * free values chosen by choose_free. Value windows (values == 1): the
+ * values of a block of nw consecutive nodes free in every stage from the
+ * block's first on, every other value fixed: the shape that can move a
+ * checkpoint kept from the forward into the backward pass, which no short
+ * stage window can. Windows in order of the recomputation they hold, most
+ * first. Returns the number of improvements, -1 with err set; *all_opt
+ * is cleared when a window was not proven optimal, *whole set when a
+ * window was the whole model, every value free, proven optimal. */
+static int pass(struct lns *l, int values, int w, int nw, int *all_opt, int *whole,
+		struct cm_error *err)
 {
 	const struct graph *g = l->g;
-	int n = g->n, step = w / 2 > 0 ? w / 2 : 1, nwin = 0, gains = 0;
-	struct win *wins = malloc(((size_t)n / (size_t)step + 2) * sizeof(*wins));
+	int n = g->n, size = values ? nw : w, nwin = 0, gains = 0, step;
+	struct win *wins;
 	char label[96];
 
-	*all_opt = 1;
-	*whole = 0;
+	step = size / 2 > 0 ? size / 2 : 1;
+	wins = malloc(((size_t)n / (size_t)step + 2) * sizeof(*wins));
 	if (wins == NULL)
 		return cm_errorf(err, "out of memory");
 	for (int a = 0; a < n; a += step) {
-		int b = a + w - 1 < n - 1 ? a + w - 1 : n - 1;
+		int b = a + size - 1 < n - 1 ? a + size - 1 : n - 1;
 
 		wins[nwin].a = a;
 		wins[nwin].b = b;
-		wins[nwin++].key = recompute_cost(l, a, b);
+		wins[nwin++].key = values ? value_recompute_cost(l, a, b + 1)
+					  : recompute_cost(l, a, b);
 		if (b == n - 1)
 			break;
 	}
@@ -303,12 +322,17 @@ static int pass(struct lns *l, int w, int nw, int *all_opt, int *whole, struct c
 			break;
 		}
 		/* A window that recomputes nothing costs its floor. */
-		if (!(recompute_cost(l, ws.a, ws.b) > 0))
+		if (!((values ? value_recompute_cost(l, ws.a, ws.b + 1)
+			      : recompute_cost(l, ws.a, ws.b)) > 0))
 			continue;
-		if (choose_free(l, ws.a, ws.b, nw))
+		if (values) {
+			memset(l->free, 0, (size_t)n);
+			memset(l->free + ws.a, 1, (size_t)(ws.b - ws.a + 1));
+			ws.free = ws.a == 0 && ws.b == n - 1 ? NULL : l->free;
+			ws.b = n - 1;
+		} else if (choose_free(l, ws.a, ws.b, nw)) {
 			ws.free = l->free;
-		else
-			*whole = ws.a == 0 && ws.b == n - 1;
+		}
 		so.time_limit = l->o->window_time_limit > 0 ? l->o->window_time_limit : 10;
 		if (l->o->time_limit > 0 && so.time_limit > left)
 			so.time_limit = left;
@@ -325,13 +349,13 @@ static int pass(struct lns *l, int w, int nw, int *all_opt, int *whole, struct c
 			l->hist_c[l->nhist++] = l->plan->cost;
 		} else if (wr.outcome == WINDOW_OPTIMAL) {
 			l->st->optimal++;
+			if (ws.a == 0 && ws.b == n - 1 && ws.free == NULL)
+				*whole = 1;
 		}
-		if (wr.outcome != WINDOW_OPTIMAL || ws.free)
-			*all_opt = *all_opt && wr.outcome == WINDOW_OPTIMAL;
 		if (wr.outcome != WINDOW_OPTIMAL)
-			*whole = 0;
-		snprintf(label, sizeof(label), "lns pass %d, window %d..%d (%d columns)",
-			 l->st->passes, ws.a, ws.b, wr.cols);
+			*all_opt = 0;
+		snprintf(label, sizeof(label), "lns pass %d, %s window %d..%d (%d columns)",
+			 l->st->passes, values ? "value" : "stage", wins[k].a, wins[k].b, wr.cols);
 		report(l, label);
 	}
 	free(wins);
@@ -446,7 +470,14 @@ int lns_improve(const struct graph *g, uint64_t budget, const struct plan *start
 				l.st->max_stage_window = w;
 			if (nw > l.st->max_node_window)
 				l.st->max_node_window = nw;
-			gains = pass(&l, w, nw, &all_opt, &whole, err);
+			all_opt = 1;
+			whole = 0;
+			gains = pass(&l, 1, w, nw, &all_opt, &whole, err);
+			if (gains >= 0 && !whole) {
+				int more = pass(&l, 0, w, nw, &all_opt, &whole, err);
+
+				gains = more < 0 ? -1 : gains + more;
+			}
 			if (gains < 0)
 				goto out;
 			if (gains > 0)
