@@ -10,6 +10,7 @@
 #include "../graph/clock.h"
 #include "../graph/read.h"
 #include "../plan/sim.h"
+#include "../plan/stages.h"
 #include "../solvers/lns.h"
 
 /* A simple fitting-plan generator for graphs no baseline fits: run the
@@ -54,19 +55,41 @@ static int make_room(struct evict *ev, uint64_t need)
 			int nu;
 			double score;
 
-			if (!ev->resident[i] || ev->pinned[i] || ev->needed[i] ||
-			    !deps_resident(ev, i))
+			double redo = g->nodes[i].cost;
+
+			if (!ev->resident[i] || ev->pinned[i])
 				continue;
+			/* Inputs gone make the recompute dearer (and recursive). */
+			for (int e = g->dep_off[i]; e < g->dep_off[i + 1]; e++)
+				if (!ev->resident[g->deps[e]])
+					redo += 4 * g->nodes[g->deps[e]].cost;
 			nu = next_use(g, i, ev->frontier);
+			/* Only an evicted value's recompute reads it: far. */
+			if (nu < 0)
+				nu = ev->frontier + g->n;
 			score = (double)g->nodes[i].memory * (double)(nu - ev->frontier + 1) /
-				(g->nodes[i].cost + 1e-9);
+				(redo + 1e-9);
 			if (score > best) {
 				best = score;
 				victim = i;
 			}
 		}
-		if (victim < 0)
+		if (victim < 0) {
+			if (getenv("LNS_VERBOSE")) {
+				int nres = 0, npin = 0, nneed = 0, ndeps = 0;
+
+				for (int i = 0; i < g->n; i++) {
+					nres += ev->resident[i];
+					npin += ev->resident[i] && ev->pinned[i] > 0;
+					nneed += ev->resident[i] && ev->needed[i] > 0;
+					ndeps += ev->resident[i] && !deps_resident(ev, i);
+				}
+				fprintf(stderr, "evict: stuck at node %d: %llu + %llu > %llu, %d resident, %d pinned, %d needed, %d without inputs\n",
+					ev->frontier, (unsigned long long)ev->used, (unsigned long long)need,
+					(unsigned long long)ev->budget, nres, npin, nneed, ndeps);
+			}
 			return -1;
+		}
 		ev->resident[victim] = 0;
 		ev->evicted[victim] = 1;
 		ev->used -= g->nodes[victim].memory;
@@ -145,6 +168,95 @@ static struct plan *evict_plan(const struct graph *g, uint64_t budget)
 	return ev.p;
 }
 
+/* Cost of recomputing i in stage u: i and every input, recursively, that
+ * is neither kept into u nor already counted. */
+static double redo_cost(const struct graph *g, const struct stages *st, int u, int i,
+			int *stamp, int mark)
+{
+	double c = g->nodes[i].cost;
+
+	stamp[i] = mark;
+	for (int e = g->dep_off[i]; e < g->dep_off[i + 1]; e++) {
+		int d = g->deps[e];
+
+		if (stamp[d] != mark && !STAGE_S(st, u, d) && !STAGE_R(st, u, d))
+			c += redo_cost(g, st, u, d, stamp, mark);
+	}
+	return c;
+}
+
+/* A second generator, on stage matrices: from checkpoint-all, while the
+ * plan's first over-budget step is in stage t, stop keeping the value kept
+ * into t with the most bytes times stages to its next use per unit of
+ * cost, from t until that use (where it is recomputed). */
+static struct plan *drop_plan(const struct graph *g, uint64_t budget)
+{
+	struct stages st;
+	struct cm_error err;
+	struct sim_result sim;
+	struct plan *p = plan_new();
+	int *last = malloc((size_t)g->n * sizeof(int)), n = g->n, found = 0, mark = 0;
+	int *stamp = calloc((size_t)g->n, sizeof(int));
+
+	if (stages_init(&st, n, &err) || !p || !last || !stamp)
+		goto fail;
+	graph_last_use(g, last);
+	stages_checkpoint_all(g, &st, last);
+	stages_drop_unused(g, &st);
+	for (int iter = 0; iter < 20 * n; iter++) {
+		int t, victim = -1, until = -1;
+		double best = -1;
+
+		plan_clear(p);
+		if (plan_from_stages(g, &st, p, &err) || plan_simulate(g, p, budget, &sim, &err) ||
+		    !sim.valid)
+			goto fail;
+		if (sim.fits) {
+			found = 1;
+			break;
+		}
+		t = sim.bad_step >= 0 ? p->steps[sim.bad_step].stage : -1;
+		if (t < 0)
+			goto fail;
+		for (int i = 0; i < t; i++) {
+			int nu;
+			double score;
+
+			if (!STAGE_S(&st, t, i))
+				continue;
+			nu = next_use(g, i, t);
+			if (nu < 0 || nu == t)
+				continue;
+			score = (double)g->nodes[i].memory * (double)(nu - t) /
+				(redo_cost(g, &st, nu, i, stamp, ++mark) + 1e-9);
+			if (score > best) {
+				best = score;
+				victim = i;
+				until = nu;
+			}
+		}
+		if (victim < 0)
+			goto fail;
+		for (int u = t; u <= until; u++)
+			STAGE_S(&st, u, victim) = 0;
+		stages_drop_unused(g, &st);
+	}
+	if (!found)
+		goto fail;
+	for (int k = 0; k < p->n; k++)
+		p->steps[k].stage = -1;
+	stages_release(&st);
+	free(last);
+	free(stamp);
+	return p;
+fail:
+	stages_release(&st);
+	free(last);
+	free(stamp);
+	plan_free(p);
+	return NULL;
+}
+
 static void progress(void *ctx, const struct solve_progress *p)
 {
 	(void)ctx;
@@ -208,8 +320,23 @@ int main(int argc, char **argv)
 				cm_clock() - t0);
 	}
 	if (start == NULL) {
-		start = evict_plan(g, budget);
-		snprintf(source, sizeof(source), "eviction");
+		/* The cheaper fitting plan of the two generators. */
+		struct plan *a = drop_plan(g, budget), *b = evict_plan(g, budget);
+		struct sim_result sa, sb;
+		int fa = a && plan_simulate(g, a, budget, &sa, &err) == 0 && sa.fits;
+		int fb = b && plan_simulate(g, b, budget, &sb, &err) == 0 && sb.fits;
+
+		if (fa && (!fb || sa.cost <= sb.cost)) {
+			start = a;
+			a = NULL;
+			snprintf(source, sizeof(source), "stage drop");
+		} else if (fb) {
+			start = b;
+			b = NULL;
+			snprintf(source, sizeof(source), "eviction");
+		}
+		plan_free(a);
+		plan_free(b);
 	}
 	if (start == NULL || plan_simulate(g, start, budget, &sim, &err) || !sim.fits) {
 		printf("%s,%s,%llu,,no start,,,,,,,,,,\n", g->id, argv[2],

@@ -141,6 +141,7 @@ struct lns {
 	double *hist_t, *hist_c; /* improvements: time and cost */
 	int nhist;
 	struct lns_stats *st;
+	int shrink;            /* windows are halved this many times (after timeouts) */
 };
 
 static uint64_t rnd(struct lns *l)
@@ -253,6 +254,8 @@ static void report(struct lns *l, const char *label)
 	l->o->progress(l->o->ctx, &p);
 }
 
+static const char *const outcome_names[] = { "improved", "optimal", "no gain", "rejected" };
+
 struct win {
 	int a, b;
 	double key;
@@ -316,6 +319,13 @@ static int pass(struct lns *l, int values, int w, int nw, int *all_opt, int *who
 		struct solve_opts so = { 0 };
 		struct window_result wr;
 		double left = l->deadline - cm_clock();
+		int eff = size >> l->shrink, nw_eff = nw >> l->shrink, min = values ? 4 : 2;
+
+		/* After windows that ran out of time, smaller ones. */
+		eff = eff < min ? min : eff;
+		nw_eff = nw_eff < 4 ? 4 : nw_eff;
+		if (ws.a + eff - 1 < ws.b)
+			ws.b = ws.a + eff - 1;
 
 		if (l->o->time_limit > 0 && left < 0.2) {
 			*all_opt = 0;
@@ -329,8 +339,13 @@ static int pass(struct lns *l, int values, int w, int nw, int *all_opt, int *who
 			memset(l->free, 0, (size_t)n);
 			memset(l->free + ws.a, 1, (size_t)(ws.b - ws.a + 1));
 			ws.free = ws.a == 0 && ws.b == n - 1 ? NULL : l->free;
-			ws.b = n - 1;
-		} else if (choose_free(l, ws.a, ws.b, nw)) {
+			/* Up to the block's last reader: later stages would
+			 * only keep the block's values idle. */
+			for (int i = ws.a, b = ws.b; i <= b; i++)
+				if (graph_nusers(g, i) > 0 &&
+				    g->users[g->user_off[i + 1] - 1] > ws.b)
+					ws.b = g->users[g->user_off[i + 1] - 1];
+		} else if (choose_free(l, ws.a, ws.b, nw_eff)) {
 			ws.free = l->free;
 		}
 		so.time_limit = l->o->window_time_limit > 0 ? l->o->window_time_limit : 10;
@@ -354,8 +369,12 @@ static int pass(struct lns *l, int values, int w, int nw, int *all_opt, int *who
 		}
 		if (wr.outcome != WINDOW_OPTIMAL)
 			*all_opt = 0;
-		snprintf(label, sizeof(label), "lns pass %d, %s window %d..%d (%d columns)",
-			 l->st->passes, values ? "value" : "stage", wins[k].a, wins[k].b, wr.cols);
+		if (wr.outcome == WINDOW_NO_GAIN && eff > min &&
+		    !(l->o->time_limit > 0 && l->deadline - cm_clock() < 0.2))
+			l->shrink++;
+		snprintf(label, sizeof(label), "lns pass %d, %s window %d..%d (%d columns): %s",
+			 l->st->passes, values ? "value" : "stage", wins[k].a, wins[k].b, wr.cols,
+			 outcome_names[wr.outcome]);
 		report(l, label);
 	}
 	free(wins);
@@ -426,7 +445,7 @@ int lns_improve(const struct graph *g, uint64_t budget, const struct plan *start
 	l.plan->cost = sim.cost;
 	l.plan->peak = sim.peak;
 	w = o->stage_window > 0 ? o->stage_window : 8;
-	nw = o->node_window > 0 ? o->node_window : 150;
+	nw = o->node_window > 0 ? o->node_window : 10;
 	/* Room for every improvement: each lowers the cost; bounded by the
 	 * windows solved, which we cap by growing the arrays. */
 	{
@@ -442,7 +461,7 @@ int lns_improve(const struct graph *g, uint64_t budget, const struct plan *start
 		l.hist_c[0] = sim.cost;
 		l.nhist = 1;
 		for (;;) {
-			int all_opt, whole, gains;
+			int all_opt, whole, gains, shrink = l.shrink;
 
 			if (num_le(l.plan->cost, floor)) {
 				l.st->proven = 1;
@@ -488,6 +507,8 @@ int lns_improve(const struct graph *g, uint64_t budget, const struct plan *start
 			}
 			/* Nothing gained: larger windows, unless these already
 			 * ran out of time (larger ones would too). */
+			if (!all_opt && l.shrink > shrink)
+				continue;
 			if (!all_opt || (w >= n && nw >= n))
 				break;
 			w = 2 * w < n ? 2 * w : n;

@@ -16,7 +16,7 @@ struct lns_opts {
 	double time_limit;        /* seconds in all; <= 0: until no pass gains */
 	double window_time_limit; /* seconds per window; <= 0: 10 */
 	int stage_window;         /* stages per window at first; <= 0: 8 */
-	int node_window;          /* free values per window at most; <= 0: 150 */
+	int node_window;          /* free values per window at most; <= 0: 10 */
 	unsigned long long seed;  /* ties among values to free */
 	/* Called after every window with the incumbent (and the proven bound,
 	 * when the last window covered the whole model); may be NULL. */
