@@ -139,7 +139,7 @@ struct lns {
 	uint64_t rng;
 	double t0, deadline;
 	double *hist_t, *hist_c; /* improvements: time and cost */
-	int nhist;
+	size_t nhist, cap_hist;
 	struct lns_stats *st;
 	int shrink;            /* windows are halved this many times (after timeouts) */
 };
@@ -237,7 +237,6 @@ static int choose_free(struct lns *l, int a, int b, int cap)
 		count = take_level(l, to, tail, count, cap);
 		from = to;
 	}
-	(void)head;
 	return 1;
 }
 
@@ -254,7 +253,29 @@ static void report(struct lns *l, const char *label)
 	l->o->progress(l->o->ctx, &p);
 }
 
-static const char *const outcome_names[] = { "improved", "optimal", "no gain", "rejected" };
+/* Notes the time and cost of an improvement; -1 when out of memory. */
+static int record(struct lns *l)
+{
+	if (l->nhist == l->cap_hist) {
+		size_t cap = 2 * l->cap_hist;
+		double *t = realloc(l->hist_t, cap * sizeof(double));
+		double *c = t ? realloc(l->hist_c, cap * sizeof(double)) : NULL;
+
+		if (t)
+			l->hist_t = t;
+		if (c)
+			l->hist_c = c;
+		if (!t || !c)
+			return -1;
+		l->cap_hist = cap;
+	}
+	l->hist_t[l->nhist] = cm_clock() - l->t0;
+	l->hist_c[l->nhist++] = l->plan->cost;
+	return 0;
+}
+
+static const char *const outcome_names[] = { "improved", "optimal", "no gain", "rejected",
+					      "backend crashed" };
 
 struct win {
 	int a, b;
@@ -360,8 +381,14 @@ static int pass(struct lns *l, int values, int w, int nw, int *all_opt, int *who
 		if (wr.outcome == WINDOW_IMPROVED) {
 			gains++;
 			l->st->improved++;
-			l->hist_t[l->nhist] = cm_clock() - l->t0;
-			l->hist_c[l->nhist++] = l->plan->cost;
+			if (record(l)) {
+				free(wins);
+				return cm_errorf(err, "out of memory");
+			}
+		} else if (wr.outcome == WINDOW_REJECTED) {
+			l->st->rejected++;
+		} else if (wr.outcome == WINDOW_CRASHED) {
+			l->st->crashed++;
 		} else if (wr.outcome == WINDOW_OPTIMAL) {
 			l->st->optimal++;
 			if (ws.a == 0 && ws.b == n - 1 && ws.free == NULL)
@@ -389,11 +416,61 @@ static void finish_stats(struct lns *l)
 	s->final_cost = fin;
 	s->seconds = cm_clock() - l->t0;
 	s->t_within_2pct = s->t_within_1pct = -1;
-	for (int k = 0; k < l->nhist; k++) {
+	for (size_t k = 0; k < l->nhist; k++) {
 		if (s->t_within_2pct < 0 && num_le(l->hist_c[k], 1.02 * fin))
 			s->t_within_2pct = l->hist_t[k];
 		if (s->t_within_1pct < 0 && num_le(l->hist_c[k], 1.01 * fin))
 			s->t_within_1pct = l->hist_t[k];
+	}
+}
+
+/* Passes until the time limit, a proof of optimality, or a pass that
+ * gains nothing with windows that can grow no further (or that already
+ * ran out of time). Returns 0, or -1 with err set. */
+static int search(struct lns *l, struct cm_error *err)
+{
+	int n = l->g->n;
+	int w = l->o->stage_window > 0 ? l->o->stage_window : 8;
+	int nw = l->o->node_window > 0 ? l->o->node_window : 10;
+	double floor = graph_total_cost(l->g);
+
+	for (;;) {
+		int all_opt = 1, whole = 0, gains, more, shrink = l->shrink;
+
+		if (num_le(l->plan->cost, floor)) {
+			l->st->proven = 1;
+			return 0;
+		}
+		if (cm_clock() >= l->deadline - 0.2)
+			return 0;
+		l->st->passes++;
+		if (w > l->st->max_stage_window)
+			l->st->max_stage_window = w;
+		if (nw > l->st->max_node_window)
+			l->st->max_node_window = nw;
+		gains = pass(l, 1, w, nw, &all_opt, &whole, err);
+		if (gains < 0)
+			return -1;
+		if (!whole) {
+			more = pass(l, 0, w, nw, &all_opt, &whole, err);
+			if (more < 0)
+				return -1;
+			gains += more;
+		}
+		if (gains > 0)
+			continue;
+		if (whole) {
+			l->st->proven = 1;
+			return 0;
+		}
+		/* Nothing gained: smaller windows if some ran out of time,
+		 * else larger ones, unless none can grow. */
+		if (!all_opt && l->shrink > shrink)
+			continue;
+		if (!all_opt || (w >= n && nw >= n))
+			return 0;
+		w = 2 * w < n ? 2 * w : n;
+		nw = 2 * nw < n ? 2 * nw : n;
 	}
 }
 
@@ -404,9 +481,8 @@ int lns_improve(const struct graph *g, uint64_t budget, const struct plan *start
 	struct lns l = { .g = g, .budget = budget, .o = o };
 	struct lns_stats dummy;
 	struct sim_result sim;
-	int n = g->n, rc = -1, got, w, nw;
+	int n = g->n, rc = -1, got;
 	uint64_t start_peak;
-	double floor = graph_total_cost(g);
 
 	*out = NULL;
 	l.st = st ? st : &dummy;
@@ -430,7 +506,10 @@ int lns_improve(const struct graph *g, uint64_t budget, const struct plan *start
 	l.dist = malloc(((size_t)n + 1) * sizeof(int));
 	l.queue = malloc(((size_t)n + 1) * sizeof(int));
 	l.plan = plan_new();
-	if (!l.free || !l.dist || !l.queue || !l.plan) {
+	l.cap_hist = 64;
+	l.hist_t = malloc(l.cap_hist * sizeof(double));
+	l.hist_c = malloc(l.cap_hist * sizeof(double));
+	if (!l.free || !l.dist || !l.queue || !l.plan || !l.hist_t || !l.hist_c) {
 		cm_errorf(err, "out of memory");
 		goto out;
 	}
@@ -444,77 +523,11 @@ int lns_improve(const struct graph *g, uint64_t budget, const struct plan *start
 		goto out;
 	l.plan->cost = sim.cost;
 	l.plan->peak = sim.peak;
-	w = o->stage_window > 0 ? o->stage_window : 8;
-	nw = o->node_window > 0 ? o->node_window : 10;
-	/* Room for every improvement: each lowers the cost; bounded by the
-	 * windows solved, which we cap by growing the arrays. */
-	{
-		size_t cap = 4096;
-
-		l.hist_t = malloc(cap * sizeof(double));
-		l.hist_c = malloc(cap * sizeof(double));
-		if (!l.hist_t || !l.hist_c) {
-			cm_errorf(err, "out of memory");
-			goto out;
-		}
-		l.hist_t[0] = 0;
-		l.hist_c[0] = sim.cost;
-		l.nhist = 1;
-		for (;;) {
-			int all_opt, whole, gains, shrink = l.shrink;
-
-			if (num_le(l.plan->cost, floor)) {
-				l.st->proven = 1;
-				break;
-			}
-			if (cm_clock() >= l.deadline - 0.2)
-				break;
-			if ((size_t)l.nhist + (size_t)n + 2 > cap) {
-				double *a, *b;
-
-				cap = 2 * cap + (size_t)n;
-				a = realloc(l.hist_t, cap * sizeof(double));
-				if (a)
-					l.hist_t = a;
-				b = a ? realloc(l.hist_c, cap * sizeof(double)) : NULL;
-				if (b)
-					l.hist_c = b;
-				if (!a || !b) {
-					cm_errorf(err, "out of memory");
-					goto out;
-				}
-			}
-			l.st->passes++;
-			if (w > l.st->max_stage_window)
-				l.st->max_stage_window = w;
-			if (nw > l.st->max_node_window)
-				l.st->max_node_window = nw;
-			all_opt = 1;
-			whole = 0;
-			gains = pass(&l, 1, w, nw, &all_opt, &whole, err);
-			if (gains >= 0 && !whole) {
-				int more = pass(&l, 0, w, nw, &all_opt, &whole, err);
-
-				gains = more < 0 ? -1 : gains + more;
-			}
-			if (gains < 0)
-				goto out;
-			if (gains > 0)
-				continue;
-			if (whole) {
-				l.st->proven = 1;
-				break;
-			}
-			/* Nothing gained: larger windows, unless these already
-			 * ran out of time (larger ones would too). */
-			if (!all_opt && l.shrink > shrink)
-				continue;
-			if (!all_opt || (w >= n && nw >= n))
-				break;
-			w = 2 * w < n ? 2 * w : n;
-			nw = 2 * nw < n ? 2 * nw : n;
-		}
-	}
+	l.hist_t[0] = 0;
+	l.hist_c[0] = sim.cost;
+	l.nhist = 1;
+	if (search(&l, err))
+		goto out;
 	if (num_lt(l.st->first_cost, l.plan->cost)) {
 		/* Cannot happen (the staged start replays no costlier than
 		 * the start), but the promise is kept regardless. */

@@ -28,6 +28,9 @@ struct lns_stats {
 	int windows;         /* windows solved */
 	int improved;        /* of which gave a cheaper plan */
 	int optimal;         /* of which proved the incumbent optimal in the window */
+	int rejected;        /* of which gave a solution that did not replay
+			      * cheaper and fitting (a model defect: expect 0) */
+	int crashed;         /* of which the backend died on (the search goes on) */
 	int passes;          /* passes over the stages */
 	int max_stage_window, max_node_window; /* the largest windows tried */
 	double first_cost;   /* the start's cost */

@@ -506,6 +506,13 @@ int window_improve(const struct graph *g, uint64_t budget, const struct solver_o
 	so.gap = 0;
 	so.relaxation = 0;
 	rc = solver_solve(ops, &wm.milp, &so, &res, err);
+	if (rc == SOLVER_CRASHED) {
+		/* The backend died on this window (Cbc has, rarely): the
+		 * incumbent stands, and the search goes on. */
+		wr->outcome = WINDOW_CRASHED;
+		rc = 0;
+		goto out;
+	}
 	if (rc)
 		goto out;
 	if (res.has_bound)

@@ -54,6 +54,7 @@ enum window_outcome {
 	WINDOW_OPTIMAL,    /* the incumbent is optimal within the window */
 	WINDOW_NO_GAIN,    /* stopped at the time limit without a better plan */
 	WINDOW_REJECTED,   /* the solver's plan did not replay cheaper and fitting */
+	WINDOW_CRASHED,    /* the backend's process died (err says how) */
 };
 
 struct window_result {
@@ -67,7 +68,8 @@ struct window_result {
  * plan *plan of cost plan->cost) with ops, to optimality within o's time
  * limit, the incumbent as warm start. A solution that replays valid,
  * within budget and cheaper replaces *inc and *plan (the old plan is
- * freed). Returns 0 (what happened in *wr), or -1 with err set. */
+ * freed). Returns 0 (what happened in *wr; a crash of the backend is
+ * WINDOW_CRASHED, err then says how), or -1 with err set. */
 int window_improve(const struct graph *g, uint64_t budget, const struct solver_ops *ops,
 		   const struct solve_opts *o, const struct window_spec *w,
 		   struct stages *inc, struct plan **plan, struct window_result *wr,
