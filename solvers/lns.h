@@ -1,0 +1,65 @@
+/* Large-neighbourhood search over the Checkmate model: from a fitting
+ * plan, solve windows of stages (and of values) exactly around the
+ * incumbent (solvers/window.h) and keep every cheaper plan that replays
+ * within the budget. Anytime: it never returns a plan worse than its
+ * start. */
+#ifndef CM_LNS_H
+#define CM_LNS_H
+
+#include <stdint.h>
+
+#include "../plan/stages.h"
+#include "solver.h"
+
+struct lns_opts {
+	const struct solver_ops *ops; /* the backend of every window */
+	double time_limit;        /* seconds in all; <= 0: until no pass gains */
+	double window_time_limit; /* seconds per window; <= 0: 10 */
+	int stage_window;         /* stages per window at first; <= 0: 8 */
+	int node_window;          /* free values per window at most; <= 0: 10 */
+	unsigned long long seed;  /* ties among values to free */
+	/* Called after every window with the incumbent (and the proven bound,
+	 * when the last window covered the whole model); may be NULL. */
+	void (*progress)(void *ctx, const struct solve_progress *p);
+	void *ctx;
+};
+
+struct lns_stats {
+	int windows;         /* windows solved */
+	int improved;        /* of which gave a cheaper plan */
+	int optimal;         /* of which proved the incumbent optimal in the window */
+	int rejected;        /* of which gave a solution that did not replay
+			      * cheaper and fitting (a model defect: expect 0) */
+	int crashed;         /* of which the backend died on (the search goes on) */
+	int passes;          /* passes over the stages */
+	int max_stage_window, max_node_window; /* the largest windows tried */
+	double first_cost;   /* the start's cost */
+	double final_cost;   /* the result's cost */
+	double seconds;      /* wall time */
+	double window_seconds; /* time in windows (build, solve, replay) */
+	double t_within_2pct, t_within_1pct; /* seconds until within 2% / 1% of final_cost */
+	int proven;          /* 1 when a window covering the whole model with
+			      * every value free was solved to optimality:
+			      * final_cost is then optimal */
+};
+
+/* Stage matrices for any valid plan: a staged plan's own (stages_from_plan);
+ * otherwise S(t,i) = value i resident when the first compute after node
+ * t - 1's first compute happens, or else when node t is first computed,
+ * whichever gives the cheaper plan that fits budget. R completed, unused S
+ * dropped. Returns 1 with st filled, 0 when neither fits (err says why), -1
+ * with err set on failure. */
+int lns_stages_of_plan(const struct graph *g, uint64_t budget, const struct plan *p,
+		       struct stages *st, struct cm_error *err);
+
+/* Improves the fitting plan start of g at budget; *out (caller frees with
+ * plan_free) is the best plan found, replayed, never costlier than start,
+ * strategy "lns". st (may be NULL) says what was done. Returns 0; 1 when
+ * the start cannot be used (invalid, over budget, or not convertible to
+ * stages within budget: err says why, *out NULL); -1 with err set on
+ * failure. */
+int lns_improve(const struct graph *g, uint64_t budget, const struct plan *start,
+		const struct lns_opts *o, struct plan **out, struct lns_stats *st,
+		struct cm_error *err);
+
+#endif

@@ -1,0 +1,78 @@
+/* Exact windows of the Checkmate model (solvers/remat.c, docs/model.md):
+ * the rows and columns of stages a..b only, with the values kept into
+ * stage a and into stage b + 1 taken from an incumbent as constants.
+ * Stages are coupled only through S, so a window's optimum spliced into
+ * the incumbent is a plan as good as the incumbent outside the window and
+ * optimal inside it. Optionally only some values are free: the decisions
+ * R(t,i), S(t,i) of every other value are the incumbent's constants, which
+ * keeps late stages of a large graph small. */
+#ifndef CM_WINDOW_H
+#define CM_WINDOW_H
+
+#include <stdint.h>
+
+#include "../plan/stages.h"
+#include "milp.h"
+#include "solver.h"
+
+struct window_spec {
+	int a, b;              /* stages a..b, 0 <= a <= b < n */
+	const uint8_t *free;   /* n flags: values whose decisions are free;
+				* NULL: every value */
+};
+
+struct window_model {
+	struct milp milp;
+	int n, a, b;
+	/* Column of R(t,i), S(t,i) at [(t - a) * n + i]; -1 where the entry
+	 * is a constant (the incumbent's, or 0 where the model has no such
+	 * variable). */
+	int *r, *s;
+	double fixed_cost; /* cost of the constant R entries of the window */
+	double inc_cost;   /* cost of the incumbent's R in the window */
+	uint64_t unit;     /* bytes per memory unit (gcd of the sizes) */
+	double *start;     /* the incumbent as a point of the model (ncols) */
+	int start_ok;      /* 1 when start satisfies every row and bound */
+};
+
+/* Builds the window w of the model of g at budget around the incumbent
+ * inc (R complete, no unused S: stages_drop_unused). The incumbent's
+ * point is left in wm->start. Returns 0, or -1 with err set. Release with
+ * window_release. */
+int window_build(const struct graph *g, uint64_t budget, const struct stages *inc,
+		 const struct window_spec *w, struct window_model *wm,
+		 struct cm_error *err);
+void window_release(struct window_model *wm);
+
+/* Writes the S of a solution x (values above 1/2) into st for the
+ * window's variable entries; R is left to stages_complete_r. */
+void window_extract(const struct window_model *wm, const double *x, struct stages *st);
+
+/* What one window solve did. */
+enum window_outcome {
+	WINDOW_IMPROVED,   /* a cheaper fitting plan was accepted */
+	WINDOW_OPTIMAL,    /* the incumbent is optimal within the window */
+	WINDOW_NO_GAIN,    /* stopped at the time limit without a better plan */
+	WINDOW_REJECTED,   /* the solver's plan did not replay cheaper and fitting */
+	WINDOW_CRASHED,    /* the backend's process died (err says how) */
+};
+
+struct window_result {
+	int outcome;        /* enum window_outcome */
+	int cols, rows, nnz;
+	double seconds;     /* build, solve and replay */
+	double bound;       /* the solver's bound on the window's cost, or -1 */
+};
+
+/* Solves window w of g at budget around the incumbent (inc, its replayed
+ * plan *plan of cost plan->cost) with ops, to optimality within o's time
+ * limit, the incumbent as warm start. A solution that replays valid,
+ * within budget and cheaper replaces *inc and *plan (the old plan is
+ * freed). Returns 0 (what happened in *wr; a crash of the backend is
+ * WINDOW_CRASHED, err then says how), or -1 with err set. */
+int window_improve(const struct graph *g, uint64_t budget, const struct solver_ops *ops,
+		   const struct solve_opts *o, const struct window_spec *w,
+		   struct stages *inc, struct plan **plan, struct window_result *wr,
+		   struct cm_error *err);
+
+#endif
