@@ -7,11 +7,12 @@
 #include <string.h>
 
 #include "../baselines/baseline.h"
-#include "../graph/clock.h"
+#include "../common/clock.h"
 #include "../graph/read.h"
 #include "../plan/sim.h"
 #include "../plan/stages.h"
 #include "../solvers/lns.h"
+#include "../solvers/strategy.h"
 
 /* A simple fitting-plan generator for graphs no baseline fits: run the
  * nodes in order; when the next compute does not fit, evict the resident
@@ -301,23 +302,31 @@ int main(int argc, char **argv)
 		o.progress = progress;
 	o.ops = solver_find(argc > 7 ? argv[7] : "cbc");
 	t0 = cm_clock();
-	for (int k = 0; k < baseline_count; k++) {
+	/* The paper's baselines, or with LNS_FROM_HEURISTICS every heuristic
+	 * of the table (dtr and the DP too). */
+	if (getenv("LNS_FROM_HEURISTICS")) {
+		struct solve_request rq = { .budget = budget };
+
+		start = strategy_best_heuristic(g, &rq, &sim);
+		if (start)
+			snprintf(source, sizeof(source), "%.40s %.40s", start->strategy, start->param);
+	}
+	for (int k = 0; k < strategy_count() && !getenv("LNS_FROM_HEURISTICS"); k++) {
+		const struct baseline b = { strategy_at(k)->name, strategy_at(k)->point };
 		struct plan *p = NULL;
 		char param[64];
 
-		if (baseline_best(&baseline_table[k], g, budget, &p, &sim, param, sizeof(param),
-				  &err) == 0 && p && sim.fits && (!start || sim.cost < cost)) {
+		if (b.point && baseline_best(&b, g, budget, &p, &sim, param, sizeof(param),
+					     &err) == 0 && p && sim.fits && (!start || sim.cost < cost)) {
 			plan_free(start);
 			start = p;
 			cost = sim.cost;
-			snprintf(source, sizeof(source), "%s%s%s", baseline_table[k].name,
-				 *param ? " " : "", param);
+			snprintf(source, sizeof(source), "%s%s%s", b.name, *param ? " " : "", param);
 			p = NULL;
 		}
 		plan_free(p);
-		if (getenv("LNS_VERBOSE"))
-			fprintf(stderr, "baseline %s done at %.1f s\n", baseline_table[k].name,
-				cm_clock() - t0);
+		if (getenv("LNS_VERBOSE") && b.point)
+			fprintf(stderr, "baseline %s done at %.1f s\n", b.name, cm_clock() - t0);
 	}
 	if (start == NULL) {
 		/* The cheaper fitting plan of the two generators. */

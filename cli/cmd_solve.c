@@ -74,9 +74,11 @@ static void print_summary(FILE *f, const struct graph *g, const struct solve_req
 	char h[32];
 
 	fprintf(f, "graph        %s\nstrategy     %s", g->id, rq->strategy);
-	if (o->solver[0])
+	if (o->solver[0] && o->cols)
 		fprintf(f, " (%s; model of %d columns, %d rows, %d nonzeros)", o->solver,
 			o->cols, o->rows, o->nnz);
+	else if (o->solver[0])
+		fprintf(f, " (%s)", o->solver);
 	if (o->param[0])
 		fprintf(f, " (%s)", o->param);
 	fputc('\n', f);

@@ -4,9 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../graph/clock.h"
-#include "../graph/num.h"
+#include "../common/clock.h"
+#include "../common/num.h"
 #include "../plan/sim.h"
+#include "strategy.h"
 #include "window.h"
 
 /* S from residency in an unstaged plan: S(t,i) = resident[i] at the step
@@ -564,4 +565,56 @@ out:
 	free(l.hist_t);
 	free(l.hist_c);
 	return rc;
+}
+
+/* Seconds lns takes without --time-limit: it would otherwise run until a
+ * pass gains nothing, hours on the largest graphs. */
+#define LNS_TIME_LIMIT 60.0
+
+int strategy_run_lns(const struct strategy *s, const struct graph *g,
+		     const struct solve_request *rq, struct solve_outcome *out,
+		     struct cm_error *err)
+{
+	struct lns_opts o = { .ops = strategy_backend(rq, err), .seed = rq->seed,
+			      .time_limit = rq->time_limit > 0 ? rq->time_limit : LNS_TIME_LIMIT,
+			      .progress = rq->progress, .ctx = rq->ctx };
+	uint64_t stages = 0, values = 0;
+	struct sim_result sim;
+	struct plan *own = NULL, *best = NULL;
+	const struct plan *start = rq->start;
+	struct lns_stats st;
+	int rc;
+
+	if (o.ops == NULL || strategy_param_whole(rq, "stages", 1, 1000, &stages, err) ||
+	    strategy_param_whole(rq, "values", 1, 1000, &values, err))
+		return -1;
+	o.stage_window = (int)stages;
+	o.node_window = (int)values;
+	snprintf(out->solver, sizeof(out->solver), "%s", o.ops->name);
+	if (start == NULL)
+		start = own = strategy_best_heuristic(g, rq, &sim);
+	if (start == NULL) {
+		strategy_set_status(out, STATUS_NO_PLAN);
+		snprintf(out->why, sizeof(out->why), "no heuristic fits the budget, so lns has no "
+			 "plan to start from");
+		return 0;
+	}
+	snprintf(out->param, sizeof(out->param), "start=%.40s", start->strategy);
+	rc = lns_improve(g, rq->budget, start, &o, &best, &st, err);
+	plan_free(own);
+	if (rc == 1) {
+		strategy_set_status(out, STATUS_NO_PLAN);
+		snprintf(out->why, sizeof(out->why), "%s", err->msg);
+		return 0;
+	}
+	if (rc || strategy_adopt(g, s->name, rq->budget, best, out, err))
+		return -1;
+	snprintf(best->solver, sizeof(best->solver), "%s", o.ops->name);
+	if (!out->sim.fits)
+		return cm_errorf(err, "internal error: lns's plan replays over budget: %s",
+				 out->sim.why);
+	strategy_set_status(out, st.proven ? STATUS_OPTIMAL : STATUS_FEASIBLE);
+	if (st.proven || num_le(out->sim.cost, graph_total_cost(g)))
+		strategy_set_bound(g, out, st.proven ? out->sim.cost : graph_total_cost(g));
+	return 0;
 }

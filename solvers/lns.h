@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "../plan/stages.h"
-#include "solver.h"
+#include "backend/solver.h"
 
 struct lns_opts {
 	const struct solver_ops *ops; /* the backend of every window */

@@ -149,7 +149,7 @@ int strategy_solve(const struct graph *g, const struct solve_request *rq,
 void strategy_outcome_release(struct solve_outcome *out);
 
 /* The run functions of the rows (solvers/heuristic.c, ilp.c, approx.c,
- * dtr.c, kusumoto.c, auto.c), each as struct strategy's run. */
+ * dtr.c, kusumoto.c, lns.c, auto.c), each as struct strategy's run. */
 #define STRATEGY_RUN(fn)                                                           \
 	int fn(const struct strategy *s, const struct graph *g,                     \
 	       const struct solve_request *rq, struct solve_outcome *out,           \
@@ -159,6 +159,7 @@ STRATEGY_RUN(strategy_run_ilp);
 STRATEGY_RUN(strategy_run_approx);
 STRATEGY_RUN(strategy_run_dtr);
 STRATEGY_RUN(strategy_run_kusumoto);
+STRATEGY_RUN(strategy_run_lns);
 STRATEGY_RUN(strategy_run_auto);
 
 /* The cheapest plan of every heuristic of the table that fits rq->budget,

@@ -5,6 +5,7 @@
 static const char *const approx_params[] = { "seed", "samples", NULL };
 static const char *const dtr_params[] = { "heuristic", NULL };
 static const char *const kusumoto_params[] = { "centric", "time-steps", NULL };
+static const char *const lns_params[] = { "stages", "values", NULL };
 
 #define PAPER_HEURISTIC (STRATEGY_PAPER | STRATEGY_HEURISTIC | STRATEGY_MAXBATCH)
 
@@ -36,6 +37,8 @@ const struct strategy strategy_table[] = {
 	{ "ilp", "the Checkmate MILP, solved to proven optimality",
 	  STRATEGY_SOLVER | STRATEGY_BOUND | STRATEGY_MAXBATCH | STRATEGY_LP_FILE, NULL,
 	  strategy_run_ilp, NULL },
+	{ "lns", "exact MILP solves of windows of stages and values around the best heuristic's plan",
+	  STRATEGY_SOLVER, lns_params, strategy_run_lns, NULL },
 	{ "approx", "LP relaxation rounded in two phases; the LP value is a lower bound",
 	  STRATEGY_SOLVER | STRATEGY_BOUND, approx_params, strategy_run_approx, NULL },
 };

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../graph/clock.h"
-#include "../graph/num.h"
+#include "../common/clock.h"
+#include "../common/num.h"
 #include "../plan/sim.h"
 
 /* Builder state: the model, the incumbent, and a row under construction

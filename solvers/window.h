@@ -12,8 +12,8 @@
 #include <stdint.h>
 
 #include "../plan/stages.h"
-#include "milp.h"
-#include "solver.h"
+#include "backend/milp.h"
+#include "backend/solver.h"
 
 struct window_spec {
 	int a, b;              /* stages a..b, 0 <= a <= b < n */

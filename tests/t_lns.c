@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "../baselines/baseline.h"
-#include "../cli/strategy.h"
-#include "../graph/num.h"
+#include "../solvers/strategy.h"
+#include "../common/num.h"
 #include "../graph/read.h"
 #include "../solvers/lns.h"
 #include "../solvers/window.h"
@@ -21,20 +21,21 @@ struct tally {
 	double worst; /* largest cost / optimum */
 };
 
-/* The cheapest fitting plan among the baselines, or NULL. */
+/* The cheapest fitting plan among the paper's baselines, or NULL. */
 static struct plan *best_baseline(const struct graph *g, uint64_t budget)
 {
 	struct plan *best = NULL;
 	double cost = 0;
 
-	for (int k = 0; k < baseline_count; k++) {
+	for (int k = 0; k < strategy_count(); k++) {
+		const struct baseline b = { strategy_at(k)->name, strategy_at(k)->point };
 		struct plan *p = NULL;
 		struct sim_result sim;
 		struct cm_error err;
 		char param[64];
 
-		if (baseline_best(&baseline_table[k], g, budget, &p, &sim, param, sizeof(param),
-				  &err) == 0 && p && sim.fits && (!best || sim.cost < cost)) {
+		if (b.point && baseline_best(&b, g, budget, &p, &sim, param, sizeof(param),
+					     &err) == 0 && p && sim.fits && (!best || sim.cost < cost)) {
 			plan_free(best);
 			best = p;
 			cost = sim.cost;
@@ -53,7 +54,7 @@ static double optimum(const struct graph *g, uint64_t budget)
 	struct cm_error err;
 	double opt = -1;
 
-	if (strategy_solve(g, &rq, &o, &err) == 0 && strcmp(o.status, "optimal") == 0)
+	if (strategy_solve(g, &rq, &o, &err) == 0 && o.status == STATUS_OPTIMAL)
 		opt = o.sim.cost;
 	strategy_outcome_release(&o);
 	return opt;
@@ -106,7 +107,7 @@ static int check_run(const struct graph *g, uint64_t budget, const struct plan *
 /* A random training graph: a random forward DAG of m nodes, a loss
  * reading the last one, and a gradient per forward node reading the node,
  * its inputs and its users' gradients (as Checkmate's extraction). */
-static struct graph *gen_training(int m, int edge_pct)
+static struct graph *random_training(int m, int edge_pct)
 {
 	struct cm_error err;
 	struct graph *g = graph_new("train");
@@ -247,7 +248,7 @@ int main(void)
 	}
 	report(&lin, "linear:3..9", 0.9);
 	for (int k = 0; k < 10; k++) {
-		g = gen_training(4 + k % 4, 30);
+		g = random_training(4 + k % 4, 30);
 		sweep(g, 3, &o, &rnd, "random training graph");
 		graph_free(g);
 	}
