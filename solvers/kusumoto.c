@@ -75,14 +75,121 @@ static void ctx_release(struct kctx *c)
 	memset(c, 0, sizeof(*c));
 }
 
+/* The forward nodes in file order, their sizes, and the count of their
+ * inputs and users in dep_off and user_off (one place on, for the prefix
+ * sums of ctx_edges); *total and *integral describe their costs. A forward
+ * node may not read a backward one. Returns 0 or KUSUMOTO_UNSUPPORTED. */
+static int ctx_nodes(struct kctx *c, double *total, int *integral, int *ne,
+		     struct cm_error *err)
+{
+	const struct graph *g = c->g;
+
+	for (int k = 0, i = 0; k < g->n; k++) {
+		c->fid[k] = g->nodes[k].backward ? -1 : i;
+		if (!g->nodes[k].backward)
+			c->fwd[i++] = k;
+	}
+	for (int i = 0; i < c->nf; i++) {
+		int k = c->fwd[i];
+
+		c->mem[i] = g->nodes[k].memory;
+		*total += g->nodes[k].cost;
+		if (!num_eq(g->nodes[k].cost, floor(g->nodes[k].cost)))
+			*integral = 0;
+		for (int e = g->dep_off[k]; e < g->dep_off[k + 1]; e++) {
+			int d = g->deps[e];
+
+			if (g->nodes[d].backward) {
+				cm_errorf(err, "graph '%s': forward node '%s' reads backward node '%s'",
+					  g->id, g->nodes[k].name, g->nodes[d].name);
+				return KUSUMOTO_UNSUPPORTED;
+			}
+			c->dep_off[i + 1]++;
+			c->user_off[c->fid[d] + 1]++;
+			(*ne)++;
+		}
+	}
+	return 0;
+}
+
+/* Gradient sizes from grad_of; a forward node without a gradient node is
+ * taken as the paper does, its gradient as large as its value. */
+static void ctx_gradients(struct kctx *c)
+{
+	const struct graph *g = c->g;
+
+	for (int i = 0; i < c->nf; i++)
+		c->gmem[i] = INF;
+	for (int k = 0; k < g->n; k++) {
+		int v = g->nodes[k].grad_of;
+
+		if (g->nodes[k].backward && v >= 0 && c->fid[v] >= 0)
+			c->gmem[c->fid[v]] = (c->gmem[c->fid[v]] == INF ? 0 : c->gmem[c->fid[v]]) +
+					     g->nodes[k].memory;
+	}
+	for (int i = 0; i < c->nf; i++)
+		if (c->gmem[i] == INF)
+			c->gmem[i] = c->mem[i];
+}
+
+/* The forward inputs and users of each forward node (forward indices),
+ * from the ne edges ctx_nodes counted. Returns 0 or -1. */
+static int ctx_edges(struct kctx *c, int ne)
+{
+	const struct graph *g = c->g;
+	int *fill = NULL, r = -1;
+
+	for (int i = 0; i < c->nf; i++) {
+		c->dep_off[i + 1] += c->dep_off[i];
+		c->user_off[i + 1] += c->user_off[i];
+	}
+	c->deps = malloc(sizeof(int) * (size_t)(ne + 1));
+	c->users = malloc(sizeof(int) * (size_t)(ne + 1));
+	fill = calloc((size_t)c->nf, sizeof(int));
+	if (!c->deps || !c->users || !fill)
+		goto out;
+	for (int i = 0; i < c->nf; i++) {
+		int k = c->fwd[i], n = 0;
+
+		for (int e = g->dep_off[k]; e < g->dep_off[k + 1]; e++) {
+			int d = c->fid[g->deps[e]];
+
+			c->deps[c->dep_off[i] + n++] = d;
+			c->users[c->user_off[d] + fill[d]++] = i;
+		}
+	}
+	r = 0;
+out:
+	free(fill);
+	return r;
+}
+
+/* The time axis: whole costs as they are when they add up to at most
+ * time_steps units, else units of total / time_steps, each cost rounded
+ * up (a node never looks cheaper than it is). */
+static void ctx_time_axis(struct kctx *c, int time_steps, double total, int integral)
+{
+	uint64_t ttot = 0;
+
+	c->unit = 1;
+	if (!integral || total > time_steps)
+		c->unit = total > 0 ? total / time_steps : 1;
+	for (int i = 0; i < c->nf; i++) {
+		double u = ceil(c->g->nodes[c->fwd[i]].cost / c->unit - 1e-9);
+
+		c->tc[i] = u > 0 ? (uint32_t)u : 0;
+		ttot += c->tc[i];
+	}
+	c->tmax = (int)ttot;
+}
+
 /* The forward graph, its sizes and discretized costs. Returns 0,
  * KUSUMOTO_UNSUPPORTED, or -1. */
 static int ctx_graph(struct kctx *c, const struct graph *g, int time_steps,
 		     struct cm_error *err)
 {
-	int nb = 0, ne = 0, integral = 1;
+	int nb = 0, ne = 0, integral = 1, r;
 	double total = 0;
-	uint64_t ttot = 0;
 
 	c->g = g;
 	for (int k = 0; k < g->n; k++)
@@ -105,88 +212,15 @@ static int ctx_graph(struct kctx *c, const struct graph *g, int time_steps,
 	c->dep_off = calloc((size_t)c->nf + 1, sizeof(int));
 	c->user_off = calloc((size_t)c->nf + 1, sizeof(int));
 	if (!c->fwd || !c->fid || !c->mem || !c->gmem || !c->tc || !c->dep_off || !c->user_off)
-		goto oom;
-	for (int k = 0, i = 0; k < g->n; k++) {
-		c->fid[k] = g->nodes[k].backward ? -1 : i;
-		if (!g->nodes[k].backward)
-			c->fwd[i++] = k;
-	}
-	for (int i = 0; i < c->nf; i++) {
-		int k = c->fwd[i];
-
-		c->mem[i] = g->nodes[k].memory;
-		total += g->nodes[k].cost;
-		if (!num_eq(g->nodes[k].cost, floor(g->nodes[k].cost)))
-			integral = 0;
-		for (int e = g->dep_off[k]; e < g->dep_off[k + 1]; e++) {
-			int d = g->deps[e];
-
-			if (g->nodes[d].backward) {
-				cm_errorf(err, "graph '%s': forward node '%s' reads backward node '%s'",
-					  g->id, g->nodes[k].name, g->nodes[d].name);
-				return KUSUMOTO_UNSUPPORTED;
-			}
-			c->dep_off[i + 1]++;
-			c->user_off[c->fid[d] + 1]++;
-			ne++;
-		}
-	}
-	/* Gradient sizes from grad_of; a forward node without a gradient node
-	 * is taken as the paper does, its gradient as large as its value. */
-	for (int i = 0; i < c->nf; i++)
-		c->gmem[i] = INF;
-	for (int k = 0; k < g->n; k++) {
-		int v = g->nodes[k].grad_of;
-
-		if (g->nodes[k].backward && v >= 0 && c->fid[v] >= 0)
-			c->gmem[c->fid[v]] = (c->gmem[c->fid[v]] == INF ? 0 : c->gmem[c->fid[v]]) +
-					     g->nodes[k].memory;
-	}
-	for (int i = 0; i < c->nf; i++)
-		if (c->gmem[i] == INF)
-			c->gmem[i] = c->mem[i];
-	for (int i = 0; i < c->nf; i++) {
-		c->dep_off[i + 1] += c->dep_off[i];
-		c->user_off[i + 1] += c->user_off[i];
-	}
-	c->deps = malloc(sizeof(int) * (size_t)(ne + 1));
-	c->users = malloc(sizeof(int) * (size_t)(ne + 1));
-	if (!c->deps || !c->users)
-		goto oom;
-	{
-		int *fill = calloc((size_t)c->nf, sizeof(int));
-
-		if (!fill)
-			goto oom;
-		for (int i = 0; i < c->nf; i++) {
-			int k = c->fwd[i], n = 0;
-
-			for (int e = g->dep_off[k]; e < g->dep_off[k + 1]; e++) {
-				int d = c->fid[g->deps[e]];
-
-				c->deps[c->dep_off[i] + n++] = d;
-				c->users[c->user_off[d] + fill[d]++] = i;
-			}
-		}
-		free(fill);
-	}
-	/* The time axis: whole costs as they are when they add up to at most
-	 * time_steps units, else units of total / time_steps, each cost rounded
-	 * up (a node never looks cheaper than it is). */
-	c->unit = 1;
-	if (!integral || total > time_steps)
-		c->unit = total > 0 ? total / time_steps : 1;
-	for (int i = 0; i < c->nf; i++) {
-		double u = ceil(g->nodes[c->fwd[i]].cost / c->unit - 1e-9);
-
-		c->tc[i] = u > 0 ? (uint32_t)u : 0;
-		ttot += c->tc[i];
-	}
-	c->tmax = (int)ttot;
+		return cm_errorf(err, "out of memory");
+	if ((r = ctx_nodes(c, &total, &integral, &ne, err)) != 0)
+		return r;
+	ctx_gradients(c);
+	if (ctx_edges(c, ne))
+		return cm_errorf(err, "out of memory");
+	ctx_time_axis(c, time_steps, total, integral);
 	c->words = (c->nf + 63) / 64;
 	return 0;
-oom:
-	return cm_errorf(err, "out of memory");
 }
 
 /* Appends a copy of set to the family; -1 when out of memory. */
@@ -282,26 +316,17 @@ static int by_size(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Sorts the family by size and computes the per-set terms of the DP. */
-static int family_terms(struct kctx *c)
+/* Reorders the family by size (ties keep the order found), the ascending
+ * order the DP's indices rely on, and fills c->size. Returns 0 or -1. */
+static int family_sort(struct kctx *c)
 {
 	long nl = c->nl;
 	int *order = malloc(sizeof(int) * (size_t)nl), *sz = malloc(sizeof(int) * (size_t)nl);
 	uint64_t *sorted = malloc(sizeof(uint64_t) * (size_t)nl * (size_t)c->words);
-	uint64_t *plus = calloc((size_t)c->words, sizeof(uint64_t));
-	long nbd = 0;
 	int r = -1;
 
 	c->size = malloc(sizeof(int) * (size_t)nl);
-	c->msum = calloc((size_t)nl, sizeof(uint64_t));
-	c->gsum = calloc((size_t)nl, sizeof(uint64_t));
-	c->tsum = calloc((size_t)nl, sizeof(uint64_t));
-	c->xmem = calloc((size_t)nl, sizeof(uint64_t));
-	c->bmem = calloc((size_t)nl, sizeof(uint64_t));
-	c->btime = calloc((size_t)nl, sizeof(uint64_t));
-	c->bd_off = calloc((size_t)nl + 1, sizeof(int));
-	if (!order || !sz || !sorted || !plus || !c->size || !c->msum || !c->gsum ||
-	    !c->tsum || !c->xmem || !c->bmem || !c->btime || !c->bd_off)
+	if (!order || !sz || !sorted || !c->size)
 		goto out;
 	for (long i = 0; i < nl; i++) {
 		const uint64_t *s = set_of(c, i);
@@ -321,72 +346,113 @@ static int family_terms(struct kctx *c)
 	free(c->sets);
 	c->sets = sorted;
 	sorted = NULL;
-	/* Boundaries, counted then listed. */
-	for (int pass = 0; pass < 2; pass++) {
-		for (long i = 0; i < nl; i++) {
-			const uint64_t *s = set_of(c, i);
-			int n = 0;
-
-			for (int v = 0; v < c->nf; v++) {
-				int out = 0;
-
-				if (!has(s, v))
-					continue;
-				for (int e = c->user_off[v]; e < c->user_off[v + 1] && !out; e++)
-					out = !has(s, c->users[e]);
-				if (!out)
-					continue;
-				if (pass == 1) {
-					c->bd[c->bd_off[i] + n] = v;
-					c->bmem[i] += c->mem[v];
-					c->btime[i] += c->tc[v];
-				}
-				n++;
-			}
-			if (pass == 0)
-				c->bd_off[i + 1] = c->bd_off[i] + n;
-		}
-		if (pass == 0) {
-			nbd = c->bd_off[nl];
-			c->bd = malloc(sizeof(int) * (size_t)(nbd + 1));
-			if (!c->bd)
-				goto out;
-		}
-	}
-	for (long i = 0; i < nl; i++) {
-		const uint64_t *s = set_of(c, i);
-
-		memset(plus, 0, sizeof(uint64_t) * (size_t)c->words);
-		for (int v = 0; v < c->nf; v++) {
-			if (!has(s, v))
-				continue;
-			c->msum[i] += c->mem[v];
-			c->gsum[i] += c->gmem[v];
-			c->tsum[i] += c->tc[v];
-			for (int e = c->user_off[v]; e < c->user_off[v + 1]; e++) {
-				int u = c->users[e];
-
-				if (!has(s, u))
-					plus[u >> 6] |= (uint64_t)1 << (u & 63);
-			}
-		}
-		/* Gradients of delta+(L) \ L, values of delta-(delta+(L)) \ L. */
-		for (int u = 0; u < c->nf; u++) {
-			int in = has(plus, u);
-
-			if (in)
-				c->xmem[i] += c->gmem[u];
-			for (int e = c->user_off[u]; e < c->user_off[u + 1] && !in; e++)
-				in = has(plus, c->users[e]);
-			if (in && !has(s, u))
-				c->xmem[i] += c->mem[u];
-		}
-	}
 	r = 0;
 out:
 	free(order);
 	free(sz);
 	free(sorted);
+	return r;
+}
+
+/* The boundary d(L) of set i, the nodes of L with a user outside L:
+ * returns their count; with fill, also lists them from c->bd_off[i] and
+ * adds up their memory and time (so the first pass can size c->bd). */
+static int set_boundary(struct kctx *c, long i, int fill)
+{
+	const uint64_t *s = set_of(c, i);
+	int n = 0;
+
+	for (int v = 0; v < c->nf; v++) {
+		int out = 0;
+
+		if (!has(s, v))
+			continue;
+		for (int e = c->user_off[v]; e < c->user_off[v + 1] && !out; e++)
+			out = !has(s, c->users[e]);
+		if (!out)
+			continue;
+		if (fill) {
+			c->bd[c->bd_off[i] + n] = v;
+			c->bmem[i] += c->mem[v];
+			c->btime[i] += c->tc[v];
+		}
+		n++;
+	}
+	return n;
+}
+
+/* Boundaries of every set, counted then listed. Returns 0 or -1. */
+static int family_boundaries(struct kctx *c)
+{
+	long nbd;
+
+	for (long i = 0; i < c->nl; i++)
+		c->bd_off[i + 1] = c->bd_off[i] + set_boundary(c, i, 0);
+	nbd = c->bd_off[c->nl];
+	c->bd = malloc(sizeof(int) * (size_t)(nbd + 1));
+	if (!c->bd)
+		return -1;
+	for (long i = 0; i < c->nl; i++)
+		set_boundary(c, i, 1);
+	return 0;
+}
+
+/* M(L), Mg(L), T(L) and the delta terms of set i; plus is scratch for
+ * one set (delta+(L) \ L). */
+static void set_sums(struct kctx *c, long i, uint64_t *plus)
+{
+	const uint64_t *s = set_of(c, i);
+
+	memset(plus, 0, sizeof(uint64_t) * (size_t)c->words);
+	for (int v = 0; v < c->nf; v++) {
+		if (!has(s, v))
+			continue;
+		c->msum[i] += c->mem[v];
+		c->gsum[i] += c->gmem[v];
+		c->tsum[i] += c->tc[v];
+		for (int e = c->user_off[v]; e < c->user_off[v + 1]; e++) {
+			int u = c->users[e];
+
+			if (!has(s, u))
+				plus[u >> 6] |= (uint64_t)1 << (u & 63);
+		}
+	}
+	/* Gradients of delta+(L) \ L, values of delta-(delta+(L)) \ L. */
+	for (int u = 0; u < c->nf; u++) {
+		int in = has(plus, u);
+
+		if (in)
+			c->xmem[i] += c->gmem[u];
+		for (int e = c->user_off[u]; e < c->user_off[u + 1] && !in; e++)
+			in = has(plus, c->users[e]);
+		if (in && !has(s, u))
+			c->xmem[i] += c->mem[u];
+	}
+}
+
+/* Sorts the family by size and computes the per-set terms of the DP. */
+static int family_terms(struct kctx *c)
+{
+	long nl = c->nl;
+	uint64_t *plus = calloc((size_t)c->words, sizeof(uint64_t));
+	int r = -1;
+
+	c->msum = calloc((size_t)nl, sizeof(uint64_t));
+	c->gsum = calloc((size_t)nl, sizeof(uint64_t));
+	c->tsum = calloc((size_t)nl, sizeof(uint64_t));
+	c->xmem = calloc((size_t)nl, sizeof(uint64_t));
+	c->bmem = calloc((size_t)nl, sizeof(uint64_t));
+	c->btime = calloc((size_t)nl, sizeof(uint64_t));
+	c->bd_off = calloc((size_t)nl + 1, sizeof(int));
+	if (!plus || !c->msum || !c->gsum || !c->tsum || !c->xmem || !c->bmem ||
+	    !c->btime || !c->bd_off)
+		goto out;
+	if (family_sort(c) || family_boundaries(c))
+		goto out;
+	for (long i = 0; i < nl; i++)
+		set_sums(c, i, plus);
+	r = 0;
+out:
 	free(plus);
 	return r;
 }
@@ -607,12 +673,13 @@ static int free_unneeded(const struct kctx *c, struct builder *b, struct plan *p
 	return 0;
 }
 
-/* Our plan for the sequence seq[0 .. len) (see the top of the file). */
-static int build_plan(const struct kctx *c, struct builder *b, const int *seq, int len,
-		      struct plan *p)
+/* What the plan of seq[0 .. len) is built from: no value resident; for
+ * each forward value the step that adds it (blk), whether it is kept for
+ * the backward pass, its last forward user and how many backward nodes
+ * read it (futb); for each backward value its last backward user. */
+static void builder_prepare(const struct kctx *c, struct builder *b, const int *seq, int len)
 {
 	const struct graph *g = c->g;
-	int stamp = 0;
 
 	memset(b->res, 0, (size_t)g->n);
 	for (int s = 1; s < len; s++) {
@@ -647,8 +714,12 @@ static int build_plan(const struct kctx *c, struct builder *b, const int *seq, i
 				b->futb[c->fid[d]]++;
 		}
 	}
-	/* Forward pass: each node once, values of no later step freed after
-	 * their last forward user. */
+}
+
+/* Forward pass: each node once, values of no later step freed after
+ * their last forward user. */
+static int emit_forward(const struct kctx *c, struct builder *b, struct plan *p)
+{
 	for (int i = 0; i < c->nf; i++) {
 		int k = c->fwd[i];
 
@@ -663,53 +734,84 @@ static int build_plan(const struct kctx *c, struct builder *b, const int *seq, i
 		if (!b->kept[i] && b->lastf[i] < 0 && emit(p, b, PLAN_FREE, k))
 			return -1;
 	}
-	if (free_unneeded(c, b, p))
+	return 0;
+}
+
+/* The forward values backward node k must have recomputed: those it reads
+ * that are not resident and, in turn, their inputs that are not, listed in
+ * b->list in file order (an input before its users). b->mark == stamp
+ * marks a value already listed. Returns how many. */
+static int missing_inputs(const struct kctx *c, struct builder *b, int k, int stamp)
+{
+	const struct graph *g = c->g;
+	int top = 0, n = 0;
+
+	for (int e = g->dep_off[k]; e < g->dep_off[k + 1]; e++) {
+		int d = g->deps[e];
+
+		if (!g->nodes[d].backward && !b->res[d] && b->mark[c->fid[d]] != stamp) {
+			b->mark[c->fid[d]] = stamp;
+			b->stack[top++] = c->fid[d];
+		}
+	}
+	while (top > 0) {
+		int v = b->stack[--top];
+
+		b->list[n++] = v;
+		for (int e = c->dep_off[v]; e < c->dep_off[v + 1]; e++) {
+			int d = c->deps[e];
+
+			if (!b->res[c->fwd[d]] && b->mark[d] != stamp) {
+				b->mark[d] = stamp;
+				b->stack[top++] = d;
+			}
+		}
+	}
+	qsort(b->list, (size_t)n, sizeof(int), cmp_int);
+	return n;
+}
+
+/* Backward node k: the forward values it lacks recomputed, k itself, then
+ * every value freed that no later step needs. */
+static int emit_backward(const struct kctx *c, struct builder *b, int k, int stamp,
+			 struct plan *p)
+{
+	const struct graph *g = c->g;
+	int n = missing_inputs(c, b, k, stamp);
+
+	for (int x = 0; x < n; x++)
+		if (emit(p, b, PLAN_COMPUTE, c->fwd[b->list[x]]))
+			return -1;
+	if (emit(p, b, PLAN_COMPUTE, k))
+		return -1;
+	for (int e = g->dep_off[k]; e < g->dep_off[k + 1]; e++) {
+		int d = g->deps[e];
+
+		if (!g->nodes[d].backward)
+			b->futb[c->fid[d]]--;
+		else if (b->lastb[d] == k && emit(p, b, PLAN_FREE, d))
+			return -1;
+	}
+	if (b->lastb[k] < 0 && emit(p, b, PLAN_FREE, k))
+		return -1;
+	return free_unneeded(c, b, p);
+}
+
+/* Our plan for the sequence seq[0 .. len) (see the top of the file). */
+static int build_plan(const struct kctx *c, struct builder *b, const int *seq, int len,
+		      struct plan *p)
+{
+	const struct graph *g = c->g;
+	int stamp = 0;
+
+	builder_prepare(c, b, seq, len);
+	if (emit_forward(c, b, p) || free_unneeded(c, b, p))
 		return -1;
 	/* Backward pass in file order, recomputing on demand. */
 	for (int k = 0; k < g->n; k++) {
-		int top = 0, n = 0;
-
 		if (!g->nodes[k].backward)
 			continue;
-		stamp++;
-		for (int e = g->dep_off[k]; e < g->dep_off[k + 1]; e++) {
-			int d = g->deps[e];
-
-			if (!g->nodes[d].backward && !b->res[d] && b->mark[c->fid[d]] != stamp) {
-				b->mark[c->fid[d]] = stamp;
-				b->stack[top++] = c->fid[d];
-			}
-		}
-		while (top > 0) {
-			int v = b->stack[--top];
-
-			b->list[n++] = v;
-			for (int e = c->dep_off[v]; e < c->dep_off[v + 1]; e++) {
-				int d = c->deps[e];
-
-				if (!b->res[c->fwd[d]] && b->mark[d] != stamp) {
-					b->mark[d] = stamp;
-					b->stack[top++] = d;
-				}
-			}
-		}
-		qsort(b->list, (size_t)n, sizeof(int), cmp_int);
-		for (int x = 0; x < n; x++)
-			if (emit(p, b, PLAN_COMPUTE, c->fwd[b->list[x]]))
-				return -1;
-		if (emit(p, b, PLAN_COMPUTE, k))
-			return -1;
-		for (int e = g->dep_off[k]; e < g->dep_off[k + 1]; e++) {
-			int d = g->deps[e];
-
-			if (!g->nodes[d].backward)
-				b->futb[c->fid[d]]--;
-			else if (b->lastb[d] == k && emit(p, b, PLAN_FREE, d))
-				return -1;
-		}
-		if (b->lastb[k] < 0 && emit(p, b, PLAN_FREE, k))
-			return -1;
-		if (free_unneeded(c, b, p))
+		if (emit_backward(c, b, k, ++stamp, p))
 			return -1;
 	}
 	return 0;
@@ -790,102 +892,125 @@ static void consider(struct best *bs, struct plan **q, const struct sim_result *
 	}
 }
 
-int kusumoto_run(const struct graph *g, uint64_t budget, const struct kusumoto_opts *o,
-		 struct plan *p, struct kusumoto_stats *st, struct cm_error *err)
-{
-	struct kusumoto_opts dflt;
+/* One call of kusumoto_run: its inputs, the DP's context and the scratch
+ * of the budget search, all released by run_release. */
+struct run {
+	const struct graph *g;
+	uint64_t budget;               /* ours, fixed memory included */
+	const struct kusumoto_opts *o;
 	struct kctx c;
-	struct builder bld;
 	struct dp dp;
-	struct best bs;
-	struct plan *q = NULL;
-	struct sim_result res;
-	int *seq = NULL, r, runs = 0, steps;
-	uint64_t lo, hi, b, top;
-	double fwd_cost = 0;
+	struct builder bld;
+	struct best bs;                /* the best plan so far */
+	struct plan *q;                /* the plan being tried; consider swaps it */
+	int *seq;                      /* a sequence of lower sets, nf + 2 entries */
+	double fwd_cost;               /* one forward pass, for the DP's estimate */
+};
 
-	memset(&c, 0, sizeof(c));
-	memset(&bld, 0, sizeof(bld));
-	memset(&dp, 0, sizeof(dp));
-	memset(&bs, 0, sizeof(bs));
-	if (st)
-		memset(st, 0, sizeof(*st));
-	if (o == NULL) {
-		kusumoto_opts_init(&dflt);
-		o = &dflt;
-	}
-	steps = o->time_steps > 0 ? o->time_steps : KUSUMOTO_TIME_STEPS;
-	if ((r = ctx_graph(&c, g, steps, err)) != 0)
-		goto out;
-	if ((r = ctx_family(&c, o, err)) != 0)
-		goto out;
-	/* A DP array over the cap: a coarser time axis. */
-	if ((size_t)c.nl * ((size_t)c.tmax + 1) > MAX_CELLS) {
-		int fewer = (int)(MAX_CELLS / (size_t)c.nl) - 1 - c.nf;
+static void run_release(struct run *rn)
+{
+	plan_free(rn->q);
+	plan_free(rn->bs.plan);
+	free(rn->seq);
+	builder_release(&rn->bld);
+	dp_release(&rn->dp);
+	ctx_release(&rn->c);
+}
+
+/* The context, with a time axis coarse enough for the DP array to stay
+ * within MAX_CELLS. Returns 0, KUSUMOTO_UNSUPPORTED, KUSUMOTO_TOO_LARGE,
+ * or -1. */
+static int run_context(struct run *rn, struct cm_error *err)
+{
+	struct kctx *c = &rn->c;
+	int r, steps = rn->o->time_steps > 0 ? rn->o->time_steps : KUSUMOTO_TIME_STEPS;
+
+	if ((r = ctx_graph(c, rn->g, steps, err)) != 0 || (r = ctx_family(c, rn->o, err)) != 0)
+		return r;
+	if ((size_t)c->nl * ((size_t)c->tmax + 1) > MAX_CELLS) {
+		int fewer = (int)(MAX_CELLS / (size_t)c->nl) - 1 - c->nf;
 
 		if (fewer < 16) {
-			r = KUSUMOTO_TOO_LARGE;
 			cm_errorf(err, "graph '%s': %ld lower sets leave no room for a time "
-				  "axis within %zu DP cells", g->id, c.nl, MAX_CELLS);
-			goto out;
+				  "axis within %zu DP cells", rn->g->id, c->nl, MAX_CELLS);
+			return KUSUMOTO_TOO_LARGE;
 		}
-		ctx_release(&c);
-		memset(&c, 0, sizeof(c));
-		if ((r = ctx_graph(&c, g, fewer, err)) != 0 || (r = ctx_family(&c, o, err)) != 0)
-			goto out;
+		ctx_release(c);
+		if ((r = ctx_graph(c, rn->g, fewer, err)) != 0 ||
+		    (r = ctx_family(c, rn->o, err)) != 0)
+			return r;
 	}
-	if (st) {
-		st->lower_sets = c.nl;
-		st->time_units = c.tmax;
-		st->unit = c.unit;
+	return 0;
+}
+
+/* Scratch for the budget search. Returns 0 or -1. */
+static int run_alloc(struct run *rn)
+{
+	rn->seq = malloc(sizeof(int) * ((size_t)rn->c.nf + 2));
+	rn->q = plan_new();
+	rn->bs.plan = plan_new();
+	if (!rn->seq || !rn->q || !rn->bs.plan || builder_init(&rn->bld, &rn->c) ||
+	    dp_init(&rn->dp, &rn->c))
+		return -1;
+	for (int i = 0; i < rn->c.nf; i++)
+		rn->fwd_cost += rn->g->nodes[rn->c.fwd[i]].cost;
+	return 0;
+}
+
+/* Line 15 over the n entries dp_fill left at the DP's budget b, with our
+ * simulator as the judge of "fits": time-centric takes the least time
+ * whose plan fits (trying the first CANDIDATES entries), memory-centric
+ * the largest time. Every plan built goes to consider. Returns 0 with
+ * *fit set, or -1. */
+static int run_pick(struct run *rn, uint64_t b, int n, int *fit, struct cm_error *err)
+{
+	const struct kctx *c = &rn->c;
+	int mc = rn->o->memory_centric;
+	struct sim_result res;
+
+	*fit = 0;
+	for (int x = 0; x < n && x < CANDIDATES && !*fit; x++) {
+		int t = rn->dp.lt[mc ? n - 1 : x];
+		int len = dp_sequence(c, &rn->dp, t, rn->seq);
+
+		plan_clear(rn->q);
+		if (build_plan(c, &rn->bld, rn->seq, len, rn->q) ||
+		    plan_simulate(rn->g, rn->q, rn->budget, &res, err))
+			return -1;
+		if (!res.valid)
+			return cm_errorf(err, "internal error: the plan of the DP does not replay: %s",
+					 res.why);
+		consider(&rn->bs, &rn->q, &res, b, len - 1, rn->fwd_cost + t * c->unit);
+		*fit = res.fits;
+		if (mc)
+			break;
 	}
-	r = -1;
-	seq = malloc(sizeof(int) * ((size_t)c.nf + 2));
-	q = plan_new();
-	bs.plan = plan_new();
-	if (!seq || !q || !bs.plan || builder_init(&bld, &c) || dp_init(&dp, &c)) {
-		cm_errorf(err, "out of memory");
-		goto out;
-	}
-	for (int i = 0; i < c.nf; i++)
-		fwd_cost += g->nodes[c.fwd[i]].cost;
-	/* The DP's budget: first ours without the fixed memory, then a
-	 * bisection between "no sequence" (too small) and "its plan does not
-	 * fit" (too large) toward the largest budget whose plan fits; top is
-	 * so large that the DP never refuses a step. */
-	top = 0;
-	for (int i = 0; i < c.nf; i++)
-		top += 2 * (c.mem[i] + c.gmem[i]);
+	return 0;
+}
+
+/* The DP's budget: first ours without the fixed memory, then a bisection
+ * between "no sequence" (too small) and "its plan does not fit" (too
+ * large) toward the largest budget whose plan fits; top is so large that
+ * the DP never refuses a step. *runs counts the DP runs, on failure too.
+ * Returns 0 or -1. */
+static int run_search(struct run *rn, int *runs, struct cm_error *err)
+{
+	const struct kctx *c = &rn->c;
+	uint64_t lo = 0, hi, b, top = 0;
+	int k, r = -1;
+
+	for (int i = 0; i < c->nf; i++)
+		top += 2 * (c->mem[i] + c->gmem[i]);
 	top += 1;
-	lo = 0;
 	hi = top + 1;
-	b = budget > g->fixed_memory ? budget - g->fixed_memory : 0;
+	b = rn->budget > rn->g->fixed_memory ? rn->budget - rn->g->fixed_memory : 0;
 	if (b > top)
 		b = top;
-	for (runs = 0; runs < PROBES; runs++) {
-		int n = dp_fill(&c, &dp, b, o->memory_centric), fit = 0;
+	for (k = 0; k < PROBES; k++) {
+		int n = dp_fill(c, &rn->dp, b, rn->o->memory_centric), fit;
 
-		/* Line 15 with our simulator as the judge of "fits":
-		 * time-centric takes the least time whose plan fits (trying the
-		 * first CANDIDATES entries), memory-centric the largest time. */
-		for (int x = 0; x < n && x < CANDIDATES && !fit; x++) {
-			int t = dp.lt[o->memory_centric ? n - 1 : x];
-			int len = dp_sequence(&c, &dp, t, seq);
-
-			plan_clear(q);
-			if (build_plan(&c, &bld, seq, len, q) ||
-			    plan_simulate(g, q, budget, &res, err))
-				goto out;
-			if (!res.valid) {
-				cm_errorf(err, "internal error: the plan of the DP does not replay: %s",
-					  res.why);
-				goto out;
-			}
-			consider(&bs, &q, &res, b, len - 1, fwd_cost + t * c.unit);
-			fit = res.fits;
-			if (o->memory_centric)
-				break;
-		}
+		if (run_pick(rn, b, n, &fit, err))
+			goto out;
 		if (n == 0 || fit)
 			lo = b;
 		else
@@ -894,38 +1019,80 @@ int kusumoto_run(const struct graph *g, uint64_t budget, const struct kusumoto_o
 			break;
 		b = lo + (hi - lo) / 2;
 	}
-	runs += runs < PROBES;
-	if (bs.plan->n == 0) {
+	k += k < PROBES;
+	r = 0;
+out:
+	*runs = k;
+	return r;
+}
+
+/* Copies the best plan into p with its replayed figures, and the DP's
+ * into *st. Returns 0 or -1. */
+static int run_adopt(const struct run *rn, struct plan *p, struct kusumoto_stats *st,
+		     struct cm_error *err)
+{
+	const struct best *bs = &rn->bs;
+
+	for (int i = 0; i < bs->plan->n; i++)
+		if (plan_push(p, bs->plan->steps[i].op, bs->plan->steps[i].node, -1))
+			return cm_errorf(err, "out of memory");
+	snprintf(p->strategy, sizeof(p->strategy), "%s",
+		 rn->o->exact ? "kusumoto-exact" : "kusumoto-approx");
+	p->budget = rn->budget;
+	p->cost = bs->cost;
+	p->peak = bs->peak;
+	if (st) {
+		st->dp_budget = bs->b;
+		st->blocks = bs->blocks;
+		st->dp_cost = bs->dp_cost;
+	}
+	return 0;
+}
+
+int kusumoto_run(const struct graph *g, uint64_t budget, const struct kusumoto_opts *o,
+		 struct plan *p, struct kusumoto_stats *st, struct cm_error *err)
+{
+	struct kusumoto_opts dflt;
+	struct run rn;
+	int r, runs = 0;
+
+	memset(&rn, 0, sizeof(rn));
+	if (st)
+		memset(st, 0, sizeof(*st));
+	if (o == NULL) {
+		kusumoto_opts_init(&dflt);
+		o = &dflt;
+	}
+	rn.g = g;
+	rn.budget = budget;
+	rn.o = o;
+	if ((r = run_context(&rn, err)) != 0)
+		goto out;
+	if (st) {
+		st->lower_sets = rn.c.nl;
+		st->time_units = rn.c.tmax;
+		st->unit = rn.c.unit;
+	}
+	r = -1;
+	if (run_alloc(&rn)) {
+		cm_errorf(err, "out of memory");
+		goto out;
+	}
+	if (run_search(&rn, &runs, err))
+		goto out;
+	if (rn.bs.plan->n == 0) {
 		r = KUSUMOTO_NO_PLAN;
 		cm_errorf(err, "graph '%s': the DP found no sequence of lower sets within "
 			  "any budget tried", g->id);
 		goto out;
 	}
-	for (int i = 0; i < bs.plan->n; i++)
-		if (plan_push(p, bs.plan->steps[i].op, bs.plan->steps[i].node, -1)) {
-			cm_errorf(err, "out of memory");
-			goto out;
-		}
-	snprintf(p->strategy, sizeof(p->strategy), "%s",
-		 o->exact ? "kusumoto-exact" : "kusumoto-approx");
-	p->budget = budget;
-	p->cost = bs.cost;
-	p->peak = bs.peak;
-	if (st) {
-		st->dp_budget = bs.b;
-		st->blocks = bs.blocks;
-		st->dp_cost = bs.dp_cost;
-	}
+	if (run_adopt(&rn, p, st, err))
+		goto out;
 	r = 0;
 out:
 	if (st)
 		st->dp_runs = runs;
-	plan_free(q);
-	plan_free(bs.plan);
-	free(seq);
-	builder_release(&bld);
-	dp_release(&dp);
-	ctx_release(&c);
+	run_release(&rn);
 	return r;
 }
 
