@@ -974,8 +974,9 @@ static int run_pick(struct run *rn, uint64_t b, int n, int *fit, struct cm_error
 		int len = dp_sequence(c, &rn->dp, t, rn->seq);
 
 		plan_clear(rn->q);
-		if (build_plan(c, &rn->bld, rn->seq, len, rn->q) ||
-		    plan_simulate(rn->g, rn->q, rn->budget, &res, err))
+		if (build_plan(c, &rn->bld, rn->seq, len, rn->q))
+			return cm_errorf(err, "out of memory");
+		if (plan_simulate(rn->g, rn->q, rn->budget, &res, err))
 			return -1;
 		if (!res.valid)
 			return cm_errorf(err, "internal error: the plan of the DP does not replay: %s",
