@@ -190,6 +190,13 @@ int strategy_run_auto(const struct strategy *s, const struct graph *g,
 		snprintf(out->solver, sizeof(out->solver), "%s", rq->solver ? rq->solver : SOLVER_DEFAULT);
 		snprintf(p->solver, sizeof(p->solver), "%s", out->solver);
 	}
+	if (rq->cost_cap > 0 && !num_le(out->sim.cost, rq->cost_cap)) {
+		/* maxbatch's question: no plan within the cost cap was found. */
+		strategy_set_status(out, STATUS_NO_PLAN);
+		snprintf(out->why, sizeof(out->why), "the best plan found costs %.17g, over the "
+			 "cap %.17g", out->sim.cost, rq->cost_cap);
+		return 0;
+	}
 	strategy_set_status(out, in.proven ? STATUS_OPTIMAL : STATUS_FEASIBLE);
 	/* The checkpoint-all cost bounds every plan; strategy_set_bound then
 	 * calls a plan that meets it optimal. */

@@ -613,6 +613,12 @@ int strategy_run_lns(const struct strategy *s, const struct graph *g,
 	if (!out->sim.fits)
 		return cm_errorf(err, "internal error: lns's plan replays over budget: %s",
 				 out->sim.why);
+	if (rq->cost_cap > 0 && !num_le(out->sim.cost, rq->cost_cap)) {
+		strategy_set_status(out, STATUS_NO_PLAN);
+		snprintf(out->why, sizeof(out->why), "the best plan found costs %.17g, over the "
+			 "cap %.17g", out->sim.cost, rq->cost_cap);
+		return 0;
+	}
 	strategy_set_status(out, st.proven ? STATUS_OPTIMAL : STATUS_FEASIBLE);
 	if (st.proven || num_le(out->sim.cost, graph_total_cost(g)))
 		strategy_set_bound(g, out, st.proven ? out->sim.cost : graph_total_cost(g));
