@@ -237,7 +237,7 @@ int main(void)
 
 	if (!ok(o.ops != NULL, "cbc backend built"))
 		return tap_done();
-	for (int n = 3; n <= 9; n++) {
+	for (int n = 3; n <= tap_cases(9, 6); n++) {
 		g = graph_linear(n, &err);
 		sweep(g, 4, &o, &lin, g->id);
 		if (n == 6) {
@@ -247,7 +247,7 @@ int main(void)
 		graph_free(g);
 	}
 	report(&lin, "linear:3..9", 0.9);
-	for (int k = 0; k < 10; k++) {
+	for (int k = 0; k < tap_cases(10, 3); k++) {
 		g = random_training(4 + k % 4, 30);
 		sweep(g, 3, &o, &rnd, "random training graph");
 		graph_free(g);
@@ -261,7 +261,7 @@ int main(void)
 
 		ov.stage_window = 6;
 		ov.node_window = 20;
-		for (int f = 1; f <= 2; f++) {
+		for (int f = 1; f <= tap_cases(2, 1); f++) {
 			uint64_t budget = lb + (peak - lb) / 4 * (uint64_t)f;
 			struct plan *start = best_baseline(g, budget);
 			char what[64];
