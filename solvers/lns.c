@@ -142,6 +142,7 @@ struct lns {
 	size_t nhist, cap_hist;
 	struct lns_stats *st;
 	int shrink;            /* windows are halved this many times (after timeouts) */
+	int crashes_in_row;    /* windows on which the backend failed, in a row */
 };
 
 static uint64_t rnd(struct lns *l)
@@ -415,6 +416,8 @@ static int pass(struct lns *l, int values, int w, int nw, int *all_opt, int *who
 		}
 		l->st->windows++;
 		l->st->window_seconds += wr.seconds;
+		if (wr.outcome != WINDOW_CRASHED)
+			l->crashes_in_row = 0;
 		if (wr.outcome == WINDOW_IMPROVED) {
 			gains++;
 			l->st->improved++;
@@ -426,6 +429,12 @@ static int pass(struct lns *l, int values, int w, int nw, int *all_opt, int *who
 			l->st->rejected++;
 		} else if (wr.outcome == WINDOW_CRASHED) {
 			l->st->crashed++;
+			/* One crash is the backend's bad luck; three in a
+			 * row, a backend that does not work. */
+			if (++l->crashes_in_row >= 3) {
+				free(wins);
+				return -1;
+			}
 		} else if (wr.outcome == WINDOW_OPTIMAL) {
 			l->st->optimal++;
 			if (ws.a == 0 && ws.b == n - 1 && ws.free == NULL)
