@@ -143,6 +143,7 @@ struct lns {
 	size_t nhist, cap_hist;
 	struct lns_stats *st;
 	int shrink;            /* windows are halved this many times (after timeouts) */
+	int crashes_in_row;    /* windows on which the backend failed, in a row */
 };
 
 static uint64_t rnd(struct lns *l)
@@ -304,6 +305,33 @@ static double value_recompute_cost(const struct lns *l, int lo, int hi)
 	return c;
 }
 
+/* Frees the values of blocks [p, p + lp) and [q, q + lq) (clipped to the
+ * graph) in every stage from the first of them to their last reader. */
+static void value_window(struct lns *l, int p, int lp, int q, int lq, struct window_spec *ws)
+{
+	const struct graph *g = l->g;
+	int n = g->n, count = 0;
+
+	memset(l->free, 0, (size_t)n);
+	ws->a = n;
+	ws->b = 0;
+	for (int pass = 0; pass < 2; pass++) {
+		int from = pass ? q : p, len = pass ? lq : lp;
+
+		for (int i = from; i < from + len && i < n; i++) {
+			count += !l->free[i];
+			l->free[i] = 1;
+			ws->a = i < ws->a ? i : ws->a;
+			ws->b = i > ws->b ? i : ws->b;
+			/* Up to the last reader: later stages would only keep
+			 * the value idle. */
+			if (graph_nusers(g, i) > 0 && g->users[g->user_off[i + 1] - 1] > ws->b)
+				ws->b = g->users[g->user_off[i + 1] - 1];
+		}
+	}
+	ws->free = count == n ? NULL : l->free;
+}
+
 /* One pass of windows. Stage windows (values == 0): w stages, at most nw
  * free values chosen by choose_free. Value windows (values == 1): the
  * values of a block of nw consecutive nodes free in every stage from the
@@ -322,10 +350,12 @@ static int pass(struct lns *l, int values, int w, int nw, int *all_opt, int *who
 	char label[96];
 
 	step = size / 2 > 0 ? size / 2 : 1;
+	if (values == 2)
+		step = size;
 	wins = malloc(((size_t)n / (size_t)step + 2) * sizeof(*wins));
 	if (wins == NULL)
 		return cm_errorf(err, "out of memory");
-	for (int a = 0; a < n; a += step) {
+	for (int a = 0; a < n && values < 2; a += step) {
 		int b = a + size - 1 < n - 1 ? a + size - 1 : n - 1;
 
 		wins[nwin].a = a;
@@ -334,6 +364,12 @@ static int pass(struct lns *l, int values, int w, int nw, int *all_opt, int *who
 					  : recompute_cost(l, a, b);
 		if (b == n - 1)
 			break;
+	}
+	/* Random pairs of half blocks: a and b are the two blocks' starts. */
+	for (int k = 0; values == 2 && k < n / step; k++) {
+		wins[nwin].a = (int)(rnd(l) % (uint64_t)n);
+		wins[nwin].b = (int)(rnd(l) % (uint64_t)n);
+		wins[nwin++].key = 0;
 	}
 	qsort(wins, (size_t)nwin, sizeof(*wins), by_key);
 	for (int k = 0; k < nwin; k++) {
@@ -346,7 +382,7 @@ static int pass(struct lns *l, int values, int w, int nw, int *all_opt, int *who
 		/* After windows that ran out of time, smaller ones. */
 		eff = eff < min ? min : eff;
 		nw_eff = nw_eff < 4 ? 4 : nw_eff;
-		if (ws.a + eff - 1 < ws.b)
+		if (values < 2 && ws.a + eff - 1 < ws.b)
 			ws.b = ws.a + eff - 1;
 
 		if (l->o->time_limit > 0 && left < 0.2) {
@@ -354,19 +390,21 @@ static int pass(struct lns *l, int values, int w, int nw, int *all_opt, int *who
 			break;
 		}
 		/* A window that recomputes nothing costs its floor. */
-		if (!((values ? value_recompute_cost(l, ws.a, ws.b + 1)
-			      : recompute_cost(l, ws.a, ws.b)) > 0))
+		if (values == 2 ? !(value_recompute_cost(l, ws.a, ws.a + eff / 2 + 2 < n ?
+							 ws.a + eff / 2 + 2 : n) +
+				    value_recompute_cost(l, ws.b, ws.b + eff / 2 + 2 < n ?
+							 ws.b + eff / 2 + 2 : n) > 0)
+				: !((values ? value_recompute_cost(l, ws.a, ws.b + 1)
+					    : recompute_cost(l, ws.a, ws.b)) > 0))
 			continue;
-		if (values) {
-			memset(l->free, 0, (size_t)n);
-			memset(l->free + ws.a, 1, (size_t)(ws.b - ws.a + 1));
-			ws.free = ws.a == 0 && ws.b == n - 1 ? NULL : l->free;
-			/* Up to the block's last reader: later stages would
-			 * only keep the block's values idle. */
-			for (int i = ws.a, b = ws.b; i <= b; i++)
-				if (graph_nusers(g, i) > 0 &&
-				    g->users[g->user_off[i + 1] - 1] > ws.b)
-					ws.b = g->users[g->user_off[i + 1] - 1];
+		if (values == 1) {
+			int len = ws.b - ws.a + 1;
+
+			value_window(l, ws.a, len, ws.a, len, &ws);
+		} else if (values == 2) {
+			int half = eff / 2 > 2 ? eff / 2 : 2;
+
+			value_window(l, wins[k].a, half, wins[k].b, half, &ws);
 		} else if (choose_free(l, ws.a, ws.b, nw_eff)) {
 			ws.free = l->free;
 		}
@@ -379,6 +417,8 @@ static int pass(struct lns *l, int values, int w, int nw, int *all_opt, int *who
 		}
 		l->st->windows++;
 		l->st->window_seconds += wr.seconds;
+		if (wr.outcome != WINDOW_CRASHED)
+			l->crashes_in_row = 0;
 		if (wr.outcome == WINDOW_IMPROVED) {
 			gains++;
 			l->st->improved++;
@@ -390,6 +430,12 @@ static int pass(struct lns *l, int values, int w, int nw, int *all_opt, int *who
 			l->st->rejected++;
 		} else if (wr.outcome == WINDOW_CRASHED) {
 			l->st->crashed++;
+			/* One crash is the backend's bad luck; three in a
+			 * row, a backend that does not work. */
+			if (++l->crashes_in_row >= 3) {
+				free(wins);
+				return -1;
+			}
 		} else if (wr.outcome == WINDOW_OPTIMAL) {
 			l->st->optimal++;
 			if (ws.a == 0 && ws.b == n - 1 && ws.free == NULL)
@@ -432,7 +478,7 @@ static int search(struct lns *l, struct cm_error *err)
 {
 	int n = l->g->n;
 	int w = l->o->stage_window > 0 ? l->o->stage_window : 8;
-	int nw = l->o->node_window > 0 ? l->o->node_window : 10;
+	int nw = l->o->node_window > 0 ? l->o->node_window : 10, nw0 = nw;
 	double floor = graph_total_cost(l->g);
 
 	for (;;) {
@@ -468,8 +514,22 @@ static int search(struct lns *l, struct cm_error *err)
 		 * else larger ones, unless none can grow. */
 		if (!all_opt && l->shrink > shrink)
 			continue;
-		if (!all_opt || (w >= n && nw >= n))
-			return 0;
+		if (!all_opt || (w >= n && nw >= n)) {
+			/* The regular windows are exhausted. With time left,
+			 * random pairs of blocks (a value recomputed here, one
+			 * kept there) until one gains, then regular passes. */
+			if (l->o->time_limit <= 0)
+				return 0;
+			do {
+				if (cm_clock() >= l->deadline - 0.2)
+					return 0;
+				l->st->passes++;
+				gains = pass(l, 2, w, 2 * nw0, &all_opt, &whole, err);
+			} while (gains == 0);
+			if (gains < 0)
+				return -1;
+			continue;
+		}
 		w = 2 * w < n ? 2 * w : n;
 		nw = 2 * nw < n ? 2 * nw : n;
 	}

@@ -30,7 +30,9 @@ struct lns_stats {
 	int optimal;         /* of which proved the incumbent optimal in the window */
 	int rejected;        /* of which gave a solution that did not replay
 			      * cheaper and fitting (a model defect: expect 0) */
-	int crashed;         /* of which the backend died on (the search goes on) */
+	int crashed;         /* of which the backend failed or died on (the
+			      * search goes on, and stops with the error after
+			      * three in a row) */
 	int passes;          /* passes over the stages */
 	int max_stage_window, max_node_window; /* the largest windows tried */
 	double first_cost;   /* the start's cost */

@@ -506,15 +506,15 @@ int window_improve(const struct graph *g, uint64_t budget, const struct solver_o
 	so.gap = 0;
 	so.relaxation = 0;
 	rc = solver_solve(ops, &wm.milp, &so, &res, err);
-	if (rc == SOLVER_CRASHED) {
-		/* The backend died on this window (Cbc has, rarely): the
-		 * incumbent stands, and the search goes on. */
+	if (rc) {
+		/* The backend died or failed on this window (Cbc 2.10.8
+		 * segfaults, rarely, in CglPreProcess::postProcess): the
+		 * incumbent stands; err says what happened, the caller
+		 * decides whether to go on. */
 		wr->outcome = WINDOW_CRASHED;
 		rc = 0;
 		goto out;
 	}
-	if (rc)
-		goto out;
 	if (res.has_bound)
 		wr->bound = res.bound + wm.fixed_cost;
 	if (res.x && num_lt(res.objective + wm.fixed_cost, wm.inc_cost)) {

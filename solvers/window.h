@@ -54,7 +54,7 @@ enum window_outcome {
 	WINDOW_OPTIMAL,    /* the incumbent is optimal within the window */
 	WINDOW_NO_GAIN,    /* stopped at the time limit without a better plan */
 	WINDOW_REJECTED,   /* the solver's plan did not replay cheaper and fitting */
-	WINDOW_CRASHED,    /* the backend's process died (err says how) */
+	WINDOW_CRASHED,    /* the backend failed or its process died (err says how) */
 };
 
 struct window_result {

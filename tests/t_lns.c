@@ -73,8 +73,11 @@ static int check_run(const struct graph *g, uint64_t budget, const struct plan *
 
 	if (rc != 0) {
 		diag("%s: lns: %s", what, err.msg);
+		ty->bad++;
 		return 0;
 	}
+	if (st.crashed)
+		diag("%s: the backend failed on %d windows (skipped)", what, st.crashed);
 	plan_simulate(g, start, budget, &s0, &err);
 	plan_simulate(g, out, budget, &sim, &err);
 	good = sim.valid && sim.fits && sim.peak <= budget && num_le(sim.cost, s0.cost) &&
