@@ -66,51 +66,11 @@ static void add_columns(struct remat_model *rm, const struct graph *g,
 			}
 }
 
-/* A growable row under construction. */
-struct row {
-	int n, cap;
-	int *idx;
-	double *val;
-	int failed;
-};
-
-static void row_add(struct row *r, int col, double v)
-{
-	if (col < 0)
-		return;
-	if (r->n == r->cap) {
-		int cap = r->cap ? 2 * r->cap : 64;
-		int *i = realloc(r->idx, (size_t)cap * sizeof(int));
-		double *x = i ? realloc(r->val, (size_t)cap * sizeof(double)) : NULL;
-
-		if (i)
-			r->idx = i;
-		if (x)
-			r->val = x;
-		if (!i || !x) {
-			r->failed = 1;
-			return;
-		}
-		r->cap = cap;
-	}
-	r->idx[r->n] = col;
-	r->val[r->n++] = v;
-}
-
-static void row_emit(struct milp *m, struct row *r, double lo, double hi)
-{
-	if (r->failed)
-		m->failed = 1;
-	else if (r->n > 0)
-		milp_add_row(m, lo, hi, r->n, r->idx, r->val);
-	r->n = 0;
-}
-
 /* (1b), (1c) and the two reductions implied by optimality: a value is
  * computed only if a later node of the stage reads it or it is kept, and
  * kept into a stage only if that stage reads it or it is kept further. */
 static void add_dependency_rows(struct remat_model *rm, const struct graph *g,
-				const struct remat_opts *o, struct row *row)
+				const struct remat_opts *o, struct milp_row *row)
 {
 	struct milp *m = &rm->milp;
 	int n = g->n;
@@ -122,36 +82,36 @@ static void add_dependency_rows(struct remat_model *rm, const struct graph *g,
 
 				if (AT(rm->r, t, k) < 0)
 					continue;
-				row_add(row, AT(rm->r, t, k), 1);
-				row_add(row, AT(rm->r, t, i), -1);
-				row_add(row, AT(rm->s, t, i), -1);
-				row_emit(m, row, -MILP_INF, 0);
+				milp_row_add(row, AT(rm->r, t, k), 1);
+				milp_row_add(row, AT(rm->r, t, i), -1);
+				milp_row_add(row, AT(rm->s, t, i), -1);
+				milp_row_emit(m, row, -MILP_INF, 0);
 			}
 		for (int i = 0; i < t; i++) {
 			int keep_next = t + 1 < n ? AT(rm->s, t + 1, i) : -1;
 
 			if (AT(rm->s, t, i) >= 0) {
-				row_add(row, AT(rm->s, t, i), 1);
-				row_add(row, AT(rm->r, t - 1, i), -1);
-				row_add(row, AT(rm->s, t - 1, i), -1);
-				row_emit(m, row, -MILP_INF, 0);
+				milp_row_add(row, AT(rm->s, t, i), 1);
+				milp_row_add(row, AT(rm->r, t - 1, i), -1);
+				milp_row_add(row, AT(rm->s, t - 1, i), -1);
+				milp_row_emit(m, row, -MILP_INF, 0);
 			}
 			for (int pass = 0; pass < 2 && !o->no_usefulness_rows; pass++) {
 				int col = pass ? AT(rm->s, t, i) : AT(rm->r, t, i);
 
 				if (col < 0)
 					continue;
-				row_add(row, col, 1);
+				milp_row_add(row, col, 1);
 				for (int e = g->user_off[i]; e < g->user_off[i + 1]; e++) {
 					int j = g->users[e];
 
 					/* Computing i serves a later node of the stage; a
 					 * kept i serves any node of the stage. */
 					if (j <= t && (pass || j > i))
-						row_add(row, AT(rm->r, t, j), -1);
+						milp_row_add(row, AT(rm->r, t, j), -1);
 				}
-				row_add(row, keep_next, -1);
-				row_emit(m, row, -MILP_INF, 0);
+				milp_row_add(row, keep_next, -1);
+				milp_row_emit(m, row, -MILP_INF, 0);
 			}
 		}
 	}
@@ -163,7 +123,7 @@ static void add_dependency_rows(struct remat_model *rm, const struct graph *g,
  * computed in t, i is not kept into t+1, and no later node of the stage
  * reads i (7c); the other direction (7b) is implied by optimality. */
 static void add_memory_rows(struct remat_model *rm, const struct graph *g,
-			    const struct remat_opts *o, struct row *row)
+			    const struct remat_opts *o, struct milp_row *row)
 {
 	struct milp *m = &rm->milp;
 	int n = g->n;
@@ -172,19 +132,19 @@ static void add_memory_rows(struct remat_model *rm, const struct graph *g,
 		for (int k = 0; k <= t; k++) {
 			double mk = (double)(g->nodes[k].memory / rm->unit);
 
-			row_add(row, AT(rm->u, t, k), 1);
-			row_add(row, AT(rm->r, t, k), -mk);
+			milp_row_add(row, AT(rm->u, t, k), 1);
+			milp_row_add(row, AT(rm->r, t, k), -mk);
 			if (k == 0) {
 				for (int i = 0; i < t; i++)
-					row_add(row, AT(rm->s, t, i),
+					milp_row_add(row, AT(rm->s, t, i),
 						-(double)(g->nodes[i].memory / rm->unit));
 			} else {
-				row_add(row, AT(rm->u, t, k - 1), -1);
+				milp_row_add(row, AT(rm->u, t, k - 1), -1);
 				for (int e = g->dep_off[k - 1]; e < g->dep_off[k]; e++)
-					row_add(row, FREE_AT(t, e),
+					milp_row_add(row, FREE_AT(t, e),
 						(double)(g->nodes[g->deps[e]].memory / rm->unit));
 			}
-			row_emit(m, row, 0, 0);
+			milp_row_emit(m, row, 0, 0);
 		}
 	for (int t = 0; t < n; t++)
 		for (int k = 0; k <= t; k++)
@@ -196,36 +156,36 @@ static void add_memory_rows(struct remat_model *rm, const struct graph *g,
 					continue;
 				if (o->aggregate_free) {
 					/* kappa FREE + (1 - R(t,k)) + S(t+1,i) + sum R(t,j) <= kappa */
-					row_add(row, AT(rm->r, t, k), -1);
+					milp_row_add(row, AT(rm->r, t, k), -1);
 					hazards += keep >= 0;
-					row_add(row, keep, 1);
+					milp_row_add(row, keep, 1);
 					for (int u = g->user_off[i]; u < g->user_off[i + 1]; u++) {
 						int j = g->users[u];
 
 						if (j > k && j <= t && AT(rm->r, t, j) >= 0) {
-							row_add(row, AT(rm->r, t, j), 1);
+							milp_row_add(row, AT(rm->r, t, j), 1);
 							hazards++;
 						}
 					}
-					row_add(row, fc, hazards);
-					row_emit(m, row, -MILP_INF, hazards - 1);
+					milp_row_add(row, fc, hazards);
+					milp_row_emit(m, row, -MILP_INF, hazards - 1);
 					continue;
 				}
-				row_add(row, fc, 1);
-				row_add(row, AT(rm->r, t, k), -1);
-				row_emit(m, row, -MILP_INF, 0);
+				milp_row_add(row, fc, 1);
+				milp_row_add(row, AT(rm->r, t, k), -1);
+				milp_row_emit(m, row, -MILP_INF, 0);
 				if (keep >= 0) {
-					row_add(row, fc, 1);
-					row_add(row, keep, 1);
-					row_emit(m, row, -MILP_INF, 1);
+					milp_row_add(row, fc, 1);
+					milp_row_add(row, keep, 1);
+					milp_row_emit(m, row, -MILP_INF, 1);
 				}
 				for (int u = g->user_off[i]; u < g->user_off[i + 1]; u++) {
 					int j = g->users[u];
 
 					if (j > k && j <= t && AT(rm->r, t, j) >= 0) {
-						row_add(row, fc, 1);
-						row_add(row, AT(rm->r, t, j), 1);
-						row_emit(m, row, -MILP_INF, 1);
+						milp_row_add(row, fc, 1);
+						milp_row_add(row, AT(rm->r, t, j), 1);
+						milp_row_emit(m, row, -MILP_INF, 1);
 					}
 				}
 			}
@@ -240,7 +200,7 @@ int remat_build(const struct graph *g, uint64_t budget, const struct remat_opts 
 		struct remat_model *rm, struct cm_error *err)
 {
 	size_t cells = (size_t)g->n * (size_t)g->n;
-	struct row row = { 0 };
+	struct milp_row row = { 0 };
 	uint64_t unit = 0;
 	int rc;
 
@@ -277,11 +237,10 @@ int remat_build(const struct graph *g, uint64_t budget, const struct remat_opts 
 	if (o->cost_cap > 0) {
 		for (int j = 0; j < rm->milp.ncols; j++)
 			if (rm->milp.obj[j] != 0)
-				row_add(&row, j, rm->milp.obj[j]);
-		row_emit(&rm->milp, &row, -MILP_INF, o->cost_cap);
+				milp_row_add(&row, j, rm->milp.obj[j]);
+		milp_row_emit(&rm->milp, &row, -MILP_INF, o->cost_cap);
 	}
-	free(row.idx);
-	free(row.val);
+	milp_row_release(&row);
 	rc = milp_ok(&rm->milp, err);
 	if (rc)
 		remat_release(rm);

@@ -18,11 +18,8 @@ struct wbuild {
 	int ne;        /* edges */
 	int *u;        /* column of U(t,k) at [(t - a) * n + k], -1 none */
 	int *f;        /* column of FREE(t,e) at [(t - a) * ne + e], -1 none */
-	int *idx;      /* the row */
-	double *val;
-	int len, cap;
+	struct milp_row row; /* the row */
 	double c;      /* its constant part */
-	int failed;
 };
 
 #define WIN(wm, a_, t, i) ((size_t)((t) - (a_)) * (size_t)(wm)->n + (size_t)(i))
@@ -64,27 +61,10 @@ static int s_term(const struct wbuild *wb, int t, int i, double *c)
 
 static void add(struct wbuild *wb, int col, double cval, double coef)
 {
-	if (col < 0) {
+	if (col < 0)
 		wb->c += coef * cval;
-		return;
-	}
-	if (wb->len == wb->cap) {
-		int cap = wb->cap ? 2 * wb->cap : 64;
-		int *i = realloc(wb->idx, (size_t)cap * sizeof(int));
-		double *v = i ? realloc(wb->val, (size_t)cap * sizeof(double)) : NULL;
-
-		if (i)
-			wb->idx = i;
-		if (v)
-			wb->val = v;
-		if (!i || !v) {
-			wb->failed = 1;
-			return;
-		}
-		wb->cap = cap;
-	}
-	wb->idx[wb->len] = col;
-	wb->val[wb->len++] = coef;
+	else
+		milp_row_add(&wb->row, col, coef);
 }
 
 static void add_r(struct wbuild *wb, int t, int i, double coef)
@@ -107,12 +87,8 @@ static void add_s(struct wbuild *wb, int t, int i, double coef)
  * incumbent's constants satisfy it). */
 static void emit(struct wbuild *wb, double lo, double hi)
 {
-	if (wb->failed)
-		wb->wm->milp.failed = 1;
-	else if (wb->len > 0)
-		milp_add_row(&wb->wm->milp, lo <= -MILP_INF ? lo : lo - wb->c,
-			     hi >= MILP_INF ? hi : hi - wb->c, wb->len, wb->idx, wb->val);
-	wb->len = 0;
+	milp_row_emit(&wb->wm->milp, &wb->row, lo <= -MILP_INF ? lo : lo - wb->c,
+		      hi >= MILP_INF ? hi : hi - wb->c);
 	wb->c = 0;
 }
 
@@ -396,11 +372,8 @@ int window_build(const struct graph *g, uint64_t budget, const struct stages *in
 	add_memory_columns(&wb, (double)((budget - g->fixed_memory) / wm->unit));
 	add_dependency_rows(&wb);
 	add_memory_rows(&wb);
-	if (milp_ok(&wm->milp, err) || wb.failed) {
-		if (wb.failed)
-			cm_errorf(err, "out of memory building window %d..%d", w->a, w->b);
+	if (milp_ok(&wm->milp, err))
 		goto out;
-	}
 	wm->start = calloc((size_t)wm->milp.ncols + 1, sizeof(double));
 	if (wm->start == NULL) {
 		cm_errorf(err, "out of memory building window %d..%d", w->a, w->b);
@@ -411,8 +384,7 @@ int window_build(const struct graph *g, uint64_t budget, const struct stages *in
 out:
 	free(wb.u);
 	free(wb.f);
-	free(wb.idx);
-	free(wb.val);
+	milp_row_release(&wb.row);
 	if (rc)
 		window_release(wm);
 	return rc;

@@ -210,3 +210,42 @@ int milp_write_lp(const struct milp *m, FILE *f)
 	fputs("\nEnd\n", f);
 	return ferror(f) ? -1 : 0;
 }
+
+void milp_row_add(struct milp_row *r, int col, double v)
+{
+	if (col < 0)
+		return;
+	if (r->n == r->cap) {
+		int cap = r->cap ? 2 * r->cap : 64;
+		int *i = realloc(r->idx, (size_t)cap * sizeof(int));
+		double *x = i ? realloc(r->val, (size_t)cap * sizeof(double)) : NULL;
+
+		if (i)
+			r->idx = i;
+		if (x)
+			r->val = x;
+		if (!i || !x) {
+			r->failed = 1;
+			return;
+		}
+		r->cap = cap;
+	}
+	r->idx[r->n] = col;
+	r->val[r->n++] = v;
+}
+
+void milp_row_emit(struct milp *m, struct milp_row *r, double lo, double hi)
+{
+	if (r->failed)
+		m->failed = 1;
+	else if (r->n > 0)
+		milp_add_row(m, lo, hi, r->n, r->idx, r->val);
+	r->n = 0;
+}
+
+void milp_row_release(struct milp_row *r)
+{
+	free(r->idx);
+	free(r->val);
+	memset(r, 0, sizeof(*r));
+}

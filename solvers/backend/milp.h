@@ -37,6 +37,23 @@ int milp_add_col(struct milp *m, const char *name, double lo, double hi,
 int milp_add_row(struct milp *m, double lo, double hi, int n, const int *idx,
 		 const double *val);
 
+/* A row under construction, grown as terms come (the model builders'). */
+struct milp_row {
+	int n, cap;
+	int *idx;
+	double *val;
+	int failed; /* an allocation failed: milp_row_emit marks the model */
+};
+
+/* Adds the term v x[col] to r; col < 0 (an absent variable) adds nothing. */
+void milp_row_add(struct milp_row *r, int col, double v);
+
+/* Adds lo <= r <= hi to m (nothing when r has no term) and empties r. */
+void milp_row_emit(struct milp *m, struct milp_row *r, double lo, double hi);
+
+/* Frees r's arrays. */
+void milp_row_release(struct milp_row *r);
+
 /* 0 when every addition succeeded, else -1 with err set. */
 int milp_ok(const struct milp *m, struct cm_error *err);
 
