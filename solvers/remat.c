@@ -191,6 +191,18 @@ static void add_memory_rows(struct remat_model *rm, const struct graph *g,
 			}
 }
 
+uint64_t remat_unit(const struct graph *g)
+{
+	uint64_t unit = 0;
+
+	/* Memory in units of the gcd of the sizes keeps every coefficient an
+	 * exact integer; the budget rounds down to a whole unit, which changes
+	 * nothing since every sum of sizes is a multiple of the unit. */
+	for (int k = 0; k < g->n; k++)
+		unit = gcd(unit, g->nodes[k].memory);
+	return unit ? unit : 1;
+}
+
 double remat_u_bound(const struct remat_model *rm, const struct graph *g, uint64_t budget)
 {
 	return (double)((budget - g->fixed_memory) / rm->unit);
@@ -201,7 +213,6 @@ int remat_build(const struct graph *g, uint64_t budget, const struct remat_opts 
 {
 	size_t cells = (size_t)g->n * (size_t)g->n;
 	struct milp_row row = { 0 };
-	uint64_t unit = 0;
 	int rc;
 
 	memset(rm, 0, sizeof(*rm));
@@ -225,12 +236,7 @@ int remat_build(const struct graph *g, uint64_t budget, const struct remat_opts 
 	memset(rm->s, 0xff, cells * sizeof(int));
 	memset(rm->u, 0xff, cells * sizeof(int));
 	memset(rm->f, 0xff, ((size_t)g->n * (size_t)g->n_edges + 1) * sizeof(int));
-	/* Memory in units of the gcd of the sizes keeps every coefficient an
-	 * exact integer; the budget rounds down to a whole unit, which changes
-	 * nothing since every sum of sizes is a multiple of the unit. */
-	for (int k = 0; k < g->n; k++)
-		unit = gcd(unit, g->nodes[k].memory);
-	rm->unit = unit ? unit : 1;
+	rm->unit = remat_unit(g);
 	add_columns(rm, g, o, remat_u_bound(rm, g, budget));
 	add_dependency_rows(rm, g, o, &row);
 	add_memory_rows(rm, g, o, &row);

@@ -42,6 +42,10 @@ void remat_release(struct remat_model *rm);
 int remat_point(const struct remat_model *rm, const struct graph *g,
 		const struct stages *st, double *x);
 
+/* The memory unit of g's models: the gcd of the node sizes (1 when all
+ * are 0), so that every memory coefficient is an exact whole number. */
+uint64_t remat_unit(const struct graph *g);
+
 /* The upper bound of the U columns at budget (total bytes, fixed memory
  * included): what is left after fixed memory, in whole units. A model
  * re-solved at another budget takes this as its U bound. */

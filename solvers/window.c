@@ -7,6 +7,7 @@
 #include "../common/clock.h"
 #include "../common/num.h"
 #include "../plan/sim.h"
+#include "remat.h"
 
 /* Builder state: the model, the incumbent, and a row under construction
  * whose constant terms (entries fixed at the incumbent's value) are summed
@@ -322,24 +323,12 @@ static void fill_start(struct wbuild *wb)
 	wm->start_ok = milp_violation(&wm->milp, x) <= 1e-9;
 }
 
-static uint64_t gcd(uint64_t a, uint64_t b)
-{
-	while (b) {
-		uint64_t t = a % b;
-
-		a = b;
-		b = t;
-	}
-	return a;
-}
-
 int window_build(const struct graph *g, uint64_t budget, const struct stages *inc,
 		 const struct window_spec *w, struct window_model *wm,
 		 struct cm_error *err)
 {
 	struct wbuild wb = { .wm = wm, .g = g, .inc = inc, .ne = g->n_edges };
 	size_t cells, fcells;
-	uint64_t unit = 0;
 	int rc = -1;
 
 	memset(wm, 0, sizeof(*wm));
@@ -365,9 +354,7 @@ int window_build(const struct graph *g, uint64_t budget, const struct stages *in
 	memset(wm->s, 0xff, cells * sizeof(int));
 	memset(wb.u, 0xff, cells * sizeof(int));
 	memset(wb.f, 0xff, fcells * sizeof(int));
-	for (int k = 0; k < g->n; k++)
-		unit = gcd(unit, g->nodes[k].memory);
-	wm->unit = unit ? unit : 1;
+	wm->unit = remat_unit(g);
 	add_decision_columns(&wb, w);
 	add_memory_columns(&wb, (double)((budget - g->fixed_memory) / wm->unit));
 	add_dependency_rows(&wb);
