@@ -81,6 +81,23 @@ int out_commit(struct out *o, struct cm_error *err);
 /* Discards the temporary file. Safe to call after out_commit. */
 void out_abort(struct out *o);
 
+/* The temporary files of outputs not yet committed (out_open, and the
+ * plot's) are tracked, so that a second SIGINT can remove them: at most
+ * OUT_MAX_TEMPS at once (more are not tracked). out_unlink_temps is
+ * async-signal-safe. */
+#define OUT_MAX_TEMPS 8
+void out_track_temp(const char *path);
+void out_untrack_temp(const char *path);
+void out_unlink_temps(void);
+
+/* SIGINT and SIGTERM for a long command (cli/interrupt.c): the first
+ * asks the search to stop and says so on standard error (unless quiet),
+ * the second kills the solver processes, removes the temporary files and
+ * ends the process by the signal. A signal ignored at start stays
+ * ignored. cli_interrupted: 1 after the first. */
+void cli_catch_interrupts(int quiet);
+int cli_interrupted(void);
+
 /* The CSV header and rows of SPEC 5. */
 struct strategy_row;
 void csv_header(FILE *f);

@@ -177,8 +177,8 @@ static void print_table(FILE *f, const struct view *v)
 	char h[32];
 
 	fprintf(f, "%s: overhead (cost / checkpoint-all cost %.17g) of each strategy's\n"
-		"cheapest plan that fits; * best, - none fits, n/a unsupported\n\n",
-		v->g->id, graph_total_cost(v->g));
+		"cheapest plan that fits; * best, - none fits, n/a unsupported%s\n\n",
+		v->g->id, graph_total_cost(v->g), v->res.interrupted ? ", ? interrupted" : "");
 	fprintf(f, "%-12s", "budget");
 	for (int c = 0; c < v->ncols; c++)
 		fprintf(f, " %9s", v->cols[c]->name);
@@ -196,6 +196,8 @@ static void print_table(FILE *f, const struct view *v)
 
 			if (v->res.unsupported[c])
 				snprintf(cell, sizeof(cell), "n/a");
+			else if (best_at(v, c, bi) == COMPARE_NOT_RUN)
+				snprintf(cell, sizeof(cell), "?");
 			else if (best_at(v, c, bi) < 0)
 				snprintf(cell, sizeof(cell), "-");
 			else
@@ -224,6 +226,7 @@ static char *plot_tempfile(const char *path)
 		free(tmp);
 		return NULL;
 	}
+	out_track_temp(tmp);
 	fchmod(fd, 0666 & ~mask);
 	close(fd);
 	return tmp;
@@ -300,10 +303,12 @@ static int plot(const char *path, const struct view *v)
 	signal(SIGPIPE, old_pipe);
 	if (status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
 	    rename(tmp, path) == 0) {
+		out_untrack_temp(tmp);
 		free(tmp);
 		return 0;
 	}
 	unlink(tmp);
+	out_untrack_temp(tmp);
 	free(tmp);
 	if (status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 127)
 		return cli_error("--plot needs gnuplot (Debian package gnuplot-nox; "
@@ -327,6 +332,7 @@ int cmd_compare_main(int argc, char **argv)
 	rc = parse_args(argc, argv, &a);
 	if (rc)
 		return rc < 0 ? CM_EXIT_OK : rc;
+	cli_catch_interrupts(a.quiet);
 	v.g = g = cli_load_graph(a.graph, a.quiet);
 	if (g == NULL)
 		return CM_EXIT_ERROR;
@@ -359,7 +365,9 @@ int cmd_compare_main(int argc, char **argv)
 		goto out;
 	if (!(a.csv && strcmp(a.csv, "-") == 0))
 		print_table(stdout, &v);
-	rc = fflush(stdout) == 0 ? CM_EXIT_OK : cli_error("standard output: write failed");
+	/* Cut short, the answer is partial: as a search that ran out of time. */
+	rc = fflush(stdout) != 0 ? cli_error("standard output: write failed") :
+	     v.res.interrupted ? CM_EXIT_NO_PLAN : CM_EXIT_OK;
 out:
 	out_abort(&csv);
 	compare_result_release(&v.res);

@@ -70,6 +70,11 @@ static void print_table(const struct graph *g, uint64_t budget, double ratio,
 
 		if (base > 0)
 			snprintf(ratio_s, sizeof(ratio_s), "%.2f", (double)x->batch / (double)base);
+		if (x->interrupted && x->batch == 0) {
+			printf("%-18s %10s %16s %14s %9s  %s\n", x->strategy, "?", "-", "-", "-",
+			       "interrupted");
+			continue;
+		}
 		if (x->unsupported) {
 			printf("%-18s %10s %16s %14s %9s  %s\n", x->strategy, "n/a", "-", "-", "-",
 			       "unsupported on this graph");
@@ -85,7 +90,9 @@ static void print_table(const struct graph *g, uint64_t budget, double ratio,
 		printf("%-18s %10s %16.10g %14s %9s  %s\n", x->strategy, batch_s, x->cost,
 		       size_human(x->peak, h, sizeof(h)),
 		       ratio_s, x->proven ? "proven (batch + 1 does not fit)" :
-		       x->capped ? "search limit reached" : "unproven (a solve ran out of time)");
+		       x->capped ? "search limit reached" :
+		       x->interrupted ? "interrupted (the largest found so far)" :
+		       "unproven (a solve ran out of time)");
 	}
 }
 
@@ -111,6 +118,8 @@ static int write_csv(const struct cli_args *a, const struct graph *g, uint64_t b
 
 		if (ans[i].batch == 0)
 			r.status = ans[i].unsupported ? STATUS_UNSUPPORTED : STATUS_INFEASIBLE;
+		if (ans[i].interrupted)
+			r.status = STATUS_INTERRUPTED;
 		csv_row(csv.f, &r);
 	}
 	if (out_commit(&csv, &err))
@@ -128,11 +137,12 @@ int cmd_maxbatch_main(int argc, char **argv)
 	struct graph *g;
 	uint64_t budget;
 	double ratio;
-	int n = 0, rc;
+	int n = 0, rc, cut = 0;
 
 	rc = parse_args(argc, argv, &a);
 	if (rc)
 		return rc < 0 ? CM_EXIT_OK : rc;
+	cli_catch_interrupts(a.quiet);
 	g = cli_load_graph(a.graph, a.quiet);
 	if (g == NULL)
 		return CM_EXIT_ERROR;
@@ -158,6 +168,10 @@ int cmd_maxbatch_main(int argc, char **argv)
 	for (int i = 0; i < n; i++) {
 		struct batch_request br = { list[i]->name, budget, ratio, &settings };
 
+		if (cli_interrupted()) {
+			ans[i] = (struct batch_answer){ .strategy = list[i]->name, .interrupted = 1 };
+			continue;
+		}
 		cli_note(a.quiet, "searching the largest batch for %s", list[i]->name);
 		if (batch_search(g, &br, &ans[i], &err)) {
 			rc = cli_error("%s: %s", g->id, err.msg);
@@ -168,7 +182,11 @@ int cmd_maxbatch_main(int argc, char **argv)
 		goto out;
 	if (!(a.csv && strcmp(a.csv, "-") == 0))
 		print_table(g, budget, ratio, ans, n);
-	rc = fflush(stdout) == 0 ? CM_EXIT_OK : cli_error("standard output: write failed");
+	/* Cut short, the answer is partial: as a search that ran out of time. */
+	for (int i = 0; i < n; i++)
+		cut |= ans[i].interrupted;
+	rc = fflush(stdout) != 0 ? cli_error("standard output: write failed") :
+	     cut ? CM_EXIT_NO_PLAN : CM_EXIT_OK;
 out:
 	free(list);
 	free(ans);

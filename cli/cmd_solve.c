@@ -156,6 +156,7 @@ int cmd_solve_main(int argc, char **argv)
 	rc = parse_args(argc, argv, &a);
 	if (rc)
 		return rc < 0 ? CM_EXIT_OK : rc;
+	cli_catch_interrupts(a.quiet);
 	g = cli_load_graph(a.graph, a.quiet);
 	if (g == NULL)
 		return CM_EXIT_ERROR;

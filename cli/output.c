@@ -8,6 +8,32 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* The tracked temporary files; NULL marks a free slot. */
+static const char *volatile temps[OUT_MAX_TEMPS];
+
+void out_track_temp(const char *path)
+{
+	for (int i = 0; i < OUT_MAX_TEMPS; i++)
+		if (temps[i] == NULL) {
+			temps[i] = path;
+			return;
+		}
+}
+
+void out_untrack_temp(const char *path)
+{
+	for (int i = 0; i < OUT_MAX_TEMPS; i++)
+		if (temps[i] == path)
+			temps[i] = NULL;
+}
+
+void out_unlink_temps(void)
+{
+	for (int i = 0; i < OUT_MAX_TEMPS; i++)
+		if (temps[i] != NULL)
+			unlink(temps[i]);
+}
+
 int out_open(struct out *o, const char *path, struct cm_error *err)
 {
 	int fd;
@@ -25,6 +51,8 @@ int out_open(struct out *o, const char *path, struct cm_error *err)
 	}
 	sprintf(o->tmp, "%s.tmp.XXXXXX", path);
 	fd = mkstemp(o->tmp);
+	if (fd >= 0)
+		out_track_temp(o->tmp);
 	if (fd < 0) {
 		int e = errno;
 
@@ -67,6 +95,7 @@ int out_commit(struct out *o, struct cm_error *err)
 		out_abort(o);
 		return -1;
 	}
+	out_untrack_temp(o->tmp);
 	free(o->tmp);
 	o->tmp = NULL;
 	out_abort(o);
@@ -77,8 +106,10 @@ void out_abort(struct out *o)
 {
 	if (o->f != NULL && o->f != stdout)
 		fclose(o->f);
-	if (o->tmp != NULL)
+	if (o->tmp != NULL) {
 		unlink(o->tmp);
+		out_untrack_temp(o->tmp);
+	}
 	free(o->tmp);
 	free(o->path);
 	*o = (struct out){ 0 };

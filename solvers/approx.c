@@ -11,6 +11,7 @@
 
 #include "../common/clock.h"
 #include "../common/num.h"
+#include "../common/stop.h"
 #include "../plan/stages.h"
 #include "strategy.h"
 
@@ -320,7 +321,8 @@ static int improve(struct sweep *w)
 			if (w->sstar[t * n + i] > 1e-9 && !w->best_s[t * n + i])
 				c[nc++] = (struct candidate){ w->sstar[t * n + i], t * n + i };
 	qsort(c, nc, sizeof(*c), by_value_desc);
-	for (size_t k = 0; k < nc && (w->deadline <= 0 || cm_clock() < w->deadline); k++) {
+	for (size_t k = 0; k < nc && (w->deadline <= 0 || cm_clock() < w->deadline) &&
+			   !stop_requested(); k++) {
 		if (w->best_s[c[k].at])
 			continue; /* kept since, by an earlier change */
 		memcpy(w->st.S, w->best_s, n * n);
@@ -354,7 +356,9 @@ static int on_lp(void *ctx, int k, const struct milp_result *r)
 	if (r->status != MILP_OPTIMAL || r->x == NULL)
 		return 0;
 	remat_fractional_s(w->rm, r->x, w->sstar);
-	for (int i = 0; i < ROUNDINGS + w->samples && !w->failed; i++) {
+	/* After a stop request, only until one rounding fits. */
+	for (int i = 0; i < ROUNDINGS + w->samples && !w->failed &&
+			!(stop_requested() && w->best); i++) {
 		int got = try_rounding(w, i < ROUNDINGS ? thresholds[i] : -1);
 
 		w->failed = got < 0;
@@ -362,8 +366,8 @@ static int on_lp(void *ctx, int k, const struct milp_result *r)
 	}
 	if (improved && !w->failed)
 		w->failed = improve(w) != 0;
-	return w->failed || (w->best && w->has_bound &&
-			     num_le(w->best_cost, graph_round_bound(w->g, w->bound)));
+	return w->failed || stop_requested() ||
+	       (w->best && w->has_bound && num_le(w->best_cost, graph_round_bound(w->g, w->bound)));
 }
 
 /* The eps of the grid whose shrunk budget a plan may fit, and the U bound
@@ -410,8 +414,9 @@ static int take_best(struct sweep *w, const struct milp_result *res,
 		if (w->has_bound)
 			strategy_set_bound(g, out, w->bound);
 		strategy_set_status(out, STATUS_NO_PLAN);
-		snprintf(out->why, sizeof(out->why), "no rounding of the LP fits the budget%s",
-			 res->status == MILP_NO_SOLUTION ? " within the time limit" : "");
+		if (!stop_requested())
+			snprintf(out->why, sizeof(out->why), "no rounding of the LP fits the budget%s",
+				 res->status == MILP_NO_SOLUTION ? " within the time limit" : "");
 	}
 	return 0;
 }

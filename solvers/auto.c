@@ -11,6 +11,7 @@
 
 #include "../common/clock.h"
 #include "../common/num.h"
+#include "../common/stop.h"
 
 /* Seconds auto takes without --time-limit. */
 #define AUTO_TIME_LIMIT 60.0
@@ -162,7 +163,7 @@ int strategy_run_auto(const struct strategy *s, const struct graph *g,
 		in.cost = sim.cost;
 		snprintf(in.plan_by, sizeof(in.plan_by), "%s", in.plan->strategy);
 	}
-	if (phase && limit - (cm_clock() - t0) > 0.5) {
+	if (phase && limit - (cm_clock() - t0) > 0.5 && !stop_requested()) {
 		report(rq, &in, t0, phase);
 		if (run_phase(g, rq, phase, t0, limit - (cm_clock() - t0), &in, err)) {
 			plan_free(in.plan);

@@ -2,6 +2,7 @@
 #include "batch.h"
 
 #include "../common/clock.h"
+#include "../common/stop.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -65,6 +66,10 @@ int batch_search(const struct graph *g, const struct batch_request *br,
 	memset(ans, 0, sizeof(*ans));
 	ans->strategy = br->strategy;
 	for (;;) {
+		if (stop_requested()) {
+			ans->interrupted = 1;
+			break;
+		}
 		rc = batch_fits(g, br, hi, ans, err);
 		if (rc == -1)
 			return -1;
@@ -79,10 +84,14 @@ int batch_search(const struct graph *g, const struct batch_request *br,
 		}
 		hi *= 2;
 	}
-	while (hi - lo > 1) {
+	while (hi - lo > 1 && !ans->interrupted) {
 		uint64_t mid = lo + (hi - lo) / 2;
 		struct batch_answer probe = *ans;
 
+		if (stop_requested()) {
+			ans->interrupted = 1;
+			break;
+		}
 		rc = batch_fits(g, br, mid, &probe, err);
 		if (rc == -1)
 			return -1;
@@ -95,7 +104,7 @@ int batch_search(const struct graph *g, const struct batch_request *br,
 		}
 	}
 	ans->batch = lo;
-	ans->proven = !unknown;
+	ans->proven = !unknown && !ans->interrupted;
 	ans->seconds = cm_clock() - t0;
 	snprintf(ans->param, sizeof(ans->param), "batch=%llu", (unsigned long long)lo);
 	return 0;

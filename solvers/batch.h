@@ -26,6 +26,8 @@ struct batch_answer {
 	int proven;           /* batch + 1 was shown not to fit */
 	int capped;           /* the search stopped at MAXBATCH_LIMIT */
 	int unsupported;      /* the strategy does not apply to the graph */
+	int interrupted;      /* a stop request (common/stop.h) ended the search:
+			       * batch is the largest found to fit before it */
 	double cost, overhead, seconds;
 	uint64_t peak;
 	char param[64], solver[32];
@@ -44,7 +46,8 @@ double batch_default_ratio(const struct graph *g);
 
 /* Doubling, then bisection between the last batch that fits and the first
  * that does not; feasibility is monotone in the batch. An unknown answer
- * counts as "does not fit" and leaves the result unproven. 0, or -1 with
+ * counts as "does not fit" and leaves the result unproven. A stop request
+ * ends the search with what is known (ans->interrupted). 0, or -1 with
  * err set. */
 int batch_search(const struct graph *g, const struct batch_request *rq,
 		 struct batch_answer *ans, struct cm_error *err);

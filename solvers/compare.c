@@ -9,6 +9,7 @@
 
 #include "../common/num.h"
 #include "../common/size.h"
+#include "../common/stop.h"
 
 /* What compare_run carries from budget to budget. */
 struct run {
@@ -109,6 +110,10 @@ static int run_solves(struct run *w, int bi, struct cm_error *err)
 
 		if (rq->columns[c]->point)
 			continue;
+		if (stop_requested()) {
+			w->outs[c].status = STATUS_INTERRUPTED;
+			continue;
+		}
 		one.strategy = rq->columns[c]->name;
 		one.budget = rq->budgets[bi];
 		one.bound = 0;
@@ -116,6 +121,8 @@ static int run_solves(struct run *w, int bi, struct cm_error *err)
 		     size_human(one.budget, h, sizeof(h)), bi + 1, rq->nb);
 		if (strategy_solve(w->g, &one, &w->outs[c], err))
 			return -1;
+		if (w->outs[c].interrupted && w->outs[c].plan == NULL)
+			strategy_set_status(&w->outs[c], STATUS_INTERRUPTED);
 	}
 	return 0;
 }
@@ -138,6 +145,8 @@ static int budget_bound(struct run *w, int bi, double *bound, struct cm_error *e
 		}
 	if (found)
 		return 1;
+	if (stop_requested())
+		return 0;
 	if (w->lp_has) {
 		*bound = w->lp_value[bi];
 		return w->lp_has[bi];
@@ -205,7 +214,28 @@ static int column_rows(struct run *w, int c, int bi, const double *bound,
 	strategy_row_of_outcome(&r, w->g, s->name, budget, &w->outs[c]);
 	if (r.feasible)
 		*best = r.overhead;
+	if (r.status == STATUS_INTERRUPTED) {
+		*best = COMPARE_NOT_RUN;
+		w->res->interrupted = 1;
+	}
 	return emit(w, &r, err);
+}
+
+/* The rows of budget bi after a stop request: one per column, status
+ * interrupted. */
+static int interrupted_rows(struct run *w, int bi, struct cm_error *err)
+{
+	for (int c = 0; c < w->rq->ncols; c++) {
+		struct strategy_row r = { .graph = w->g->id, .strategy = w->rq->columns[c]->name,
+					  .budget = w->rq->budgets[bi],
+					  .status = STATUS_INTERRUPTED };
+
+		w->res->best[(size_t)c * (size_t)w->rq->nb + (size_t)bi] = COMPARE_NOT_RUN;
+		if (emit(w, &r, err))
+			return -1;
+	}
+	w->res->interrupted = 1;
+	return 0;
 }
 
 static int run_budget(struct run *w, int bi, struct cm_error *err)
@@ -252,7 +282,7 @@ int compare_run(const struct graph *g, const struct compare_request *rq,
 	if (make_points(&w, err) || lp_bounds(&w, err))
 		goto out;
 	for (int bi = 0; bi < rq->nb; bi++)
-		if (run_budget(&w, bi, err))
+		if (stop_requested() ? interrupted_rows(&w, bi, err) : run_budget(&w, bi, err))
 			goto out;
 	rc = 0;
 out:

@@ -28,13 +28,22 @@ struct compare_request {
 
 struct compare_result {
 	/* best[c * nb + bi]: the overhead of column c's cheapest plan that
-	 * fits budget bi, or -1 when none does. */
+	 * fits budget bi, -1 when none does, COMPARE_NOT_RUN when a stop
+	 * request came first. */
 	double *best;
 	char *unsupported; /* [c]: the graph is outside column c's domain */
+	/* A stop request (common/stop.h) left rows without an answer: they
+	 * went to row with status interrupted. */
+	int interrupted;
 };
 
-/* Runs every column at every budget. Returns 0 (res filled; release it
- * with compare_result_release), or -1 with err set. */
+#define COMPARE_NOT_RUN (-2.0)
+
+/* Runs every column at every budget. After a stop request, the solve
+ * under way ends with what it has (its row interrupted when that is no
+ * plan) and every row after it is interrupted: one per column and budget.
+ * Returns 0 (res filled; release it with compare_result_release), or -1
+ * with err set. */
 int compare_run(const struct graph *g, const struct compare_request *rq,
 		struct compare_result *res, struct cm_error *err);
 void compare_result_release(struct compare_result *res);

@@ -13,6 +13,7 @@
 
 #include "../common/clock.h"
 #include "../common/num.h"
+#include "../common/stop.h"
 #include "../plan/sim.h"
 #include "strategy.h"
 
@@ -446,7 +447,8 @@ static int run_chain(struct dtr *s)
 			continue;
 		}
 		if (s->computes >= s->max_computes ||
-		    (s->deadline > 0 && s->computes % 256 == 0 && cm_clock() > s->deadline))
+		    (s->computes % 256 == 0 &&
+		     ((s->deadline > 0 && cm_clock() > s->deadline) || stop_requested())))
 			return DTR_NO_PLAN;
 		r = make_room(s, v);
 		if (r)
@@ -617,7 +619,7 @@ int dtr_plan(const struct graph *g, uint64_t budget, const struct dtr_opts *o,
 		/* Best of all: each heuristic with either dead-value policy. */
 		if (t % 2 && o->heuristic != DTR_BEST)
 			continue;
-		if (o->deadline > 0 && cm_clock() > o->deadline)
+		if ((o->deadline > 0 && cm_clock() > o->deadline) || stop_requested())
 			break;
 		ot.keep_dead = t % 2 ? !o->keep_dead : o->keep_dead;
 		rh = plan_one(g, budget, &ot, h, q, err);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../common/num.h"
+#include "../common/stop.h"
 
 int strategy_run_heuristic(const struct strategy *s, const struct graph *g,
 			   const struct solve_request *rq, struct solve_outcome *out,
@@ -55,6 +56,8 @@ struct plan *strategy_best_heuristic(const struct graph *g, const struct solve_r
 
 		if (!(s->flags & STRATEGY_HEURISTIC))
 			continue;
+		if (stop_requested())
+			break;
 		h.strategy = s->name;
 		h.cost_cap = 0;
 		/* A start must not take the solver's time: a third of it each. */

@@ -32,18 +32,20 @@ static struct plan *plan_of_solution(const struct graph *g, const struct remat_m
 
 /* rq->start, or else the cheapest heuristic plan that fits, as a point of
  * the model, to start the solver from. Returns a malloc'd point, or NULL when none fits (or
- * its plan is not a point of the model). */
+ * its plan is not a point of the model). *best gets the heuristic's plan
+ * (the caller frees it), NULL with rq->start. */
 static double *warm_start(const struct graph *g, const struct remat_model *rm,
-			  const struct solve_request *rq)
+			  const struct solve_request *rq, struct plan **best)
 {
 	struct sim_result sim;
-	struct plan *best = rq->start ? NULL : strategy_best_heuristic(g, rq, &sim);
-	const struct plan *from = rq->start ? rq->start : best;
+	const struct plan *from;
 	struct stages st;
 	double *x = NULL;
 
+	*best = rq->start ? NULL : strategy_best_heuristic(g, rq, &sim);
+	from = rq->start ? rq->start : *best;
 	if (from == NULL || stages_init(&st, g->n, NULL))
-		goto out;
+		return NULL;
 	x = malloc((size_t)rm->milp.ncols * sizeof(double) + 1);
 	if (x && (stages_from_plan(g, from, &st) || stages_drop_unused(g, &st) < 0 ||
 		  remat_point(rm, g, &st, x))) {
@@ -51,9 +53,33 @@ static double *warm_start(const struct graph *g, const struct remat_model *rm,
 		x = NULL;
 	}
 	stages_release(&st);
-out:
-	plan_free(best);
 	return x;
+}
+
+/* Stopped before the solver had a solution (and with no warm start in
+ * the model): the plan it was started from still answers. 0, or -1 with
+ * err set. */
+static int take_start_plan(const struct graph *g, const struct solve_request *rq,
+			   const struct plan *from, struct solve_outcome *out,
+			   struct cm_error *err)
+{
+	struct plan *p = plan_new();
+
+	if (p == NULL)
+		return cm_errorf(err, "out of memory");
+	for (int k = 0; k < from->n; k++)
+		if (plan_push(p, (enum plan_op)from->steps[k].op, from->steps[k].node,
+			      from->steps[k].stage)) {
+			plan_free(p);
+			return cm_errorf(err, "out of memory");
+		}
+	snprintf(out->param, sizeof(out->param), "plan=%.40s", from->strategy);
+	if (strategy_adopt(g, "ilp", rq->budget, p, out, err))
+		return -1;
+	strategy_set_status(out, out->sim.fits ? STATUS_FEASIBLE : STATUS_NO_PLAN);
+	snprintf(out->why, sizeof(out->why), "the plan the solver started from (%.40s's)",
+		 from->strategy);
+	return 0;
 }
 
 /* Solves with ops, and once more with the other backend when ops' process
@@ -81,19 +107,24 @@ static int solve_or_retry(const struct solver_ops **ops, const struct milp *m,
  * set. */
 static int take_answer(const struct graph *g, const struct solve_request *rq,
 		       const struct remat_model *rm, const struct milp_result *res,
-		       const double *start, struct solve_outcome *out, struct cm_error *err)
+		       const double *start, const struct plan *from, struct solve_outcome *out,
+		       struct cm_error *err)
 {
 	const double *x = res->x ? res->x : start;
 	struct plan *p;
 
+	if (x == NULL && res->stopped && from)
+		return take_start_plan(g, rq, from, out, err);
 	if (res->status == MILP_INFEASIBLE) {
 		strategy_set_status(out, STATUS_INFEASIBLE);
 		snprintf(out->why, sizeof(out->why), "the solver proved that no plan fits");
 		return 0;
 	}
 	if (x == NULL) {
-		strategy_set_status(out, STATUS_TIMEOUT);
-		snprintf(out->why, sizeof(out->why), "no plan found within the time limit");
+		/* Stopped: strategy_solve says so (status no_plan). */
+		strategy_set_status(out, res->stopped ? STATUS_NO_PLAN : STATUS_TIMEOUT);
+		if (!res->stopped)
+			snprintf(out->why, sizeof(out->why), "no plan found within the time limit");
 		if (res->has_bound)
 			strategy_set_bound(g, out, res->bound);
 		return 0;
@@ -117,7 +148,8 @@ static int take_answer(const struct graph *g, const struct solve_request *rq,
 	if (res->has_bound)
 		strategy_set_bound(g, out, res->bound);
 	if (res->x == NULL)
-		snprintf(out->why, sizeof(out->why),
+		snprintf(out->why, sizeof(out->why), "%s", res->stopped ?
+			 "the solver's warm start (the best heuristic's plan)" :
 			 "time limit: the solver found nothing better than the best baseline");
 	return 0;
 }
@@ -134,6 +166,7 @@ int strategy_run_ilp(const struct strategy *s, const struct graph *g,
 				 .threads = rq->threads, .lp_method = rq->lp_method,
 				 .progress = rq->progress, .ctx = rq->ctx };
 	double *start = NULL;
+	struct plan *best = NULL;
 	char crash[256] = "";
 	int rc = -1;
 
@@ -149,11 +182,11 @@ int strategy_run_ilp(const struct strategy *s, const struct graph *g,
 		cm_errorf(err, "writing the LP file failed");
 		goto out;
 	}
-	so.start = start = warm_start(g, &rm, rq);
+	so.start = start = warm_start(g, &rm, rq, &best);
 	if (solve_or_retry(&ops, &rm.milp, &so, &res, crash, sizeof(crash), err))
 		goto out;
 	snprintf(out->solver, sizeof(out->solver), "%s", ops->name);
-	if (take_answer(g, rq, &rm, &res, start, out, err))
+	if (take_answer(g, rq, &rm, &res, start, rq->start ? rq->start : best, out, err))
 		goto out;
 	if (crash[0]) {
 		char why[sizeof(out->why)];
@@ -165,6 +198,7 @@ int strategy_run_ilp(const struct strategy *s, const struct graph *g,
 out:
 	milp_result_release(&res);
 	free(start);
+	plan_free(best);
 	remat_release(&rm);
 	return rc;
 }

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "../common/num.h"
+#include "../common/stop.h"
 #include "../plan/sim.h"
 #include "kusumoto.h"
 #include "strategy.h"
@@ -1008,7 +1009,12 @@ static int run_search(struct run *rn, int *runs, struct cm_error *err)
 	if (b > top)
 		b = top;
 	for (k = 0; k < PROBES; k++) {
-		int n = dp_fill(c, &rn->dp, b, rn->o->memory_centric), fit;
+		int n, fit;
+
+		/* A stop request ends the search once a plan is known. */
+		if (stop_requested() && rn->bs.plan->n > 0)
+			break;
+		n = dp_fill(c, &rn->dp, b, rn->o->memory_centric);
 
 		if (run_pick(rn, b, n, &fit, err))
 			goto out;

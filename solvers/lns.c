@@ -6,6 +6,7 @@
 
 #include "../common/clock.h"
 #include "../common/num.h"
+#include "../common/stop.h"
 #include "../plan/sim.h"
 #include "strategy.h"
 #include "window.h"
@@ -385,7 +386,7 @@ static int pass(struct lns *l, int values, int w, int nw, int *all_opt, int *who
 		if (values < 2 && ws.a + eff - 1 < ws.b)
 			ws.b = ws.a + eff - 1;
 
-		if (l->o->time_limit > 0 && left < 0.2) {
+		if ((l->o->time_limit > 0 && left < 0.2) || stop_requested()) {
 			*all_opt = 0;
 			break;
 		}
@@ -488,7 +489,7 @@ static int search(struct lns *l, struct cm_error *err)
 			l->st->proven = 1;
 			return 0;
 		}
-		if (cm_clock() >= l->deadline - 0.2)
+		if (cm_clock() >= l->deadline - 0.2 || stop_requested())
 			return 0;
 		l->st->passes++;
 		if (w > l->st->max_stage_window)
@@ -521,7 +522,7 @@ static int search(struct lns *l, struct cm_error *err)
 			if (l->o->time_limit <= 0)
 				return 0;
 			do {
-				if (cm_clock() >= l->deadline - 0.2)
+				if (cm_clock() >= l->deadline - 0.2 || stop_requested())
 					return 0;
 				l->st->passes++;
 				gains = pass(l, 2, w, 2 * nw0, &all_opt, &whole, err);

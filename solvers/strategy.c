@@ -8,11 +8,13 @@
 
 #include "../common/clock.h"
 #include "../common/num.h"
+#include "../common/stop.h"
 
 const char *const strategy_status_names[STATUS_COUNT] = {
 	[STATUS_FEASIBLE] = "feasible",       [STATUS_OPTIMAL] = "optimal",
 	[STATUS_TIMEOUT] = "timeout",         [STATUS_NO_PLAN] = "no_plan",
 	[STATUS_INFEASIBLE] = "infeasible",   [STATUS_UNSUPPORTED] = "unsupported",
+	[STATUS_INTERRUPTED] = "interrupted",
 };
 
 /* The table in use; strategy_use swaps it for tests. */
@@ -196,6 +198,25 @@ const struct solver_ops *strategy_backend(const struct solve_request *rq, struct
 	return ops;
 }
 
+/* After a stop request: an answer that is not final (a plan not proven
+ * optimal, or none) says it was cut short; no plan is no_plan, whatever
+ * the time limit would have made of it. */
+static void mark_interrupted(struct solve_outcome *out)
+{
+	char why[sizeof(out->why)];
+
+	if (out->status != STATUS_FEASIBLE && out->status != STATUS_NO_PLAN &&
+	    out->status != STATUS_TIMEOUT)
+		return;
+	out->interrupted = 1;
+	if (out->status == STATUS_TIMEOUT)
+		strategy_set_status(out, STATUS_NO_PLAN);
+	snprintf(why, sizeof(why), "%s", out->why);
+	snprintf(out->why, sizeof(out->why), "interrupted: %s%s%.400s",
+		 out->plan ? "the best plan found before the signal" : "no plan found before the signal",
+		 why[0] ? "; " : "", why);
+}
+
 int strategy_solve(const struct graph *g, const struct solve_request *rq,
 		   struct solve_outcome *out, struct cm_error *err)
 {
@@ -218,8 +239,10 @@ int strategy_solve(const struct graph *g, const struct solve_request *rq,
 	rc = s->run(s, g, rq, out, err);
 	/* A bound, when asked for, for a strategy that has none of its own. */
 	if (rc == 0 && rq->bound && !(s->flags & STRATEGY_BOUND) && !out->has_lower_bound &&
-	    out->status != STATUS_UNSUPPORTED)
+	    out->status != STATUS_UNSUPPORTED && !stop_requested())
 		rc = strategy_lp_bound(g, rq, out, err);
+	if (rc == 0 && stop_requested())
+		mark_interrupted(out);
 	out->seconds = cm_clock() - t0;
 	if (rc)
 		strategy_outcome_release(out);

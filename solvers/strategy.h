@@ -24,7 +24,11 @@ enum strategy_status {
 	STATUS_TIMEOUT,     /* the time limit came before any plan */
 	STATUS_NO_PLAN,     /* the strategy found none, nothing proven */
 	STATUS_INFEASIBLE,  /* no plan fits (proven), or the strategy's does not */
-	STATUS_UNSUPPORTED, /* the graph is outside the strategy's domain */
+	STATUS_UNSUPPORTED, /* the graph is outside the strategy's domain, or its
+			     * model would not fit the memory (out.why says) */
+	STATUS_INTERRUPTED, /* compare and maxbatch: a row that a stop request
+			     * (SIGINT, SIGTERM) left without an answer; no
+			     * strategy returns it */
 	STATUS_COUNT
 };
 
@@ -50,6 +54,9 @@ struct solve_request {
 	int bound;            /* a strategy without a bound of its own bounds the
 			       * cost from below by the LP relaxation too */
 	int lp_method;        /* approx and bound: enum lp_method */
+	/* Bytes the models of a solve may take in all (--memory-limit); 0:
+	 * the memory available is the only limit (strategy_fits_memory). */
+	uint64_t memory_limit;
 	/* --param KEY=VALUE pairs; each strategy reads the keys its row
 	 * lists (strategy_check_params rejects the others). */
 	const struct strategy_param *params;
@@ -74,6 +81,9 @@ struct solve_outcome {
 	int has_lower_bound;
 	double seconds;      /* wall time of the strategy and the replay */
 	int cols, rows, nnz; /* size of the MILP, when one was built */
+	int interrupted;     /* a stop request (common/stop.h) cut the search
+			      * short: the plan, if any, is the best found
+			      * before it */
 };
 
 /* What a row of the table is. */

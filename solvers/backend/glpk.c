@@ -20,6 +20,7 @@ struct glpk_ctx {
 	int has_bound;
 	int start_given;
 	double *start1; /* 1-based copy of o->start */
+	double *inc;    /* room for a better solution, for o->incumbent */
 	jmp_buf fail;
 };
 
@@ -54,6 +55,14 @@ static void callback(glp_tree *tree, void *info)
 	if (glp_ios_reason(tree) == GLP_IHEUR && c->start1 && !c->start_given) {
 		c->start_given = 1;
 		glp_ios_heur_sol(tree, c->start1);
+	}
+	if (glp_ios_reason(tree) == GLP_IBINGO && c->inc) {
+		glp_prob *p = glp_ios_get_prob(tree);
+
+		/* The presolver is off: the columns are the model's own. */
+		for (int j = 0; j < c->m->ncols; j++)
+			c->inc[j] = glp_mip_col_val(p, j + 1);
+		c->o->incumbent(c->inc, glp_mip_obj_val(p));
 	}
 	int best = glp_ios_best_node(tree);
 
@@ -239,9 +248,15 @@ static int sweep(glp_prob *p, const struct milp *m, struct glpk_ctx *c,
 }
 
 /* The MIP start, 1-based as glp_ios_heur_sol wants it, into c->start1
- * when there is one. 0, or -1 with err set. */
+ * when there is one, and room for the solutions o->incumbent is given.
+ * 0, or -1 with err set. */
 static int copy_start(struct glpk_ctx *c, struct cm_error *err)
 {
+	if (c->o->incumbent) {
+		c->inc = malloc(((size_t)c->m->ncols + 1) * sizeof(double));
+		if (c->inc == NULL)
+			return cm_errorf(err, "out of memory");
+	}
 	if (c->o->start == NULL)
 		return 0;
 	c->start1 = malloc(((size_t)c->m->ncols + 1) * sizeof(double));
@@ -373,6 +388,7 @@ static int glpk_run(const struct milp *m, const struct solve_opts *o,
 		 * objects included. */
 		glp_free_env();
 		free(c.start1);
+		free(c.inc);
 		return cm_errorf(err, "glpk failed: %s", glpk_last_line);
 	}
 	glp_error_hook(on_glpk_error, &c);
@@ -390,6 +406,7 @@ out:
 		glp_delete_prob(p);
 	glp_error_hook(NULL, NULL);
 	free(c.start1);
+	free(c.inc);
 	return rc;
 }
 

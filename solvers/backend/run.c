@@ -3,6 +3,7 @@
  * limit plus a grace period. */
 #include "solver.h"
 #include "../../common/clock.h"
+#include "../../common/stop.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -14,12 +15,18 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 /* Seconds the child gets past the limit to stop by itself and report. */
 #define RUN_GRACE 2.0
 
 /* Children that share a sweep at most. */
 #define RUN_MAX_JOBS 16
+
+/* Seconds between two looks at stop_requested() while children run. */
+#define RUN_STOP_POLL 0.2
 
 static const struct solver_ops *const backends[] = { &solver_cbc, &solver_glpk };
 
@@ -58,7 +65,8 @@ void milp_result_release(struct milp_result *res)
 }
 
 /* Messages from the child: a tag, then a fixed payload. */
-enum { MSG_PROGRESS = 'P', MSG_RESULT = 'R', MSG_ERROR = 'E', MSG_LP = 'L' };
+enum { MSG_PROGRESS = 'P', MSG_RESULT = 'R', MSG_ERROR = 'E', MSG_LP = 'L',
+       MSG_INCUMBENT = 'I' };
 
 struct msg_result {
 	int status, has_bound, has_x;
@@ -127,6 +135,15 @@ static void child_progress(void *ctx, const struct solve_progress *p)
 }
 
 static int child_ncols;
+
+/* A better solution: the tag, its objective, then its ncols values. */
+static void child_incumbent(const double *x, double objective)
+{
+	char tag = MSG_INCUMBENT;
+
+	if (write_all(child_fd, &tag, 1) == 0 && write_all(child_fd, &objective, sizeof(objective)) == 0)
+		write_all(child_fd, x, (size_t)child_ncols * sizeof(double));
+}
 
 /* The sweep's LPs this child solves: first, first + stride, ... */
 static int child_first, child_stride = 1;
@@ -199,6 +216,7 @@ static void run_child(const struct solver_ops *ops, const struct milp *m,
 	}
 	co.progress = child_progress;
 	co.ctx = NULL;
+	co.incumbent = child_incumbent;
 	child_ncols = m->ncols;
 	if (o->on_lp)
 		co.on_lp = child_on_lp;
@@ -249,7 +267,8 @@ static int read_result(int fd, const struct milp *m, double deadline, struct mil
 
 	if ((rc = read_msg(fd, &mr, sizeof(mr), deadline, err)))
 		return rc;
-	*r = (struct milp_result){ mr.status, mr.objective, mr.bound, mr.has_bound, NULL };
+	*r = (struct milp_result){ .status = mr.status, .objective = mr.objective,
+				   .bound = mr.bound, .has_bound = mr.has_bound };
 	if (!mr.has_x)
 		return 0;
 	r->x = malloc((size_t)m->ncols * sizeof(double) + 1);
@@ -274,9 +293,9 @@ static int wait_readable(const struct child *ch, int jobs, double wait)
 
 	for (int c = 0; c < jobs; c++)
 		pfd[c] = (struct pollfd){ ch[c].done ? -1 : ch[c].fd, POLLIN, 0 };
-	do
-		r = poll(pfd, (nfds_t)jobs, wait > 0 ? (int)(wait * 1000) + 1 : 0);
-	while (r < 0 && errno == EINTR);
+	/* A signal (EINTR) returns at once: the caller looks at
+	 * stop_requested() again. */
+	r = poll(pfd, (nfds_t)jobs, wait > 0 ? (int)(wait * 1000) + 1 : 0);
 	for (int c = 0; r > 0 && c < jobs; c++)
 		if (pfd[c].revents)
 			return c;
@@ -353,6 +372,8 @@ struct receiver {
 	struct inbox in;
 	struct solve_progress known; /* what the children reported so far */
 	double t0, next_report;
+	double *inc_x;             /* the best solution child 0 reported, or NULL */
+	double inc_obj;
 };
 
 /* Nothing to read: when a report is due, what is known goes to
@@ -411,6 +432,27 @@ static int take_lp(struct receiver *rv, int fd)
 	return deliver(in, rv->ch, rv->jobs, rv->o) ? -2 : 0;
 }
 
+/* A better solution from child 0's backend, kept in case the solve is
+ * cut short. */
+static int take_incumbent(struct receiver *rv, int fd)
+{
+	size_t len = (size_t)rv->m->ncols * sizeof(double);
+	double obj, *x = malloc(len + 1);
+	int rc;
+
+	if (x == NULL)
+		return cm_errorf(rv->err, "out of memory");
+	if ((rc = read_msg(fd, &obj, sizeof(obj), rv->deadline, rv->err)) ||
+	    (rc = read_msg(fd, x, len, rv->deadline, rv->err))) {
+		free(x);
+		return rc;
+	}
+	free(rv->inc_x);
+	rv->inc_x = x;
+	rv->inc_obj = obj;
+	return 0;
+}
+
 /* A child's error, which becomes the solve's. */
 static int take_error(struct receiver *rv, int fd)
 {
@@ -453,6 +495,8 @@ static int take_message(struct receiver *rv, int c)
 		return take_progress(rv, fd);
 	case MSG_LP:
 		return take_lp(rv, fd);
+	case MSG_INCUMBENT:
+		return take_incumbent(rv, fd);
 	case MSG_ERROR:
 		return take_error(rv, fd);
 	case MSG_RESULT:
@@ -462,12 +506,28 @@ static int take_message(struct receiver *rv, int c)
 	}
 }
 
+/* Cut short (rc -2 or -3): the best solution reported, when there is one
+ * and no result came, becomes res's. */
+static void keep_incumbent(struct receiver *rv, int rc)
+{
+	if ((rc == -2 || rc == -3) && rv->inc_x && rv->res->x == NULL) {
+		rv->res->x = rv->inc_x;
+		rv->res->objective = rv->inc_obj;
+		rv->res->status = MILP_FEASIBLE;
+		rv->inc_x = NULL;
+	}
+	free(rv->inc_x);
+	rv->inc_x = NULL;
+}
+
 /* Receives the children's messages until each has sent its result, an
- * error, or the deadline, reporting progress about once a second from here
- * (the children's own reports only update what is known) and passing each
- * LP of a sweep to o->on_lp in order. res is child 0's result. Returns 0
- * with res filled, -1 with err set, or -2 at the deadline or when on_lp
- * asks to stop (res->bound then holds the last bound reported). */
+ * error, the deadline, or a stop request, reporting progress about once a
+ * second from here (the children's own reports only update what is known)
+ * and passing each LP of a sweep to o->on_lp in order. res is child 0's
+ * result. Returns 0 with res filled, -1 with err set, -2 at the deadline
+ * or when on_lp asks to stop, -3 at a stop request (res->bound then holds
+ * the last bound reported, res->x the last solution with status
+ * MILP_FEASIBLE when one was reported). */
 static int receive(const struct child *chin, int jobs, const struct milp *m,
 		   const struct solve_opts *o, double deadline, struct milp_result *res,
 		   struct cm_error *err)
@@ -489,6 +549,12 @@ static int receive(const struct child *chin, int jobs, const struct milp *m,
 
 		if (deadline > 0 && deadline - t < wait)
 			wait = deadline - t;
+		if (wait > RUN_STOP_POLL)
+			wait = RUN_STOP_POLL;
+		if (stop_requested()) {
+			rc = -3;
+			goto out;
+		}
 		if (deadline > 0 && t >= deadline) {
 			rc = -2;
 			goto out;
@@ -499,27 +565,66 @@ static int receive(const struct child *chin, int jobs, const struct milp *m,
 			goto out;
 	}
 out:
+	keep_incumbent(&rv, rc);
 	inbox_release(&rv.in);
 	return rc;
 }
 
-/* Starts child `first` of `jobs` (see run_child). 0, or -1 with err set. */
+/* A new solver process, before it solves: in a process group of its own,
+ * so that a terminal's SIGINT goes to the parent alone, which decides
+ * what to keep; killed when the parent dies, however it dies; SIGINT
+ * ignored and SIGTERM at its default, whatever handlers the parent had;
+ * the parent's stop request and children forgotten. Then the signals
+ * blocked around fork are let through (old: the mask before). */
+static void child_setup(pid_t parent, const sigset_t *old)
+{
+	signal(SIGINT, SIG_IGN);
+	signal(SIGTERM, SIG_DFL);
+	/* Out of the terminal's foreground group, a write to it must not
+	 * stop the process (stty tostop). */
+	signal(SIGTTOU, SIG_IGN);
+	setpgid(0, 0);
+#ifdef __linux__
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+#endif
+	if (getppid() != parent)
+		_exit(1); /* the parent died before prctl */
+	stop_child_forget_all();
+	stop_clear();
+	sigprocmask(SIG_SETMASK, old, NULL);
+}
+
+/* Starts child `first` of `jobs` (see run_child), with SIGINT and SIGTERM
+ * blocked until it is tracked (stop_child_add), so that a second signal
+ * cannot miss it. 0, or -1 with err set. */
 static int spawn(const struct solver_ops *ops, const struct milp *m, const struct solve_opts *o,
 		 int first, int jobs, struct child *ch, struct cm_error *err)
 {
+	sigset_t block, old;
+	pid_t parent = getpid();
 	int fds[2];
 
 	if (pipe(fds) != 0)
 		return cm_errorf(err, "pipe: %s", strerror(errno));
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigprocmask(SIG_BLOCK, &block, &old);
 	ch->pid = fork();
+	if (ch->pid == 0) {
+		close(fds[0]);
+		child_setup(parent, &old);
+		run_child(ops, m, o, first, jobs, fds[1]);
+	}
+	if (ch->pid > 0) {
+		setpgid(ch->pid, ch->pid); /* as the child does: whichever runs first */
+		stop_child_add(ch->pid);
+	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (ch->pid < 0) {
 		close(fds[0]);
 		close(fds[1]);
 		return cm_errorf(err, "fork: %s", strerror(errno));
-	}
-	if (ch->pid == 0) {
-		close(fds[0]);
-		run_child(ops, m, o, first, jobs, fds[1]);
 	}
 	close(fds[1]);
 	ch->fd = fds[0];
@@ -540,6 +645,11 @@ int solver_solve(const struct solver_ops *ops, const struct milp *m,
 	if (jobs > RUN_MAX_JOBS)
 		jobs = RUN_MAX_JOBS;
 	memset(res, 0, sizeof(*res));
+	if (stop_requested()) {
+		res->status = MILP_NO_SOLUTION;
+		res->stopped = 1;
+		return 0;
+	}
 	fflush(NULL);
 	for (started = 0; started < jobs; started++)
 		if ((rc = spawn(ops, m, o, started, jobs, &ch[started], err)))
@@ -553,19 +663,24 @@ int solver_solve(const struct solver_ops *ops, const struct milp *m,
 		int wstatus;
 
 		close(ch[c].fd);
-		if (rc)
+		if (rc && kill(-ch[c].pid, SIGKILL) != 0)
 			kill(ch[c].pid, SIGKILL);
 		while (waitpid(ch[c].pid, &wstatus, 0) < 0 && errno == EINTR)
 			;
-		if (rc && rc != -2 && !crashed && WIFSIGNALED(wstatus) &&
+		stop_child_remove(ch[c].pid);
+		if (rc && rc != -2 && rc != -3 && !crashed && WIFSIGNALED(wstatus) &&
 		    WTERMSIG(wstatus) != SIGKILL) {
 			cm_errorf(err, "%s crashed (signal %d: %s)", ops->name, WTERMSIG(wstatus),
 				  strsignal(WTERMSIG(wstatus)));
 			crashed = 1;
 		}
 	}
-	if (rc == -2) {
-		res->status = MILP_NO_SOLUTION;
+	if (rc == -2 || rc == -3) {
+		/* A solution kept is a MILP incumbent; a sweep's LPs went to
+		 * on_lp one by one. */
+		if (res->x == NULL || jobs > 1)
+			res->status = MILP_NO_SOLUTION;
+		res->stopped = rc == -3;
 		rc = 0;
 	}
 	if (crashed)

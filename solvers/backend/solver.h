@@ -83,6 +83,11 @@ struct solve_opts {
 	 * so far; may be NULL. */
 	void (*progress)(void *ctx, const struct solve_progress *p);
 	void *ctx;
+	/* Set by the runner in its solver process: a backend that can calls
+	 * it with each better solution it finds (ncols values), so that a
+	 * solve stopped early still has it (GLPK; Cbc's C interface has no
+	 * such hook). NULL elsewhere. */
+	void (*incumbent)(const double *x, double objective);
 };
 
 struct milp_result {
@@ -91,6 +96,9 @@ struct milp_result {
 	double bound;     /* proven lower bound, when has_bound */
 	int has_bound;
 	double *x;        /* ncols values, malloc'd; NULL without a solution */
+	int stopped;      /* the solve was cut short by stop_requested() (common/
+			   * stop.h): x, when there is one, is the best solution
+			   * reported before */
 };
 
 struct solver_ops {
@@ -119,10 +127,15 @@ void solver_names(char *buf, size_t len);
 /* Runs ops->solve in a child process so that the time limit holds even when
  * a backend does not look at its clock (Cbc in a long root solve): the child
  * is killed a little after the limit and the result is MILP_NO_SOLUTION with
- * the last bound reported. Progress reaches o->progress in this process.
- * A crash of the backend stays in the child. With o->jobs > 1, a sweep's
- * LPs are shared by that many children; res is still the first LP's.
- * Returns as ops->solve, or SOLVER_CRASHED. */
+ * the last bound reported (MILP_FEASIBLE when the backend reported a
+ * solution through solve_opts.incumbent). Progress reaches o->progress in
+ * this process. A crash of the backend stays in the child. With o->jobs >
+ * 1, a sweep's LPs are shared by that many children; res is still the
+ * first LP's. The children run in their own process group (a terminal's
+ * SIGINT reaches this process only) and die with it; once stop_requested()
+ * they are killed and res is what is known, with res->stopped set (at once,
+ * without a child, when the request came before). Returns as ops->solve,
+ * or SOLVER_CRASHED. */
 int solver_solve(const struct solver_ops *ops, const struct milp *m,
 		 const struct solve_opts *o, struct milp_result *res,
 		 struct cm_error *err);
