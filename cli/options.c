@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/mem.h"
 #include "cli.h"
 
 /* Takes one --param KEY=VALUE. */
@@ -96,6 +97,12 @@ static int take(const char *cmd, const char *help, int c, char *arg, struct cli_
 			return cli_usage(cmd, "%s", err.msg);
 		a->sweep = (int)v;
 		return 0;
+	case 'Y':
+		if (size_parse(arg, mem_total(), &a->memory_limit, &err))
+			return cli_usage(cmd, "--memory-limit: %s", err.msg);
+		if (a->memory_limit == 0)
+			return cli_usage(cmd, "--memory-limit: must be more than 0 bytes");
+		return 0;
 	}
 	return CM_EXIT_USAGE; /* getopt has said what is wrong */
 }
@@ -123,6 +130,7 @@ void cli_request(const struct cli_args *a, struct solve_request *rq)
 	rq->gap = a->gap;
 	rq->threads = a->threads;
 	rq->lp_method = a->lp_method;
+	rq->memory_limit = a->memory_limit;
 	rq->params = a->params;
 	rq->n_params = a->n_params;
 	rq->progress = a->quiet ? NULL : cli_progress;

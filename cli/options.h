@@ -20,6 +20,7 @@
 	{ "threads", required_argument, NULL, 'T' },               \
 	{ "lp-method", required_argument, NULL, 'M' },             \
 	{ "param", required_argument, NULL, 'p' },                 \
+	{ "memory-limit", required_argument, NULL, 'Y' },          \
 	{ "quiet", no_argument, NULL, 'q' },                       \
 	{ "help", no_argument, NULL, 'h' }
 #define CLI_SHARED_SHORTOPTS "t:p:qh"
@@ -39,6 +40,10 @@
 	"                           LP relaxations are solved (approx, --bound)\n"   \
 	"  -p, --param KEY=VALUE    a parameter of a strategy (repeatable; the\n"    \
 	"                           keys each takes are listed below)\n"             \
+	"      --memory-limit SIZE  refuse a model (ilp, approx, an LP bound, an\n"  \
+	"                           lns window) whose solve would take more (16G,\n" \
+	"                           50% of the machine's; default: the memory\n"    \
+	"                           available); auto falls back to one that fits\n" \
 	"  -q, --quiet              no messages on standard error\n"                 \
 	"  -h, --help               this text\n"
 
@@ -58,6 +63,7 @@ struct cli_args {
 	unsigned long long seed;
 	int samples, text, bound, ilp, approx, sweep;
 	int threads, lp_method, header, quiet;
+	uint64_t memory_limit; /* --memory-limit in bytes, 0 for none */
 	struct strategy_param params[CLI_MAX_PARAMS];
 	int n_params;
 };

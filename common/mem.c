@@ -55,6 +55,13 @@ uint64_t mem_available(void)
 	return avail;
 }
 
+uint64_t mem_total(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+
+	return pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
+}
+
 uint64_t mem_budget(uint64_t limit)
 {
 	uint64_t avail = mem_available();

@@ -10,6 +10,10 @@
  * cgroup v2 limit leaves when there is one. 0 when unknown. */
 uint64_t mem_available(void);
 
+/* The machine's memory in bytes (the base of --memory-limit 50%), 0 when
+ * unknown. */
+uint64_t mem_total(void);
+
 /* The memory a model may use: the smaller of mem_available() and limit
  * (0: no limit of the user's). 0 when neither is known. */
 uint64_t mem_budget(uint64_t limit);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "../common/clock.h"
+#include "../common/mem.h"
 #include "../common/num.h"
 #include "../common/stop.h"
 #include "../plan/stages.h"
@@ -121,6 +122,22 @@ int strategy_lp_relaxation(const struct graph *g, const struct solve_request *rq
 	return res->status == MILP_OPTIMAL && res->x != NULL;
 }
 
+/* 1 when the LP relaxation for a bound fits the memory; else 0, and out
+ * says why it has no bound (when it says nothing else). */
+static int lp_fits(const struct graph *g, const struct solve_request *rq,
+		   struct solve_outcome *out)
+{
+	struct solve_outcome probe = { 0 };
+	struct remat_size sz;
+
+	remat_size(g, &rq->model, &sz);
+	if (strategy_check_memory(rq, "the LP for the bound", &sz, 1, &probe))
+		return 1;
+	if (out->why[0] == '\0')
+		snprintf(out->why, sizeof(out->why), "no bound: %.400s", probe.why);
+	return 0;
+}
+
 int strategy_lp_bound(const struct graph *g, const struct solve_request *rq,
 		      struct solve_outcome *out, struct cm_error *err)
 {
@@ -131,7 +148,7 @@ int strategy_lp_bound(const struct graph *g, const struct solve_request *rq,
 
 	if (ops == NULL)
 		return -1;
-	if (rq->budget < graph_lower_bound(g))
+	if (rq->budget < graph_lower_bound(g) || !lp_fits(g, rq, out))
 		return 0;
 	got = strategy_lp_relaxation(g, rq, ops, rq->budget, rq->time_limit,
 				     "LP relaxation for the bound", &rm, &res, err);
@@ -161,20 +178,18 @@ static void name_lp(struct sweep *w, int k)
 			 w->n_lp, w->eps[k]);
 }
 
-/* Each process holds its own copy of the solver's model: about 210 bytes
- * per nonzero with Clp (9.6 GB for the 46.8 million nonzeros of
- * random_layered_n1000). */
-#define APPROX_BYTES_PER_NNZ 210.0
-
 /* How many processes share a sweep's n_lp LPs: the cores (at most
- * --threads), as many as the free memory holds. LPs solved from scratch
- * (fresh, or a large model's) lose nothing when shared; a small model's
- * are re-solved warm in well under a second, by one process. */
+ * --threads), as many as the memory holds (each holds its own copy of the
+ * solver's model: strategy_model_bytes; 9.6 GB for the 46.8 million
+ * nonzeros of random_layered_n1000), 80% of it at most. LPs solved from
+ * scratch (fresh, or a large model's) lose nothing when shared; a small
+ * model's are re-solved warm in well under a second, by one process. */
 static int sweep_jobs(const struct milp *m, const struct solve_request *rq, int n_lp, int fresh)
 {
-	long cores = sysconf(_SC_NPROCESSORS_ONLN), pages = sysconf(_SC_AVPHYS_PAGES),
-	     page = sysconf(_SC_PAGESIZE);
-	double held = (double)m->nnz * APPROX_BYTES_PER_NNZ;
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	double room = 0.8 * (double)mem_budget(rq->memory_limit);
+	double held = strategy_model_bytes((uint64_t)m->nnz, 1, 1) -
+		      strategy_model_bytes((uint64_t)m->nnz, 1, 0);
 	int jobs = cores > 1 ? (int)cores : 1;
 
 	if (!fresh && m->nnz <= SWEEP_LARGE_NNZ)
@@ -183,8 +198,8 @@ static int sweep_jobs(const struct milp *m, const struct solve_request *rq, int 
 		jobs = rq->threads;
 	if (n_lp < jobs)
 		jobs = n_lp;
-	if (pages > 0 && page > 0)
-		while (jobs > 1 && (double)jobs * held > 0.8 * (double)pages * (double)page)
+	if (room > 0)
+		while (jobs > 1 && (double)jobs * held > room)
 			jobs--;
 	return jobs;
 }
@@ -241,6 +256,7 @@ int strategy_lp_bounds(const struct graph *g, const struct solve_request *rq,
 	int *order = malloc((size_t)n * sizeof(int) + 1), *cols = NULL, rc = -1;
 	double *ub = malloc((size_t)n * sizeof(double) + 1);
 	struct milp_result res = { 0 };
+	struct solve_outcome refused = { 0 };
 	struct remat_model rm;
 
 	if (ops == NULL || order == NULL || ub == NULL) {
@@ -258,7 +274,7 @@ int strategy_lp_bounds(const struct graph *g, const struct solve_request *rq,
 			order[at] = order[at - 1];
 		order[at] = k;
 	}
-	if (b.n == 0) {
+	if (b.n == 0 || !lp_fits(g, rq, &refused)) {
 		rc = 0;
 		goto out;
 	}
@@ -435,6 +451,7 @@ int strategy_run_approx(const struct strategy *s, const struct graph *g,
 	double ub[sizeof(eps_grid) / sizeof(eps_grid[0])], eps[sizeof(eps_grid) / sizeof(eps_grid[0])];
 	struct milp_result res = { 0 };
 	struct remat_model rm;
+	struct remat_size sz;
 	int *ucols = NULL, rc = -1;
 
 	(void)s;
@@ -446,6 +463,9 @@ int strategy_run_approx(const struct strategy *s, const struct graph *g,
 	if (samples > 0)
 		w.samples = (int)samples;
 	snprintf(out->solver, sizeof(out->solver), "%s", ops->name);
+	remat_size(g, &rq->model, &sz);
+	if (!strategy_check_memory(rq, "the LP", &sz, 1, out))
+		return 0;
 	if (remat_build(g, rq->budget, &rq->model, &rm, err))
 		return -1;
 	w.rm = &rm;

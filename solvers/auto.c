@@ -33,6 +33,7 @@ struct incumbent {
 	int has_bound, proven, infeasible;
 	char bound_by[64];
 	char why[256];        /* why a phase found nothing, for the summary */
+	char refused[512];    /* the phases refused for memory, and why */
 	int cols, rows, nnz;  /* the model the last phase built, if any */
 };
 
@@ -104,23 +105,26 @@ static void take(struct incumbent *in, const char *by, struct solve_outcome *o)
 		snprintf(in->why, sizeof(in->why), "%s: %.200s", by, o->why);
 }
 
-/* The phase after the heuristics for g: "ilp", "approx", "lns" or NULL. */
-static const char *next_phase(const struct graph *g)
+/* The phases after the heuristics, from the most exact: a phase whose
+ * model does not fit the memory gives way to the next. */
+static const char *const phases[] = { "ilp", "approx", "lns" };
+#define AUTO_PHASES ((int)(sizeof(phases) / sizeof(phases[0])))
+
+/* The first phase worth its time on g: an index of phases. */
+static int first_phase(const struct graph *g)
 {
 	double n = g->n, cols = 1.5 * n * n + n * g->n_edges;
-	struct cm_error err;
 
 	if (cols <= AUTO_MILP_COLUMNS)
-		return "ilp";
-	if (cols <= AUTO_LP_COLUMNS)
-		return "approx";
-	return strategy_find("lns", &err) ? "lns" : NULL;
+		return 0;
+	return cols <= AUTO_LP_COLUMNS ? 1 : 2;
 }
 
 /* Runs strategy name on rq's budget with the time left, from the
- * incumbent, into in. */
+ * incumbent, into in; *refused set when it refused the model (memory). */
 static int run_phase(const struct graph *g, const struct solve_request *rq, const char *name,
-		     double t0, double left, struct incumbent *in, struct cm_error *err)
+		     double t0, double left, struct incumbent *in, int *refused,
+		     struct cm_error *err)
 {
 	struct solve_request sub = *rq;
 	struct relay relay = { rq, in, t0, name };
@@ -136,6 +140,15 @@ static int run_phase(const struct graph *g, const struct solve_request *rq, cons
 	sub.n_params = 0; /* auto's parameters are its own */
 	if (strategy_solve(g, &sub, &o, err))
 		return -1;
+	*refused = o.status == STATUS_UNSUPPORTED;
+	if (*refused) {
+		size_t used = strlen(in->refused);
+
+		snprintf(in->refused + used, sizeof(in->refused) - used, "%s%s: %.200s",
+			 used ? "; " : "", name, o.why);
+		strategy_outcome_release(&o);
+		return 0;
+	}
 	take(in, name, &o);
 	in->cols = o.cols;
 	in->rows = o.rows;
@@ -151,7 +164,7 @@ int strategy_run_auto(const struct strategy *s, const struct graph *g,
 	double t0 = cm_clock(), limit = rq->time_limit > 0 ? rq->time_limit : AUTO_TIME_LIMIT;
 	struct incumbent in = { 0 };
 	struct sim_result sim;
-	const char *phase = next_phase(g);
+	int phase = first_phase(g), refused = 1;
 	const struct strategy *made_by;
 	struct solve_request heur = *rq;
 	struct plan *p;
@@ -163,9 +176,13 @@ int strategy_run_auto(const struct strategy *s, const struct graph *g,
 		in.cost = sim.cost;
 		snprintf(in.plan_by, sizeof(in.plan_by), "%s", in.plan->strategy);
 	}
-	if (phase && limit - (cm_clock() - t0) > 0.5 && !stop_requested()) {
-		report(rq, &in, t0, phase);
-		if (run_phase(g, rq, phase, t0, limit - (cm_clock() - t0), &in, err)) {
+	for (; phase < AUTO_PHASES && refused && limit - (cm_clock() - t0) > 0.5 &&
+	       !stop_requested(); phase++) {
+		if (strategy_find(phases[phase], NULL) == NULL)
+			continue; /* a test's table without it */
+		report(rq, &in, t0, phases[phase]);
+		if (run_phase(g, rq, phases[phase], t0, limit - (cm_clock() - t0), &in, &refused,
+			      err)) {
 			plan_free(in.plan);
 			return -1;
 		}
@@ -175,10 +192,13 @@ int strategy_run_auto(const struct strategy *s, const struct graph *g,
 	out->nnz = in.nnz;
 	snprintf(out->param, sizeof(out->param), "plan=%.24s;bound=%.24s",
 		 in.plan ? in.plan_by : "none", in.has_bound ? in.bound_by : "none");
+	if (in.refused[0])
+		snprintf(out->why, sizeof(out->why), "refused for memory: %.480s", in.refused);
 	if (in.plan == NULL) {
 		strategy_set_status(out, in.infeasible ? STATUS_INFEASIBLE : STATUS_NO_PLAN);
-		snprintf(out->why, sizeof(out->why), "no plan found within %.0f s%s%s", limit,
-			 in.why[0] ? "; " : "", in.why);
+		snprintf(out->why, sizeof(out->why), "no plan found within %.0f s%s%.200s%s%.250s",
+			 limit, in.why[0] ? "; " : "", in.why, in.refused[0] ? "; refused for memory: " : "",
+			 in.refused);
 		if (in.has_bound)
 			strategy_set_bound(g, out, in.bound);
 		return 0;

@@ -161,6 +161,7 @@ int strategy_run_ilp(const struct strategy *s, const struct graph *g,
 	const struct solver_ops *ops = strategy_backend(rq, err);
 	struct remat_opts mo = rq->model;
 	struct remat_model rm;
+	struct remat_size sz;
 	struct milp_result res = { 0 };
 	struct solve_opts so = { .time_limit = rq->time_limit, .gap = rq->gap,
 				 .threads = rq->threads, .lp_method = rq->lp_method,
@@ -175,6 +176,10 @@ int strategy_run_ilp(const struct strategy *s, const struct graph *g,
 		return -1;
 	if (rq->cost_cap > 0)
 		mo.cost_cap = rq->cost_cap;
+	snprintf(out->solver, sizeof(out->solver), "%s", ops->name);
+	remat_size(g, &mo, &sz);
+	if (!strategy_check_memory(rq, "the MILP", &sz, 0, out))
+		return 0;
 	if (remat_build(g, rq->budget, &mo, &rm, err))
 		return -1;
 	strategy_set_model(out, &rm.milp);

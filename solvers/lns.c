@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "../common/clock.h"
+#include "../common/mem.h"
 #include "../common/num.h"
 #include "../common/stop.h"
 #include "../plan/sim.h"
@@ -374,7 +375,8 @@ static int pass(struct lns *l, int values, int w, int nw, int *all_opt, int *who
 	}
 	qsort(wins, (size_t)nwin, sizeof(*wins), by_key);
 	for (int k = 0; k < nwin; k++) {
-		struct window_spec ws = { .a = wins[k].a, .b = wins[k].b };
+		struct window_spec ws = { .a = wins[k].a, .b = wins[k].b,
+					  .max_bytes = mem_budget(l->o->memory_limit) };
 		struct solve_opts so = { 0 };
 		struct window_result wr;
 		double left = l->deadline - cm_clock();
@@ -638,7 +640,8 @@ int strategy_run_lns(const struct strategy *s, const struct graph *g,
 {
 	struct lns_opts o = { .ops = strategy_backend(rq, err), .seed = rq->seed,
 			      .time_limit = rq->time_limit > 0 ? rq->time_limit : LNS_TIME_LIMIT,
-			      .progress = rq->progress, .ctx = rq->ctx };
+			      .progress = rq->progress, .ctx = rq->ctx,
+			      .memory_limit = rq->memory_limit };
 	uint64_t stages = 0, values = 0;
 	struct sim_result sim;
 	struct plan *own = NULL, *best = NULL;
@@ -652,6 +655,9 @@ int strategy_run_lns(const struct strategy *s, const struct graph *g,
 	o.stage_window = (int)stages;
 	o.node_window = (int)values;
 	snprintf(out->solver, sizeof(out->solver), "%s", o.ops->name);
+	/* The smallest window still needs a solver process. */
+	if (!strategy_check_memory(rq, "a window's solver process", &(struct remat_size){ 0 }, 0, out))
+		return 0;
 	if (start == NULL)
 		start = own = strategy_best_heuristic(g, rq, &sim);
 	if (start == NULL) {

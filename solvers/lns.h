@@ -18,6 +18,9 @@ struct lns_opts {
 	int stage_window;         /* stages per window at first; <= 0: 8 */
 	int node_window;          /* free values per window at most; <= 0: 10 */
 	unsigned long long seed;  /* ties among values to free */
+	uint64_t memory_limit;    /* bytes a window's solve may take at most
+				   * (with the memory available); 0: the
+				   * memory available alone */
 	/* Called after every window with the incumbent (and the proven bound,
 	 * when the last window covered the whole model); may be NULL. */
 	void (*progress)(void *ctx, const struct solve_progress *p);

@@ -35,6 +35,18 @@ int remat_build(const struct graph *g, uint64_t budget, const struct remat_opts 
 		struct remat_model *rm, struct cm_error *err);
 void remat_release(struct remat_model *rm);
 
+/* The size of a model, counted. */
+struct remat_size {
+	uint64_t cols, rows, nnz;
+};
+
+/* The columns, rows and nonzeros of the model remat_build makes of g with
+ * o (at any budget), counted in O(nodes + edges) time without building it
+ * (solvers/remat_size.c), so that a model too large for the memory can be
+ * refused before it is built. Exact: tests/t_memory.c compares it with
+ * built models. */
+void remat_size(const struct graph *g, const struct remat_opts *o, struct remat_size *sz);
+
 /* Fills x with the model's point for the stage matrices st (R complete, S
  * without unused entries): FREE as its definition (5), U by recurrence (3).
  * Returns 0 when x satisfies every row and bound, -1 when it does not (over

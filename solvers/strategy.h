@@ -233,6 +233,18 @@ double strategy_meet_bound(const struct graph *g, double cost, int fits, double 
  * costs no more than the bound becomes "optimal". Set the status first. */
 void strategy_set_bound(const struct graph *g, struct solve_outcome *out, double bound);
 
+/* Bytes that a model of nnz nonzeros takes, this process's copy and
+ * `processes` solver processes solving it (its LP relaxation when
+ * relaxation), as measured (solvers/memory.c, docs/usage.md). */
+double strategy_model_bytes(uint64_t nnz, int relaxation, int processes);
+
+/* 1 when the model of size sz (what: "the MILP", "the LP") fits the memory
+ * that rq may use (the memory available, at most rq->memory_limit) with
+ * one solver process; else 0, out's status unsupported and its why saying
+ * what it would need. */
+int strategy_check_memory(const struct solve_request *rq, const char *what,
+			  const struct remat_size *sz, int relaxation, struct solve_outcome *out);
+
 /* One result: a CSV row of SPEC 5 before it is written. */
 struct strategy_row {
 	const char *graph, *strategy, *param, *solver;

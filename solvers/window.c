@@ -8,6 +8,7 @@
 #include "../common/num.h"
 #include "../plan/sim.h"
 #include "remat.h"
+#include "strategy.h"
 
 /* Builder state: the model, the incumbent, and a row under construction
  * whose constant terms (entries fixed at the incumbent's value) are summed
@@ -458,6 +459,13 @@ int window_improve(const struct graph *g, uint64_t budget, const struct solver_o
 	}
 	if (wm.milp.ncols == 0) {
 		wr->outcome = WINDOW_OPTIMAL;
+		rc = 0;
+		goto out;
+	}
+	/* Built already: only the solver process is still to come. */
+	if (w->max_bytes > 0 && strategy_model_bytes((uint64_t)wm.milp.nnz, 0, 1) -
+				strategy_model_bytes((uint64_t)wm.milp.nnz, 0, 0) >
+				(double)w->max_bytes) {
 		rc = 0;
 		goto out;
 	}

@@ -19,6 +19,9 @@ struct window_spec {
 	int a, b;              /* stages a..b, 0 <= a <= b < n */
 	const uint8_t *free;   /* n flags: values whose decisions are free;
 				* NULL: every value */
+	uint64_t max_bytes;    /* a window whose solve would take more memory
+				* (strategy_model_bytes) is left unsolved, as
+				* WINDOW_NO_GAIN; 0: no limit */
 };
 
 struct window_model {
