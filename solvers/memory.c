@@ -12,7 +12,7 @@
 #define MEM_OWN_PER_NNZ 40.0
 /* A solver process: the backend's copy and its work, per nonzero of the
  * model, and a floor for the libraries and small models. */
-#define MEM_LP_PER_NNZ 230.0
+#define MEM_LP_PER_NNZ 300.0
 #define MEM_MILP_PER_NNZ 400.0
 #define MEM_SOLVER_FLOOR (64.0 * 1024 * 1024)
 
