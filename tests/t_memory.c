@@ -3,6 +3,7 @@
  * auto falls back to what fits. */
 #include <string.h>
 
+#include "../common/mem.h"
 #include "../graph/read.h"
 #include "../solvers/strategy.h"
 #include "gen.h"
@@ -84,8 +85,88 @@ static void test_sizes(void)
 	}
 }
 
+/* strategy_solve of name on g at budget under limit, auto's time
+ * limit short. */
+static int solve(const struct graph *g, const char *name, uint64_t budget, uint64_t limit,
+		 struct solve_outcome *o)
+{
+	struct solve_request rq = { .strategy = name, .budget = budget, .memory_limit = limit,
+				    .time_limit = 10 };
+	struct cm_error err;
+
+	if (strategy_solve(g, &rq, o, &err)) {
+		diag("%s: %s", name, err.msg);
+		return -1;
+	}
+	return 0;
+}
+
+static void test_refusal(void)
+{
+	struct cm_error err;
+	struct graph *g = graph_linear(8, &err);
+	struct solve_outcome o;
+	static const char *const refused[] = { "ilp", "approx", "lns" };
+
+	ok(mem_available() > 0, "the memory available is known: %llu bytes",
+	   (unsigned long long)mem_available());
+	ok(strategy_model_bytes(1000000, 1, 1) < strategy_model_bytes(1000000, 0, 1) &&
+	   strategy_model_bytes(1000000, 1, 2) > strategy_model_bytes(1000000, 1, 1) &&
+	   strategy_model_bytes(2000000, 1, 1) > strategy_model_bytes(1000000, 1, 1),
+	   "estimates: an LP below its MILP, growing with processes and nonzeros");
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		if (solve(g, refused[i], 8, 1 << 20, &o)) {
+			ok(0, "%s under a 1 MiB limit", refused[i]);
+			continue;
+		}
+		ok(o.status == STATUS_UNSUPPORTED && o.plan == NULL &&
+		   strstr(o.why, "needs about") && strstr(o.why, "over the --memory-limit 1.00 MiB"),
+		   "%s under a 1 MiB limit: refused, '%s'", refused[i], o.why);
+		strategy_outcome_release(&o);
+	}
+	if (solve(g, "auto", 8, 1 << 20, &o) == 0) {
+		ok(o.plan && o.sim.fits && (o.status == STATUS_FEASIBLE || o.status == STATUS_OPTIMAL) &&
+		   strstr(o.why, "refused for memory: ilp: ") && strstr(o.why, "; approx: ") &&
+		   strstr(o.why, "; lns: "),
+		   "auto under a 1 MiB limit: every phase refused, the heuristics' plan (%s, %s)",
+		   o.param, o.why);
+		strategy_outcome_release(&o);
+	}
+	if (solve(g, "dtr", 8, 1 << 20, &o) == 0) {
+		ok(o.plan && o.status == STATUS_FEASIBLE, "dtr under a 1 MiB limit: no model, a plan");
+		strategy_outcome_release(&o);
+	}
+	graph_free(g);
+}
+
+/* A limit between the MILP's estimate and its LP's: auto gives ilp up for
+ * approx. */
+static void test_fallback(void)
+{
+	struct cm_error err;
+	struct graph *g = graph_linear(12, &err);
+	struct remat_opts mo = { 0 };
+	struct remat_size sz;
+	struct solve_outcome o;
+	uint64_t limit;
+
+	remat_size(g, &mo, &sz);
+	limit = (uint64_t)((strategy_model_bytes(sz.nnz, 0, 1) +
+			    strategy_model_bytes(sz.nnz, 1, 1)) / 2);
+	if (solve(g, "auto", 14, limit, &o) == 0) {
+		ok(o.plan && o.sim.fits && strstr(o.why, "refused for memory: ilp: ") &&
+		   !strstr(o.why, "approx:") && strstr(o.param, "bound=approx"),
+		   "auto with room for the LP but not the MILP: approx instead (%s; %s)",
+		   o.param, o.why);
+		strategy_outcome_release(&o);
+	}
+	graph_free(g);
+}
+
 int main(void)
 {
 	test_sizes();
+	test_refusal();
+	test_fallback();
 	return tap_done();
 }
