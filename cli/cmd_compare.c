@@ -39,7 +39,8 @@ static const char compare_usage[] =
 	"      --plot FILE          overhead against budget through gnuplot (.svg or\n"
 	"                           .png)\n"
 	"The CSV has every result, swept baseline points included; -t applies to\n"
-	"each solve.\n\n"
+	"each solve. A first SIGINT or SIGTERM ends the run with the rows done,\n"
+	"the others marked interrupted (exit 4); a second ends it at once.\n\n"
 	CLI_SHARED_HELP;
 
 static int parse_args(int argc, char **argv, struct cli_args *a)

@@ -27,7 +27,9 @@ static const char maxbatch_usage[] =
 	"      --max-overhead X     cap the cost at X times the checkpoint-all cost\n"
 	"                           instead\n"
 	"The CSV has one row per strategy (param: batch=B). A solve that runs out\n"
-	"of time (-t, per ilp solve) leaves that strategy's answer unproven.\n\n"
+	"of time (-t, per ilp solve) leaves that strategy's answer unproven. A\n"
+	"first SIGINT or SIGTERM marks the search under way and those after it\n"
+	"interrupted (exit 4); a second ends the process at once.\n\n"
 	CLI_SHARED_HELP;
 
 static int parse_args(int argc, char **argv, struct cli_args *a)

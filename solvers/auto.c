@@ -196,9 +196,11 @@ int strategy_run_auto(const struct strategy *s, const struct graph *g,
 		snprintf(out->why, sizeof(out->why), "refused for memory: %.480s", in.refused);
 	if (in.plan == NULL) {
 		strategy_set_status(out, in.infeasible ? STATUS_INFEASIBLE : STATUS_NO_PLAN);
-		snprintf(out->why, sizeof(out->why), "no plan found within %.0f s%s%.200s%s%.250s",
-			 limit, in.why[0] ? "; " : "", in.why, in.refused[0] ? "; refused for memory: " : "",
-			 in.refused);
+		/* Stopped, strategy_solve says why. */
+		if (!stop_requested())
+			snprintf(out->why, sizeof(out->why), "no plan found within %.0f s%s%.200s%s%.250s",
+				 limit, in.why[0] ? "; " : "", in.why,
+				 in.refused[0] ? "; refused for memory: " : "", in.refused);
 		if (in.has_bound)
 			strategy_set_bound(g, out, in.bound);
 		return 0;

@@ -676,8 +676,9 @@ int strategy_run_dtr(const struct strategy *s, const struct graph *g,
 	if (rc == DTR_NO_PLAN) {
 		plan_free(p);
 		strategy_set_status(out, STATUS_NO_PLAN);
-		snprintf(out->why, sizeof(out->why), "the greedy eviction gets stuck at this budget "
-			 "(every resident value is needed, or it recomputes without end)");
+		if (!stop_requested())
+			snprintf(out->why, sizeof(out->why), "the greedy eviction gets stuck at this "
+				 "budget (every resident value is needed, or it recomputes without end)");
 		return 0;
 	}
 	if (rc || strategy_adopt(g, s->name, rq->budget, p, out, err)) {

@@ -662,8 +662,9 @@ int strategy_run_lns(const struct strategy *s, const struct graph *g,
 		start = own = strategy_best_heuristic(g, rq, &sim);
 	if (start == NULL) {
 		strategy_set_status(out, STATUS_NO_PLAN);
-		snprintf(out->why, sizeof(out->why), "no heuristic fits the budget, so lns has no "
-			 "plan to start from");
+		if (!stop_requested())
+			snprintf(out->why, sizeof(out->why), "no heuristic fits the budget, so lns has "
+				 "no plan to start from");
 		return 0;
 	}
 	snprintf(out->param, sizeof(out->param), "start=%.40s", start->strategy);
