@@ -146,7 +146,8 @@ static void ilp_at(const struct graph *g, uint64_t b, double secs, double *cost,
 }
 
 /* Every integer budget of g: a CSV row per variant that fits (graph,
- * budget, variant, cost, ilp optimum or empty, ilp bound, ratio). */
+ * budget, variant, cost, ilp optimum or empty, ilp bound, ratio), one row
+ * "none" when no variant fits. */
 static void vsilp_graph(const struct graph *g, const char *name, double secs)
 {
 	uint64_t lb = graph_lower_bound(g), peak = graph_peak_all(g);
@@ -164,8 +165,10 @@ static void vsilp_graph(const struct graph *g, const char *name, double secs)
 			if (one(g, b, v, &res[v], &st, &t, why, sizeof(why)) == 0 && res[v].fits)
 				fit |= 1 << v;
 		}
-		if (!fit)
+		if (!fit) {
+			printf("%s,%llu,none,,,,\n", name, (unsigned long long)b);
 			continue;
+		}
 		ilp_at(g, b, secs, &opt, &bound);
 		for (int v = 0; v < 4; v++) {
 			if (!(fit & 1 << v))

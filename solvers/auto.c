@@ -107,25 +107,30 @@ static void take(struct incumbent *in, const char *by, struct solve_outcome *o)
 }
 
 /* The phases after the heuristics for g, with the share of the time left
- * each may take: the whole MILP alone when it is small; on the largest
- * MILPs auto still tries (n = 100 random layered graphs: the MILP finds
- * nothing in 60 s where lns improves dtr's plan by 8%) half the time, then
- * lns; the LP and its rounding, then lns with what is left; lns alone on
- * the rest. */
+ * each may take. Small MILPs: the LP's rounding first (its LP takes
+ * seconds there and its plan may beat the heuristics': a better warm
+ * start), then the whole MILP. The largest MILPs auto still tries (n = 100
+ * random layered graphs: the MILP finds nothing in 60 s where lns improves
+ * dtr's plan by 8%): half the time, then lns. The LP and its rounding,
+ * then lns with what is left; lns alone on the rest. */
 struct phase {
 	const char *name;
 	double share;
 };
 
-static int phases_of(const struct graph *g, struct phase ph[2])
+static int phases_of(const struct graph *g, struct phase ph[3])
 {
 	double n = g->n, cols = 1.5 * n * n + n * g->n_edges;
 	int k = 0;
 
-	if (cols <= AUTO_MILP_COLUMNS)
-		ph[k++] = (struct phase){ "ilp", cols <= AUTO_MILP_ALONE ? 1.0 : 0.5 };
-	else if (cols <= AUTO_LP_COLUMNS)
+	if (cols <= AUTO_MILP_ALONE) {
+		ph[k++] = (struct phase){ "approx", 0.25 };
+		ph[k++] = (struct phase){ "ilp", 1.0 };
+	} else if (cols <= AUTO_MILP_COLUMNS) {
+		ph[k++] = (struct phase){ "ilp", 0.5 };
+	} else if (cols <= AUTO_LP_COLUMNS) {
 		ph[k++] = (struct phase){ "approx", 1.0 };
+	}
 	if (strategy_find("lns", NULL))
 		ph[k++] = (struct phase){ "lns", 1.0 };
 	return k;
@@ -165,7 +170,7 @@ int strategy_run_auto(const struct strategy *s, const struct graph *g,
 	double t0 = cm_clock(), limit = rq->time_limit > 0 ? rq->time_limit : AUTO_TIME_LIMIT;
 	struct incumbent in = { 0 };
 	struct sim_result sim;
-	struct phase ph[2];
+	struct phase ph[3];
 	int n_ph = phases_of(g, ph);
 	const struct strategy *made_by;
 	struct solve_request heur = *rq;
