@@ -3,6 +3,7 @@
 #include "jsonl.h"
 
 #include <jansson.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,7 +51,10 @@ static int put(FILE *f, json_t *o, struct cm_error *err)
 
 	if (o == NULL)
 		return cm_errorf(err, "--json: out of memory");
-	s = json_dumps(o, JSON_COMPACT);
+	/* 15 significant digits (DBL_DIG): every decimal of up to 15 digits
+	 * prints as written (0.029, not 0.029000000000000001), and a cost
+	 * below 10^15 keeps every digit. */
+	s = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(15));
 	json_decref(o);
 	if (s == NULL)
 		return cm_errorf(err, "--json: out of memory");
@@ -81,6 +85,7 @@ int jsonl_row(FILE *f, const struct strategy_row *r, const struct jsonl_plan *p,
 {
 	double gap = 0;
 	int has_gap = cli_row_gap(r, &gap);
+	/* solve_seconds at the CSV's resolution, a millisecond */
 	json_t *o = json_pack("{s:o, s:o, s:o, s:o, s:o, s:b, s:o, s:o, s:o, s:o, s:o, s:f, s:s}",
 			      "graph", text(r->graph), "strategy", text(r->strategy),
 			      "param", text(r->param), "solver", text(r->solver),
@@ -90,7 +95,7 @@ int jsonl_row(FILE *f, const struct strategy_row *r, const struct jsonl_plan *p,
 			      "peak_memory", r->has_cost ? bytes(r->peak) : json_null(),
 			      "lower_bound", real_or_null(r->has_lower_bound, r->lower_bound),
 			      "gap", real_or_null(has_gap, gap),
-			      "solve_seconds", r->seconds,
+			      "solve_seconds", round(r->seconds * 1000) / 1000,
 			      "status", strategy_status_names[r->status]);
 
 	if (o && p && add_plan(o, p)) {
