@@ -41,6 +41,8 @@ MAN      = $(BUILD)/checkmate.1
 # make install PREFIX=~/.local (DESTDIR for staging): the binary, its
 # manual page and its bash and zsh completions.
 PREFIX  ?= /usr/local
+# A shell that left the ~ of PREFIX=~/.local alone (zsh does) gets it here.
+override PREFIX := $(patsubst ~/%,$(HOME)/%,$(patsubst ~,$(HOME),$(PREFIX)))
 BINDIR   = $(DESTDIR)$(PREFIX)/bin
 MAN1DIR  = $(DESTDIR)$(PREFIX)/share/man/man1
 BASHDIR  = $(DESTDIR)$(PREFIX)/share/bash-completion/completions

@@ -103,6 +103,11 @@ else
 	ok 1 "zsh: not installed (make deps installs it)"
 fi
 
+HOME=$TMP/home mk install PREFIX='~/.local' >"$TMP/log" 2>&1 && [ -x "$TMP/home/.local/bin/checkmate" ] &&
+	HOME=$TMP/home mk uninstall PREFIX='~/.local' >>"$TMP/log" 2>&1 &&
+	[ -z "$(find "$TMP/home" ! -type d)" ] && [ ! -e '~' ]
+ok $? "PREFIX='~/.local' as zsh passes it: under \$HOME, not in a directory named ~"
+
 # --- uninstall; and DESTDIR stages under another root
 mk uninstall PREFIX="$P" >"$TMP/log" 2>&1 && [ -z "$(find "$P" ! -type d)" ]
 ok $? "make uninstall leaves no file of ours under PREFIX: $(find "$P" ! -type d | head -n 3)"
