@@ -155,7 +155,6 @@ static void on_note(void *ctx, const char *what)
 static int on_row(void *ctx, const struct strategy_row *r)
 {
 	struct sink *k = ctx;
-
 	struct cm_error err;
 
 	if (k->csv)
