@@ -85,5 +85,8 @@ void out_abort(struct out *o);
 struct strategy_row;
 void csv_header(FILE *f);
 void csv_row(FILE *f, const struct strategy_row *r);
+/* 1 and *gap = (cost - lower_bound) / cost when r has a gap (a bound and
+ * a plan that fits); 0 otherwise. */
+int cli_row_gap(const struct strategy_row *r, double *gap);
 
 #endif

@@ -14,6 +14,7 @@
 #include "../solvers/compare.h"
 #include "../common/num.h"
 #include "cli.h"
+#include "jsonl.h"
 #include "options.h"
 
 static const char compare_usage[] =
@@ -38,6 +39,7 @@ static const char compare_usage[] =
 	"                           the checkpoint-all peak (default 10)\n"
 	"      --plot FILE          overhead against budget through gnuplot (.svg or\n"
 	"                           .png)\n"
+	CLI_JSON_HELP
 	"The CSV has every result, swept baseline points included; -t applies to\n"
 	"each solve.\n\n"
 	CLI_SHARED_HELP;
@@ -53,6 +55,7 @@ static int parse_args(int argc, char **argv, struct cli_args *a)
 		{ "budgets", required_argument, NULL, 'U' },
 		{ "sweep", required_argument, NULL, 'n' },
 		{ "plot", required_argument, NULL, 'P' },
+		CLI_JSON_LONGOPT,
 		CLI_SHARED_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -71,7 +74,8 @@ static int parse_args(int argc, char **argv, struct cli_args *a)
 	}
 	if (!a->sweep)
 		a->sweep = 10;
-	return 0;
+	return cli_distinct_outputs("compare",
+				    (const char *const[]){ a->csv, a->json, a->plot }, 3);
 }
 
 /* The budgets: a list, or a sweep from the lower bound to the peak. */
@@ -139,7 +143,7 @@ static int make_columns(const struct cli_args *a, const struct strategy ***cols,
 
 /* compare_request.note and .row. */
 struct sink {
-	FILE *csv;
+	FILE *csv, *json;
 	int quiet;
 };
 
@@ -151,10 +155,11 @@ static void on_note(void *ctx, const char *what)
 static int on_row(void *ctx, const struct strategy_row *r)
 {
 	struct sink *k = ctx;
+	struct cm_error err;
 
 	if (k->csv)
 		csv_row(k->csv, r);
-	return 0;
+	return k->json ? jsonl_row(k->json, r, NULL, &err) : 0;
 }
 
 /* What the table and the plot show: the columns' best overheads. */
@@ -315,7 +320,7 @@ int cmd_compare_main(int argc, char **argv)
 {
 	struct cli_args a;
 	struct view v = { 0 };
-	struct out csv = { 0 };
+	struct out csv = { 0 }, json = { 0 };
 	struct sink sink = { 0 };
 	struct solve_request settings = { 0 };
 	struct compare_request rq = { 0 };
@@ -342,8 +347,12 @@ int cmd_compare_main(int argc, char **argv)
 		if (a.header)
 			csv_header(csv.f);
 	}
+	if (a.json && out_open(&json, a.json, &err)) {
+		rc = cli_error("%s", err.msg);
+		goto out;
+	}
 	cli_request(&a, &settings);
-	sink = (struct sink){ csv.f, a.quiet };
+	sink = (struct sink){ csv.f, json.f, a.quiet };
 	rq = (struct compare_request){ .columns = v.cols, .ncols = v.ncols, .budgets = budgets,
 				       .nb = v.nb, .bound = a.bound, .settings = &settings,
 				       .note = on_note, .row = on_row, .ctx = &sink };
@@ -351,17 +360,18 @@ int cmd_compare_main(int argc, char **argv)
 		rc = cli_error("%s: %s", v.g->id, err.msg);
 		goto out;
 	}
-	if (a.csv && out_commit(&csv, &err)) {
+	if ((a.csv && out_commit(&csv, &err)) || (a.json && out_commit(&json, &err))) {
 		rc = cli_error("%s", err.msg);
 		goto out;
 	}
 	if (a.plot && (rc = plot(a.plot, &v)))
 		goto out;
-	if (!(a.csv && strcmp(a.csv, "-") == 0))
+	if (!(a.csv && strcmp(a.csv, "-") == 0) && !(a.json && strcmp(a.json, "-") == 0))
 		print_table(stdout, &v);
 	rc = fflush(stdout) == 0 ? CM_EXIT_OK : cli_error("standard output: write failed");
 out:
 	out_abort(&csv);
+	out_abort(&json);
 	compare_result_release(&v.res);
 	free(v.cols);
 	free(budgets);

@@ -206,6 +206,83 @@ done
 [ "$(ls "$GRAPHS"/*.json 2>/dev/null | wc -l)" -ge 11 ]
 ok $? "the 11 shared graphs are there ($GRAPHS)"
 
+# --- --json: JSON Lines with the CSV's fields (checked against the CSV of
+# the same run) and, for solve, the plan's summary
+# json_agrees CSV JSONL [EXTRA_KEYS]: every JSON line parses, its first keys
+# are the CSV's columns in order, and its values are the row's (null for an
+# empty field, numbers as numbers, feasible as a boolean); then EXTRA_KEYS.
+json_agrees() {
+	/usr/bin/python3 - "$@" <<'PY'
+import csv, json, math, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+objs = [json.loads(line) for line in open(sys.argv[2])]
+extra = sys.argv[3].split(",") if len(sys.argv) > 3 else []
+assert len(rows) == len(objs) > 0, (len(rows), len(objs))
+for row, obj in zip(rows, objs):
+    cols = list(row)
+    assert list(obj)[:len(cols) + len(extra)] == cols + extra, list(obj)
+    for k in cols:
+        v, j = row[k], obj[k]
+        if v == "":
+            assert j is None, (k, j)
+        elif k == "feasible":
+            assert j is (v == "1"), (k, v, j)
+        elif k in ("graph", "strategy", "param", "solver", "status"):
+            assert j == v, (k, v, j)
+        else:
+            assert isinstance(j, (int, float)) and not isinstance(j, bool), (k, j)
+            assert math.isclose(j, float(v), rel_tol=1e-5, abs_tol=1e-3), (k, v, j)
+            if k in ("budget", "peak_memory"):
+                assert isinstance(j, int), (k, j)
+PY
+}
+run solve linear:4 --budget 4 --strategy ilp --csv "$TMP/j.csv" --json "$TMP/j.jsonl" --plan "$TMP/j.plan"
+[ "$rc" -eq 0 ] && json_agrees "$TMP/j.csv" "$TMP/j.jsonl" steps,computes,checkpoint_all_cost &&
+	/usr/bin/python3 -c 'import json, sys
+o = json.load(open(sys.argv[1])); p = json.load(open(sys.argv[2]))
+assert o["steps"] == len(p["steps"]) and o["computes"] == 11 == o["cost"], o
+assert o["plan_file"] == sys.argv[2] and o["model"]["columns"] > 0 and o["reason"] is None, o' \
+	"$TMP/j.jsonl" "$TMP/j.plan"
+ok $? "solve --json: the CSV row's fields and the plan's summary: $(cat "$TMP/j.jsonl")"
+run solve linear:4 --budget 2 --strategy checkpoint-all --json - --csv "$TMP/j2.csv"
+printf '%s\n' "$out" >"$TMP/j2.jsonl"
+[ "$rc" -eq 3 ] && [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] && json_agrees "$TMP/j2.csv" "$TMP/j2.jsonl" &&
+	[[ "$out" == *'"cost":null'*'"steps":null'*'"reason":"budget 2 is below 3'* ]]
+ok $? "solve --json - alone on standard output; null where no plan: $out"
+run compare linear:6 --sweep 3 --bound --csv "$TMP/c.csv" --json "$TMP/c.jsonl" --quiet
+[ "$rc" -eq 0 ] && json_agrees "$TMP/c.csv" "$TMP/c.jsonl" && [[ "$out" == *"budget"* ]]
+ok $? "compare --json: a line per CSV row, the same values ($(wc -l <"$TMP/c.jsonl") lines)"
+run compare linear:6 --budgets 5 --baselines checkpoint-all --json - --quiet
+[ "$rc" -eq 0 ] && [[ "$out" == '{"graph":"linear:6","strategy":"checkpoint-all",'*'"status":"infeasible"}' ]]
+ok $? "compare --json - leaves the table out: $out"
+run info linear:4 --json -
+[ "$rc" -eq 0 ] && /usr/bin/python3 -c 'import json, sys
+o = json.loads(sys.argv[1])
+assert (o["nodes"], o["forward"], o["backward"], o["edges"]) == (9, 4, 5, 12), o
+assert (o["checkpoint_all_cost"], o["checkpoint_all_peak"], o["budget_lower_bound"]) == (9, 6, 3), o' "$out"
+ok $? "info --json: $out"
+for args in "solve linear:4 --budget 6 --csv - --json -" "compare linear:4 --json x.svg --plot x.svg"; do
+	run $args
+	[ "$rc" -eq 2 ] && [[ "$err" == *"two outputs name the same file"* ]]
+	ok $? "$args: usage error: $err"
+done
+rm -rf "$TMP/jd" && mkdir "$TMP/jd"
+run solve linear:4 --budget 6 --json "$TMP/jd/no/j.jsonl" --csv "$TMP/jd/r.csv"
+[ "$rc" -eq 1 ] && [[ "$err" == *"$TMP/jd/no/j.jsonl"* ]] && [ ! -e "$TMP/jd/no" ]
+ok $? "an unwritable --json path: exit 1, named: $err"
+
+# --- --list, for the completion scripts and the manual page
+run --list strategies
+[ "$rc" -eq 0 ] && [ "$(cut -f1 "$TMP/out" | tr '\n' ' ')" = \
+	"$("$CM" solve --help | sed -n '/^strategies/,$s/^  \([a-z][a-z-]*\)  .*/\1/p' | tr '\n' ' ')" ]
+ok $? "--list strategies: the table that --help shows"
+run --list solvers
+[ "$rc" -eq 0 ] && [ "$out" = $'cbc\nglpk' ]
+ok $? "--list solvers: $(echo $out)"
+run --list nothing
+[ "$rc" -eq 2 ] && [[ "$err" == *"--list: expected commands, strategies"* ]]
+ok $? "--list of something unknown: exit 2"
+
 # --- command line
 for c in solve check info; do
 	run "$c" --help
