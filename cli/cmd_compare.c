@@ -251,17 +251,21 @@ static void plot_data(FILE *gp, const struct view *v, double scale)
 /* Column c as the k-th of n curves: a plan's cost at a budget holds until
  * the next budget (steps), with a point where it was measured. Curves that
  * coincide stay visible: the earlier ones are drawn wider, each with its
- * own dash and point type. */
+ * own colour, dash and point type. */
 static void plot_curve(FILE *gp, const struct view *v, int c, int k, int n)
 {
+	static const char *const colors[] = { "#0072b2", "#e69f00", "#009e73", "#cc79a7",
+					      "#56b4e9", "#d55e00", "#8c564b", "#9467bd",
+					      "#17becf", "#bcbd22", "#1f3f7f", "#e377c2" };
 	static const int points[] = { 7, 5, 9, 11, 13, 4, 6, 8, 10, 12, 1, 2, 3 };
+	int nc = (int)(sizeof(colors) / sizeof(colors[0]));
 	double lw = n > 1 ? 1.2 + 3.3 * (n - 1 - k) / (n - 1) : 2;
 
-	fprintf(gp, "$d%d using 1:2 with steps lt %d lw %.2f dt %d title ", c, c + 1, lw,
-		k % 5 + 1);
+	fprintf(gp, "$d%d using 1:2 with steps lc rgb '%s' lw %.2f dt %d title ", c,
+		colors[c % nc], lw, k ? 2 + (k - 1) % 4 : 1);
 	cli_plot_string(gp, v->cols[c]->name);
-	fprintf(gp, " noenhanced, $d%d using 1:2 with points lt %d pt %d ps %.2f notitle",
-		c, c + 1, points[k % (int)(sizeof(points) / sizeof(points[0]))],
+	fprintf(gp, " noenhanced, $d%d using 1:2 with points lc rgb '%s' pt %d ps %.2f notitle",
+		c, colors[c % nc], points[k % (int)(sizeof(points) / sizeof(points[0]))],
 		0.8 + 1.2 * lw / 4.5);
 }
 
@@ -290,16 +294,17 @@ static void plot_script(FILE *gp, void *ctx)
 			"plot [0:1] [0:1] NaN notitle\n");
 		return;
 	}
+	/* The reference first, under the curves: a bound at a budget holds
+	 * for every smaller budget (fsteps). */
 	fprintf(gp, "plot ");
+	if (bound)
+		fprintf(gp, "$b using 1:2 with fsteps lc rgb '#c8c8c8' lw 12 title '%s'",
+			met ? "optimum (proven)" : "best lower bound");
 	for (int c = 0; c < v->ncols; c++)
 		if (has_curve(v, c)) {
-			fprintf(gp, "%s", k ? ", " : "");
+			fprintf(gp, "%s", k || bound ? ", " : "");
 			plot_curve(gp, v, c, k++, curves);
 		}
-	/* A bound at a budget holds for every smaller budget: fsteps. */
-	if (bound)
-		fprintf(gp, "%s$b using 1:2 with fsteps lc rgb 'black' dt 3 lw 1.5 title '%s'",
-			curves ? ", " : "", met ? "optimum (proven)" : "best lower bound");
 	fprintf(gp, "\n");
 }
 
