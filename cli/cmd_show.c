@@ -352,11 +352,13 @@ static void plot_memory(FILE *gp, const struct show *s)
 		fprintf(gp, "%d %.6g %d\n", i + 1, (double)pr->memory[i] / scale, pr->recompute[i]);
 	fprintf(gp, "EOD\nset title ");
 	cli_plot_string(gp, s->g->id);
-	fprintf(gp, ".': memory in use over the plan''s %d steps (cost %.6g, overhead %.4fx)' "
-		"noenhanced\nset xlabel 'step'\nset ylabel 'memory in use (%s)'\n"
+	fprintf(gp, ".': memory in use over the plan''s %d steps (cost %.6g, overhead %.4fx)",
+		pr->nsteps, pr->sim.cost, pr->sim.cost / (pr->floor_cost > 0 ? pr->floor_cost : 1));
+	if (pr->first_over >= 0)
+		fprintf(gp, ", over the budget from step %d", pr->first_over + 1);
+	fprintf(gp, "' noenhanced\nset xlabel 'step'\nset ylabel 'memory in use (%s)'\n"
 		"set yrange [0:%.6g]\nset xrange [0:%d]\nset key at graph 0.01, graph 0.98 top left horizontal\n"
 		"set grid\n",
-		pr->nsteps, pr->sim.cost, pr->sim.cost / (pr->floor_cost > 0 ? pr->floor_cost : 1),
 		unit, (double)top / scale * 1.3, pr->nsteps + 1);
 	if (pr->budget != SIM_NO_BUDGET)
 		plot_level(gp, (double)pr->budget / scale, "budget", pr->budget, "#c00000", 1);
@@ -373,35 +375,40 @@ static void plot_memory(FILE *gp, const struct show *s)
 	fprintf(gp, "\nunset arrow\nunset label\n");
 }
 
-/* The lower plot: how often each node is computed, the recomputed ones
- * in colour and the most costly named. */
+/* The lower plot: the most costly recomputed nodes as horizontal bars,
+ * their share of the plan's cost, how often each is computed. */
 static void plot_counts(FILE *gp, const struct show *s)
 {
 	const struct profile *pr = &s->pr;
-	int maxc = 1;
+	int top = pr->nrecomputed < SHOW_TOP ? pr->nrecomputed : SHOW_TOP;
+	double most = 0;
 
-	fprintf(gp, "$c << EOD\n");
-	for (int k = 0; k < s->g->n; k++) {
-		fprintf(gp, "%d %d\n", k, pr->computes[k]);
-		maxc = pr->computes[k] > maxc ? pr->computes[k] : maxc;
+	fprintf(gp, "set title '%d node%s recomputed%s (Nx: computed N times)' noenhanced\n"
+		"unset key\nset grid x\nset xlabel 'cost of the node''s recomputations "
+		"(%% of the plan''s cost)'\nunset ylabel\nset ytics (", pr->nrecomputed,
+		pr->nrecomputed == 1 ? "" : "s", top < pr->nrecomputed ? "; the ten most costly" : "");
+	for (int i = 0; i < top; i++) {
+		fprintf(gp, "%s", i ? ", " : "");
+		cli_plot_string(gp, s->g->nodes[pr->by_cost[i]].name);
+		fprintf(gp, " %d", i);
 	}
-	fprintf(gp, "EOD\n");
-	for (int i = 0; i < pr->nrecomputed && i < 5; i++) {
+	fprintf(gp, ") noenhanced\n$r << EOD\n");
+	for (int i = 0; i < top; i++) {
 		int k = pr->by_cost[i];
+		double share = pr->sim.cost > 0 ? 100 * profile_recompute_cost(s->g, pr, k) /
+						    pr->sim.cost : 0;
 
-		fprintf(gp, "set label %d ", i + 1);
-		cli_plot_string(gp, s->g->nodes[k].name);
-		fprintf(gp, " at %d, %d rotate by 90 left offset 0, 0.4 font ',9' noenhanced\n",
-			k, pr->computes[k]);
+		fprintf(gp, "%d %.6g \"%dx\"\n", i, share, pr->computes[k]);
+		most = share > most ? share : most;
 	}
-	fprintf(gp, "set title 'times each node is computed (%d recomputed; the 5 most costly "
-		"named)'\nset xlabel 'node (graph order)'\nset ylabel 'computes'\n"
-		"set xrange [-1:%d]\nset yrange [0:%g]\nset style fill solid 0.6\n"
-		"set boxwidth 0.8\nunset key\n", pr->nrecomputed, s->g->n, maxc * 1.6 + 0.5);
-	if (maxc <= 10)
-		fprintf(gp, "set ytics 1\n");
-	fprintf(gp, "plot $c using 1:($2 > 1 ? $2 : NaN) with boxes lc rgb '#e07000', "
-		"$c using 1:($2 > 1 ? NaN : $2) with boxes lc rgb '#4a7ebb'\n");
+	fprintf(gp, "EOD\nset yrange [%g:-0.7]\nset xrange [0:%.6g]\nset style fill solid 0.6\n",
+		top > 0 ? top - 0.3 : 0.7, most > 0 ? most * 1.15 : 1);
+	if (top == 0)
+		fprintf(gp, "set label 'no node is recomputed' at graph 0.5, 0.5 center\n"
+			"unset ytics\nunset xtics\nunset xlabel\nunset title\nplot NaN notitle\n");
+	else
+		fprintf(gp, "plot $r using ($2 / 2):1:($2 / 2):(0.35) with boxxyerror "
+			"lc rgb '#e07000', '' using 2:1:3 with labels left offset 0.5, 0\n");
 }
 
 /* The script: both plots, one above the other. */

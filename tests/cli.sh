@@ -92,6 +92,14 @@ run compare linear:6 --budgets 4,9 --plot "$TMP/c.png" --baselines chen-sqrtn,ch
 [ "$rc" -eq 0 ] && [ "$(head -c 4 "$TMP/c.png" | tail -c 3)" = "PNG" ] &&
 	[[ "$out" == *"checkpoint-all chen-sqrtn"* ]] && [[ "$out" != *"chen-greedy"* ]]
 ok $? "compare --baselines LIST and a PNG plot"
+run compare linear:6 --budgets 4,5,7 --baselines chen-sqrtn,ap-sqrtn --ilp --plot "$TMP/ref.svg" --quiet
+[ "$rc" -eq 0 ] && grep -q '>chen-sqrtn<' "$TMP/ref.svg" && grep -q '>ap-sqrtn<' "$TMP/ref.svg" &&
+	grep -q '>ilp<' "$TMP/ref.svg" && grep -q '>optimum (proven)<' "$TMP/ref.svg" &&
+	! grep -q 'lower bound<' "$TMP/c.svg" && ! grep -q 'optimum' "$TMP/c.svg"
+ok $? "compare --plot: curves that coincide each in the key, the ilp optimum as a reference; none without a bound"
+run compare linear:6 --budgets 4,7 --baselines chen-sqrtn --bound --plot "$TMP/lb.svg" --quiet
+[ "$rc" -eq 0 ] && grep -q '>best lower bound<' "$TMP/lb.svg"
+ok $? "compare --bound --plot draws the best lower bound where no plan meets it"
 rm -f "$TMP/nogp.svg"
 PATH=/nonexistent "$CM" compare linear:6 --sweep 2 --plot "$TMP/nogp.svg" >"$TMP/out" 2>"$TMP/err"
 rc=$?
