@@ -89,8 +89,8 @@ static void show_summary(FILE *f, const struct show *s)
 
 	fprintf(f, "graph        %s\nplan         %s", s->g->id, s->path);
 	if (s->p->strategy[0])
-		fprintf(f, " (strategy %s%s%s)", s->p->strategy, s->p->status[0] ? ", " : "",
-			s->p->status);
+		fprintf(f, " (strategy %s%s%s%s%s)", s->p->strategy, s->p->param[0] ? " " : "",
+			s->p->param, s->p->status[0] ? ", " : "", s->p->status);
 	fprintf(f, "\nsteps        %d (%d computes, %d frees)\n", pr->nsteps, pr->ncomputes,
 		pr->nsteps - pr->ncomputes);
 	fprintf(f, "cost         %.17g (overhead %.4fx over checkpoint-all %.17g)\n",
