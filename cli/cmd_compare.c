@@ -231,21 +231,36 @@ static int has_bound(const struct view *v, int *met)
 /* The data blocks: $dC for column C's best overheads, $b for the bounds. */
 static void plot_data(FILE *gp, const struct view *v, double scale)
 {
+	int *at = malloc((size_t)v->nb * sizeof(int));
+
+	if (at == NULL)
+		return; /* gnuplot then fails on the missing data: no file */
+	/* The budgets in increasing order, for steps: --budgets may list
+	 * them in any order. */
+	for (int i = 0; i < v->nb; i++) {
+		int j = i;
+
+		for (; j > 0 && v->budgets[at[j - 1]] > v->budgets[i]; j--)
+			at[j] = at[j - 1];
+		at[j] = i;
+	}
 	for (int c = 0; c < v->ncols; c++) {
 		if (!has_curve(v, c))
 			continue;
 		fprintf(gp, "$d%d << EOD\n", c);
-		for (int bi = 0; bi < v->nb; bi++)
-			if (best_at(v, c, bi) >= 0)
-				fprintf(gp, "%.6g %.6g\n", (double)v->budgets[bi] / scale,
-					best_at(v, c, bi));
+		for (int i = 0; i < v->nb; i++)
+			if (best_at(v, c, at[i]) >= 0)
+				fprintf(gp, "%.6g %.6g\n", (double)v->budgets[at[i]] / scale,
+					best_at(v, c, at[i]));
 		fprintf(gp, "EOD\n");
 	}
 	fprintf(gp, "$b << EOD\n");
-	for (int bi = 0; bi < v->nb; bi++)
-		if (v->res.bound[bi] >= 0)
-			fprintf(gp, "%.6g %.6g\n", (double)v->budgets[bi] / scale, v->res.bound[bi]);
+	for (int i = 0; i < v->nb; i++)
+		if (v->res.bound[at[i]] >= 0)
+			fprintf(gp, "%.6g %.6g\n", (double)v->budgets[at[i]] / scale,
+				v->res.bound[at[i]]);
 	fprintf(gp, "EOD\n");
+	free(at);
 }
 
 /* Column c as the k-th of n curves: a plan's cost at a budget holds until
@@ -258,15 +273,18 @@ static void plot_curve(FILE *gp, const struct view *v, int c, int k, int n)
 					      "#56b4e9", "#d55e00", "#8c564b", "#9467bd",
 					      "#17becf", "#bcbd22", "#1f3f7f", "#e377c2" };
 	static const int points[] = { 7, 5, 9, 11, 13, 4, 6, 8, 10, 12, 1, 2, 3 };
+	static const int dashes[] = { 2, 4, 5, 3 }; /* dashed ... dotted */
 	int nc = (int)(sizeof(colors) / sizeof(colors[0]));
-	double lw = n > 1 ? 1.2 + 3.3 * (n - 1 - k) / (n - 1) : 2;
+	double lw = n > 1 ? 1.8 + 2.9 * (n - 1 - k) / (n - 1) : 2;
 
+	/* The widest is solid; those drawn over it are dashed, so that it
+	 * shows through. */
 	fprintf(gp, "$d%d using 1:2 with steps lc rgb '%s' lw %.2f dt %d title ", c,
-		colors[c % nc], lw, k ? 2 + (k - 1) % 4 : 1);
+		colors[c % nc], lw, k ? dashes[(k - 1) % 4] : 1);
 	cli_plot_string(gp, v->cols[c]->name);
 	fprintf(gp, " noenhanced, $d%d using 1:2 with points lc rgb '%s' pt %d ps %.2f notitle",
 		c, colors[c % nc], points[k % (int)(sizeof(points) / sizeof(points[0]))],
-		0.8 + 1.2 * lw / 4.5);
+		0.6 + 1.4 * lw / 4.7);
 }
 
 /* The gnuplot script that draws v (after the terminal and output). */
@@ -274,10 +292,13 @@ static void plot_script(FILE *gp, void *ctx)
 {
 	const struct view *v = ctx;
 	const char *unit;
+	uint64_t most = 0;
 	double scale;
 	int curves = 0, k = 0, met, bound;
 
-	cli_plot_unit(v->budgets[v->nb - 1], &scale, &unit);
+	for (int bi = 0; bi < v->nb; bi++)
+		most = v->budgets[bi] > most ? v->budgets[bi] : most;
+	cli_plot_unit(most, &scale, &unit);
 	fprintf(gp, "set title ");
 	cli_plot_string(gp, v->g->id);
 	fprintf(gp, ".': overhead against memory budget' noenhanced\n"

@@ -31,8 +31,9 @@ static const char show_usage[] =
 	"--budget, else the one the plan records. A plan that does not replay\n"
 	"is an error, as for check; one over the budget is shown.\n\n"
 	"  -b, --budget SIZE  memory budget (16G, 1.5GB, 80%, bytes)\n"
-	"  -p, --plot FILE    memory over the steps, the budget and the compute\n"
-	"                     count of each node, through gnuplot (.svg or .png)\n"
+	"  -p, --plot FILE    memory over the steps against the budget, and the\n"
+	"                     most costly recomputed nodes, through gnuplot (.svg\n"
+	"                     or .png)\n"
 	"  -m, --matrices     draw R and S whatever the graph's size\n"
 	"  -q, --quiet        no messages on standard error\n"
 	"  -h, --help         this text\n";
