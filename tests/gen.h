@@ -21,6 +21,22 @@ static uint64_t gen_rnd(void)
 	return gen_state;
 }
 
+/* A plan from "c f0, c f1, f f0": compute and free steps by node name. */
+__attribute__((unused))
+static struct plan *gen_plan_of(const struct graph *g, const char *spec)
+{
+	struct plan *p = plan_new();
+	char buf[512], *tok, *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", spec);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		while (*tok == ' ')
+			tok++;
+		plan_push(p, tok[0] == 'c' ? PLAN_COMPUTE : PLAN_FREE, graph_find(g, tok + 2), -1);
+	}
+	return p;
+}
+
 /* n nodes; each earlier node is an input with probability edge_pct %; costs
  * in [cost_lo, cost_lo + 9], sizes in [1, max_mem]. */
 __attribute__((unused))
@@ -77,22 +93,6 @@ static struct graph *gen_training(const struct graph *f)
 	graph_finish(g, &err);
 	free(grad);
 	return g;
-}
-
-/* A plan from "c f0, c f1, f f0": compute and free steps by node name. */
-__attribute__((unused))
-static struct plan *gen_plan_of(const struct graph *g, const char *spec)
-{
-	struct plan *p = plan_new();
-	char buf[512], *tok, *save = NULL;
-
-	snprintf(buf, sizeof(buf), "%s", spec);
-	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		while (*tok == ' ')
-			tok++;
-		plan_push(p, tok[0] == 'c' ? PLAN_COMPUTE : PLAN_FREE, graph_find(g, tok + 2), -1);
-	}
-	return p;
 }
 
 /* 1 when a and b have the same steps. */
