@@ -16,6 +16,7 @@ static const struct command {
 	{ "compare", cmd_compare_main, "run strategies side by side over budgets; CSV and plot" },
 	{ "maxbatch", cmd_maxbatch_main, "the largest batch each strategy fits in a budget" },
 	{ "check", cmd_check_main, "replay a plan and report its cost, peak and first error" },
+	{ "show", cmd_show_main, "what a plan does: memory over the steps, recomputations, R and S" },
 	{ "info", cmd_info_main, "describe a graph: sizes, checkpoint-all cost and peak, bounds" },
 };
 

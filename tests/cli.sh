@@ -92,6 +92,14 @@ run compare linear:6 --budgets 4,9 --plot "$TMP/c.png" --baselines chen-sqrtn,ch
 [ "$rc" -eq 0 ] && [ "$(head -c 4 "$TMP/c.png" | tail -c 3)" = "PNG" ] &&
 	[[ "$out" == *"checkpoint-all chen-sqrtn"* ]] && [[ "$out" != *"chen-greedy"* ]]
 ok $? "compare --baselines LIST and a PNG plot"
+run compare linear:6 --budgets 4,5,7 --baselines chen-sqrtn,ap-sqrtn --ilp --plot "$TMP/ref.svg" --quiet
+[ "$rc" -eq 0 ] && grep -q '>chen-sqrtn<' "$TMP/ref.svg" && grep -q '>ap-sqrtn<' "$TMP/ref.svg" &&
+	grep -q '>ilp<' "$TMP/ref.svg" && grep -q '>optimum (proven)<' "$TMP/ref.svg" &&
+	! grep -q 'lower bound<' "$TMP/c.svg" && ! grep -q 'optimum' "$TMP/c.svg"
+ok $? "compare --plot: curves that coincide each in the key, the ilp optimum as a reference; none without a bound"
+run compare linear:6 --budgets 4,7 --baselines chen-sqrtn --bound --plot "$TMP/lb.svg" --quiet
+[ "$rc" -eq 0 ] && grep -q '>best lower bound<' "$TMP/lb.svg"
+ok $? "compare --bound --plot draws the best lower bound where no plan meets it"
 rm -f "$TMP/nogp.svg"
 PATH=/nonexistent "$CM" compare linear:6 --sweep 2 --plot "$TMP/nogp.svg" >"$TMP/out" 2>"$TMP/err"
 rc=$?
@@ -284,7 +292,7 @@ run --list nothing
 ok $? "--list of something unknown: exit 2"
 
 # --- command line
-for c in solve check info; do
+for c in solve check info show; do
 	run "$c" --help
 	[ "$rc" -eq 0 ] && [[ "$out" == "usage: checkmate $c"* ]]
 	ok $? "$c --help"
@@ -325,6 +333,48 @@ run info linear:x
 ok $? "linear:x is refused: $err"
 [ -z "$(ls "$TMP" | grep '\.tmp\.')" ]
 ok $? "no temporary files left behind"
+
+# --- show: what a plan does
+run solve linear:8 --budget 6 --strategy ilp --plan "$TMP/l8.json" --quiet
+run show linear:8 "$TMP/l8.json" --plot "$TMP/l8.svg"
+[ "$rc" -eq 0 ] && grep -q '<svg' "$TMP/l8.svg" && grep -q '>budget 6 B<' "$TMP/l8.svg" &&
+	[[ "$out" == *"memory in use"*"recomputed nodes"*"stage matrices"* ]]
+ok $? "show --plot writes an SVG whose budget line is labelled 'budget 6 B'"
+run show linear:8 "$TMP/l8.json" --plot "$TMP/l8.png" --budget 8
+[ "$rc" -eq 0 ] && [ "$(head -c 4 "$TMP/l8.png" | tail -c 3)" = "PNG" ] && [[ "$out" == *"budget       8 (8 B): fits"* ]]
+ok $? "show --plot FILE.png, --budget over the plan's own"
+rm -f "$TMP/nogp.svg"
+PATH=/nonexistent "$CM" show linear:8 "$TMP/l8.json" --plot "$TMP/nogp.svg" >"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ "$rc" -eq 1 ] && grep -q "needs gnuplot" "$TMP/err" && [ ! -e "$TMP/nogp.svg" ] &&
+	[ -z "$(ls "$TMP" | grep 'nogp.svg.tmp')" ] && [ ! -s "$TMP/out" ]
+ok $? "show without gnuplot: exit 1, no file: $(cat "$TMP/err")"
+run solve linear:8 --budget 100% --strategy checkpoint-all --plan "$TMP/all8.json" --quiet
+run show linear:8 "$TMP/all8.json" --budget 8
+[ "$rc" -eq 0 ] && [[ "$out" == *"budget       8 (8 B): exceeded, first at step "* ]] &&
+	[[ "$out" == *"|"*"!"*" budget"* ]] && [[ "$out" == *"no node is recomputed"* ]]
+ok $? "show marks a plan over the budget with '!' and says where it first exceeds it"
+for bad in "$TMP/none.json" "$TMP/vgg.json" "$TMP/bad.json"; do
+	run check linear:8 "$bad"
+	want=$err
+	run show linear:8 "$bad"
+	[ "$rc" -eq 1 ] && [ -n "$want" ] && [ "$err" = "$want" ] && [ -z "$out" ] &&
+		[ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ]
+	ok $? "show gives check's one-line error: $err"
+done
+run show "$GRAPHS/resnet50.json" "$TMP/resnet50.json"
+r1=$rc
+o1=$out
+run show "$GRAPHS/resnet50.json" "$TMP/resnet50.json" --matrices
+[ "$r1" -eq 0 ] && [[ "$o1" != *"stage matrices"* ]] && [ "$rc" -eq 0 ] && [[ "$out" == *"stage matrices"* ]] &&
+	[ "$(printf '%s\n' "$o1" | awk '{ if (length($0) > 96) n++ } END { print n + 0 }')" -eq 0 ]
+ok $? "R and S only for small graphs or with --matrices; the rest fits 96 columns"
+run show linear:8 "$TMP/l8.json" --plot "$TMP/l8.pdf"
+[ "$rc" -eq 2 ] && [ ! -e "$TMP/l8.pdf" ]
+ok $? "show --plot refuses an unknown extension"
+run show linear:8
+[ "$rc" -eq 2 ] && [[ "$err" == *"expected GRAPH and PLAN"* ]]
+ok $? "show without PLAN: usage error"
 
 # --- golden outputs: tests/golden/NAME.cmd (arguments), NAME.out
 for cmd in tests/golden/*.cmd; do

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "../plan/plan.h"
 #include "../solvers/strategy.h"
@@ -19,6 +20,22 @@ static uint64_t gen_rnd(void)
 	gen_state ^= gen_state >> 7;
 	gen_state ^= gen_state << 17;
 	return gen_state;
+}
+
+/* A plan from "c f0, c f1, f f0": compute and free steps by node name. */
+__attribute__((unused))
+static struct plan *gen_plan_of(const struct graph *g, const char *spec)
+{
+	struct plan *p = plan_new();
+	char buf[512], *tok, *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", spec);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		while (*tok == ' ')
+			tok++;
+		plan_push(p, tok[0] == 'c' ? PLAN_COMPUTE : PLAN_FREE, graph_find(g, tok + 2), -1);
+	}
+	return p;
 }
 
 /* n nodes; each earlier node is an input with probability edge_pct %; costs
