@@ -1,8 +1,9 @@
 # checkmate: `make deps`, `make` (all), `make test`, `make demo`, `make bench`,
-# `make clean`. Quiet build lines unless V=1; -Werror when CI=true.
+# `make install`, `make uninstall`, `make clean`. Quiet build lines unless
+# V=1; -Werror when CI=true.
 
 PKGS     = libglpk-dev coinor-libcbc-dev coinor-libclp-dev libjansson-dev pkg-config \
-           gnuplot-nox python3-torch python3-torchvision
+           gnuplot-nox python3-torch python3-torchvision man-db zsh
 BUILD   ?= build
 CC      ?= cc
 WARN     = -Wall -Wextra -Wpedantic -Wstrict-prototypes -Wmissing-prototypes \
@@ -35,10 +36,21 @@ LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/%.o)
 TEST_SRC = $(wildcard tests/t_*.c)
 TESTS    = $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 BIN      = $(BUILD)/checkmate
+MAN      = $(BUILD)/checkmate.1
 
-.PHONY: all deps test tests check demo bench clean
+# make install PREFIX=~/.local (DESTDIR for staging): the binary, its
+# manual page and its bash and zsh completions.
+PREFIX  ?= /usr/local
+# A shell that left the ~ of PREFIX=~/.local alone (zsh does) gets it here.
+override PREFIX := $(patsubst ~/%,$(HOME)/%,$(patsubst ~,$(HOME),$(PREFIX)))
+BINDIR   = $(DESTDIR)$(PREFIX)/bin
+MAN1DIR  = $(DESTDIR)$(PREFIX)/share/man/man1
+BASHDIR  = $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+ZSHDIR   = $(DESTDIR)$(PREFIX)/share/zsh/site-functions
+
+.PHONY: all deps test tests check demo bench clean install uninstall
 .SECONDARY:
-all: $(BIN) checkmate
+all: $(BIN) checkmate $(MAN)
 
 # The binary at the top, for the README's examples.
 checkmate: $(BIN)
@@ -47,6 +59,22 @@ checkmate: $(BIN)
 $(BIN): $(BUILD)/cli/main.o $(BUILD)/libcheckmate.a
 	@echo "  LD      $@"
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# The manual page, made from the binary's own --help texts.
+$(MAN): $(BIN) share/man.sh cli/cli.h
+	@echo "  MAN     $@"
+	$(Q)share/man.sh $(BIN) cli/cli.h >$@.tmp && mv -f $@.tmp $@
+
+install: $(BIN) $(MAN)
+	install -d "$(BINDIR)" "$(MAN1DIR)" "$(BASHDIR)" "$(ZSHDIR)"
+	install -m 755 $(BIN) "$(BINDIR)/checkmate"
+	install -m 644 $(MAN) "$(MAN1DIR)/checkmate.1"
+	install -m 644 share/checkmate.bash "$(BASHDIR)/checkmate"
+	install -m 644 share/_checkmate "$(ZSHDIR)/_checkmate"
+
+uninstall:
+	rm -f "$(BINDIR)/checkmate" "$(MAN1DIR)/checkmate.1" "$(BASHDIR)/checkmate" \
+	      "$(ZSHDIR)/_checkmate"
 
 $(BUILD)/libcheckmate.a: $(LIB_OBJ)
 	@echo "  AR      $@"

@@ -5,42 +5,24 @@
 #include <string.h>
 
 #include "cli.h"
+#include "jsonl.h"
 
 static const char info_usage[] =
 	"usage: checkmate info [GRAPH]\n\n"
 	"Describes GRAPH (default: the built-in example " CLI_DEFAULT_GRAPH "): node and\n"
 	"edge counts, the checkpoint-all cost (the cost floor) and peak memory, and\n"
 	"the lower bound on the budget of any plan (SPEC 2).\n\n"
-	"  -q, --quiet   no messages on standard error\n"
-	"  -h, --help    this text\n";
+	"      --json FILE|-  write the same as one JSON object (a line)\n"
+	"  -q, --quiet        no messages on standard error\n"
+	"  -h, --help         this text\n";
 
-int cmd_info_main(int argc, char **argv)
+/* The figures as text on standard output. */
+static void print_info(const struct graph *g)
 {
-	static const struct option opts[] = {
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct graph *g;
 	char h1[32], h2[32], h3[32];
-	int c, quiet = 0, nf;
-	uint64_t peak, lb;
+	int nf = graph_nforward(g);
+	uint64_t peak = graph_peak_all(g), lb = graph_lower_bound(g);
 
-	optind = 0;
-	while ((c = cli_getopt("info", argc, argv, ":qh", opts)) != -1)
-		switch (c) {
-		case 'q': quiet = 1; break;
-		case 'h': fputs(info_usage, stdout); return CM_EXIT_OK;
-		default: return CM_EXIT_USAGE;
-		}
-	if (argc - optind > 1)
-		return cli_usage("info", "expected at most one GRAPH");
-	g = cli_load_graph(optind < argc ? argv[optind] : NULL, quiet);
-	if (g == NULL)
-		return CM_EXIT_ERROR;
-	nf = graph_nforward(g);
-	peak = graph_peak_all(g);
-	lb = graph_lower_bound(g);
 	printf("graph            %s", g->id);
 	if (g->title && strcmp(g->title, g->id) != 0)
 		printf(" (%s)", g->title);
@@ -53,8 +35,54 @@ int cmd_info_main(int argc, char **argv)
 	       (unsigned long long)peak, size_human(peak, h2, sizeof(h2)));
 	printf("lower bound      %llu (%s): no plan fits a smaller budget\n",
 	       (unsigned long long)lb, size_human(lb, h3, sizeof(h3)));
+}
+
+/* --json: the same figures as one object, whole or not at all. */
+static int write_json(const char *path, const struct graph *g)
+{
+	struct out o;
+	struct cm_error err;
+
+	if (out_open(&o, path, &err))
+		return cli_error("%s", err.msg);
+	if (jsonl_info(o.f, g, &err) || out_commit(&o, &err)) {
+		out_abort(&o);
+		return cli_error("%s", err.msg);
+	}
+	return 0;
+}
+
+int cmd_info_main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", required_argument, NULL, 'J' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *json = NULL;
+	struct graph *g;
+	int c, quiet = 0, rc = CM_EXIT_OK;
+
+	optind = 0;
+	while ((c = cli_getopt("info", argc, argv, ":qh", opts)) != -1)
+		switch (c) {
+		case 'J': json = optarg; break;
+		case 'q': quiet = 1; break;
+		case 'h': fputs(info_usage, stdout); return CM_EXIT_OK;
+		default: return CM_EXIT_USAGE;
+		}
+	if (argc - optind > 1)
+		return cli_usage("info", "expected at most one GRAPH");
+	g = cli_load_graph(optind < argc ? argv[optind] : NULL, quiet);
+	if (g == NULL)
+		return CM_EXIT_ERROR;
+	if (json)
+		rc = write_json(json, g);
+	if (rc == CM_EXIT_OK && !(json && strcmp(json, "-") == 0))
+		print_info(g);
 	graph_free(g);
-	if (fflush(stdout) != 0 || ferror(stdout))
-		return cli_error("standard output: write failed");
-	return CM_EXIT_OK;
+	if (rc == CM_EXIT_OK && (fflush(stdout) != 0 || ferror(stdout)))
+		rc = cli_error("standard output: write failed");
+	return rc;
 }

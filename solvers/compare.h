@@ -32,6 +32,10 @@ struct compare_result {
 	 * request came first. */
 	double *best;
 	char *unsupported; /* [c]: the graph is outside column c's domain */
+	/* bound[bi]: the best lower bound known at budget bi, as an overhead
+	 * (the shared one of --bound, else the best of the columns that
+	 * bring their own, as ilp and approx do), or -1 when none is. */
+	double *bound;
 	/* A stop request (common/stop.h) left rows without an answer: they
 	 * went to row with status interrupted. */
 	int interrupted;

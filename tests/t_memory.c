@@ -126,8 +126,8 @@ static void test_refusal(void)
 	}
 	if (solve(g, "auto", 8, 1 << 20, &o) == 0) {
 		ok(o.plan && o.sim.fits && (o.status == STATUS_FEASIBLE || o.status == STATUS_OPTIMAL) &&
-		   strstr(o.why, "refused for memory: ilp: ") && strstr(o.why, "; approx: ") &&
-		   strstr(o.why, "; lns: "),
+		   strstr(o.why, "refused for memory: ") && strstr(o.why, "ilp: ") &&
+		   strstr(o.why, "approx: ") && strstr(o.why, "lns: "),
 		   "auto under a 1 MiB limit: every phase refused, the heuristics' plan (%s, %s)",
 		   o.param, o.why);
 		strategy_outcome_release(&o);
@@ -154,8 +154,9 @@ static void test_fallback(void)
 	limit = (uint64_t)((strategy_model_bytes(sz.nnz, 0, 1) +
 			    strategy_model_bytes(sz.nnz, 1, 1)) / 2);
 	if (solve(g, "auto", 14, limit, &o) == 0) {
-		ok(o.plan && o.sim.fits && strstr(o.why, "refused for memory: ilp: ") &&
-		   !strstr(o.why, "approx:") && strstr(o.param, "bound=approx"),
+		ok(o.plan && o.sim.fits && strstr(o.why, "refused for memory: ") &&
+		   strstr(o.why, "ilp: ") && !strstr(o.why, "approx:") &&
+		   strstr(o.param, "bound=approx"),
 		   "auto with room for the LP but not the MILP: approx instead (%s; %s)",
 		   o.param, o.why);
 		strategy_outcome_release(&o);
