@@ -111,7 +111,8 @@ int strategy_lp_relaxation(const struct graph *g, const struct solve_request *rq
 {
 	struct solve_opts so = { .time_limit = time_left, .relaxation = 1,
 				 .lp_method = rq->lp_method, .label = label,
-				 .progress = rq->progress, .ctx = rq->ctx };
+				 .progress = rq->progress, .ctx = rq->ctx,
+				 .memory_cap = rq->memory_limit };
 
 	if (remat_build(g, shrunk, &rq->model, rm, err))
 		return -1;
@@ -251,7 +252,7 @@ int strategy_lp_bounds(const struct graph *g, const struct solve_request *rq,
 	struct bounds b = { .g = g, .bound = bound, .has = has };
 	struct solve_opts so = { .relaxation = 1, .lp_method = rq->lp_method, .on_lp = on_bound,
 				 .lp_ctx = &b, .label = b.label, .progress = rq->progress,
-				 .ctx = rq->ctx };
+				 .ctx = rq->ctx, .memory_cap = rq->memory_limit };
 	uint64_t lb = graph_lower_bound(g);
 	int *order = malloc((size_t)n * sizeof(int) + 1), *cols = NULL, rc = -1;
 	double *ub = malloc((size_t)n * sizeof(double) + 1);
@@ -447,7 +448,8 @@ int strategy_run_approx(const struct strategy *s, const struct graph *g,
 	uint64_t samples = 0;
 	struct solve_opts so = { .time_limit = rq->time_limit, .relaxation = 1,
 				 .lp_method = rq->lp_method, .on_lp = on_lp, .lp_ctx = &w,
-				 .label = w.label, .progress = rq->progress, .ctx = rq->ctx };
+				 .label = w.label, .progress = rq->progress, .ctx = rq->ctx,
+				 .memory_cap = rq->memory_limit };
 	double ub[sizeof(eps_grid) / sizeof(eps_grid[0])], eps[sizeof(eps_grid) / sizeof(eps_grid[0])];
 	struct milp_result res = { 0 };
 	struct remat_model rm;

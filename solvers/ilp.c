@@ -165,7 +165,8 @@ int strategy_run_ilp(const struct strategy *s, const struct graph *g,
 	struct milp_result res = { 0 };
 	struct solve_opts so = { .time_limit = rq->time_limit, .gap = rq->gap,
 				 .threads = rq->threads, .lp_method = rq->lp_method,
-				 .progress = rq->progress, .ctx = rq->ctx };
+				 .progress = rq->progress, .ctx = rq->ctx,
+				 .memory_cap = rq->memory_limit };
 	double *start = NULL;
 	struct plan *best = NULL;
 	char crash[256] = "";

@@ -377,7 +377,7 @@ static int pass(struct lns *l, int values, int w, int nw, int *all_opt, int *who
 	for (int k = 0; k < nwin; k++) {
 		struct window_spec ws = { .a = wins[k].a, .b = wins[k].b,
 					  .max_bytes = mem_budget(l->o->memory_limit) };
-		struct solve_opts so = { 0 };
+		struct solve_opts so = { .memory_cap = l->o->memory_limit };
 		struct window_result wr;
 		double left = l->deadline - cm_clock();
 		int eff = size >> l->shrink, nw_eff = nw >> l->shrink, min = values ? 4 : 2;

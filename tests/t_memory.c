@@ -164,10 +164,43 @@ static void test_fallback(void)
 	graph_free(g);
 }
 
+/* The safety net: a solver process capped at 1 MiB more than it starts
+ * with fails alone, and the runner says so. */
+static void test_cap(void)
+{
+	struct cm_error err;
+	struct graph *g = graph_linear(40, &err);
+	struct remat_opts mo = { 0 };
+	struct remat_model rm;
+	struct milp_result res;
+	struct solve_opts so = { .memory_cap = 1 << 20 };
+	int rc;
+
+	if (!solver_caps_memory()) {
+		ok(1, "# SKIP no memory cap in an ASan build");
+		graph_free(g);
+		return;
+	}
+	remat_build(g, 60, &mo, &rm, &err);
+	rc = solver_solve(&solver_cbc, &rm.milp, &so, &res, &err);
+	ok(rc == SOLVER_CRASHED && strstr(err.msg, "memory capped") != NULL,
+	   "cbc capped at 1 MiB more: its process dies alone (%s)", rc ? err.msg : "solved");
+	if (rc == 0)
+		milp_result_release(&res);
+	so.relaxation = 1;
+	rc = solver_solve(&solver_glpk, &rm.milp, &so, &res, &err);
+	ok(rc != 0, "glpk capped at 1 MiB more: fails (%s)", rc ? err.msg : "solved");
+	if (rc == 0)
+		milp_result_release(&res);
+	remat_release(&rm);
+	graph_free(g);
+}
+
 int main(void)
 {
 	test_sizes();
 	test_refusal();
 	test_fallback();
+	test_cap();
 	return tap_done();
 }

@@ -11,10 +11,12 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <sys/resource.h>
 #ifdef __linux__
 #include <sys/prctl.h>
 #endif
@@ -570,13 +572,48 @@ out:
 	return rc;
 }
 
+int solver_caps_memory(void)
+{
+#if defined(__SANITIZE_ADDRESS__)
+	return 0;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+	return 0;
+#else
+	return 1;
+#endif
+#else
+	return 1;
+#endif
+}
+
+/* Caps the address space of this (solver) process at its size now plus
+ * cap bytes (none when cap is 0 or the size is unknown). */
+static void cap_memory(unsigned long long cap)
+{
+	unsigned long long pages = 0;
+	long page = sysconf(_SC_PAGESIZE);
+	FILE *f;
+
+	if (cap == 0 || page <= 0 || !solver_caps_memory() ||
+	    (f = fopen("/proc/self/statm", "r")) == NULL)
+		return;
+	if (fscanf(f, "%llu", &pages) == 1 && pages > 0) {
+		struct rlimit rl;
+
+		rl.rlim_cur = rl.rlim_max = (rlim_t)(pages * (unsigned long long)page + cap);
+		setrlimit(RLIMIT_AS, &rl);
+	}
+	fclose(f);
+}
+
 /* A new solver process, before it solves: in a process group of its own,
  * so that a terminal's SIGINT goes to the parent alone, which decides
  * what to keep; killed when the parent dies, however it dies; SIGINT
  * ignored and SIGTERM at its default, whatever handlers the parent had;
  * the parent's stop request and children forgotten. Then the signals
  * blocked around fork are let through (old: the mask before). */
-static void child_setup(pid_t parent, const sigset_t *old)
+static void child_setup(pid_t parent, const sigset_t *old, unsigned long long cap)
 {
 	signal(SIGINT, SIG_IGN);
 	signal(SIGTERM, SIG_DFL);
@@ -591,6 +628,7 @@ static void child_setup(pid_t parent, const sigset_t *old)
 		_exit(1); /* the parent died before prctl */
 	stop_child_forget_all();
 	stop_clear();
+	cap_memory(cap);
 	sigprocmask(SIG_SETMASK, old, NULL);
 }
 
@@ -613,7 +651,7 @@ static int spawn(const struct solver_ops *ops, const struct milp *m, const struc
 	ch->pid = fork();
 	if (ch->pid == 0) {
 		close(fds[0]);
-		child_setup(parent, &old);
+		child_setup(parent, &old, o->memory_cap);
 		run_child(ops, m, o, first, jobs, fds[1]);
 	}
 	if (ch->pid > 0) {
@@ -670,8 +708,10 @@ int solver_solve(const struct solver_ops *ops, const struct milp *m,
 		stop_child_remove(ch[c].pid);
 		if (rc && rc != -2 && rc != -3 && !crashed && WIFSIGNALED(wstatus) &&
 		    WTERMSIG(wstatus) != SIGKILL) {
-			cm_errorf(err, "%s crashed (signal %d: %s)", ops->name, WTERMSIG(wstatus),
-				  strsignal(WTERMSIG(wstatus)));
+			cm_errorf(err, "%s crashed (signal %d: %s)%s", ops->name, WTERMSIG(wstatus),
+				  strsignal(WTERMSIG(wstatus)),
+				  o->memory_cap && solver_caps_memory() ?
+				  ", its memory capped (--memory-limit)" : "");
 			crashed = 1;
 		}
 	}

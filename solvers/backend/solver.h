@@ -88,6 +88,12 @@ struct solve_opts {
 	 * solve stopped early still has it (GLPK; Cbc's C interface has no
 	 * such hook). NULL elsewhere. */
 	void (*incumbent)(const double *x, double objective);
+	/* Bytes of address space the solver process may take beyond what it
+	 * starts with (setrlimit RLIMIT_AS, a safety net under the estimate of
+	 * solvers/memory.c): a backend that grows past it fails in its own
+	 * process, which the runner reports. 0: no cap. Not applied in an
+	 * ASan build, whose shadow memory the cap would not allow for. */
+	unsigned long long memory_cap;
 };
 
 struct milp_result {
@@ -119,6 +125,9 @@ extern const struct solver_ops solver_glpk, solver_cbc;
 /* The backend called name, or NULL; solver_names lists those built. */
 const struct solver_ops *solver_find(const char *name);
 void solver_names(char *buf, size_t len);
+
+/* 1 when solver processes get solve_opts.memory_cap (not in ASan builds). */
+int solver_caps_memory(void);
 
 /* What solver_solve returns when the backend's process died of a signal (a
  * failed assertion inside Clp, say); err says which. */
