@@ -42,7 +42,7 @@ static const char compare_usage[] =
 	"each solve.\n\n"
 	CLI_SHARED_HELP;
 
-static int parse_args(int argc, char **argv, struct cli_args *a)
+int cmd_compare_parse(int argc, char **argv, struct cli_args *a)
 {
 	static const struct option opts[] = {
 		{ "strategies", required_argument, NULL, 's' },
@@ -324,7 +324,7 @@ int cmd_compare_main(int argc, char **argv)
 	uint64_t *budgets = NULL;
 	int rc;
 
-	rc = parse_args(argc, argv, &a);
+	rc = cmd_compare_parse(argc, argv, &a);
 	if (rc)
 		return rc < 0 ? CM_EXIT_OK : rc;
 	v.g = g = cli_load_graph(a.graph, a.quiet);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "options.h"
 
 static const char info_usage[] =
 	"usage: checkmate info [GRAPH]\n\n"
@@ -14,28 +15,40 @@ static const char info_usage[] =
 	"  -q, --quiet   no messages on standard error\n"
 	"  -h, --help    this text\n";
 
-int cmd_info_main(int argc, char **argv)
+int cmd_info_parse(int argc, char **argv, struct cli_args *a)
 {
 	static const struct option opts[] = {
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct graph *g;
-	char h1[32], h2[32], h3[32];
-	int c, quiet = 0, nf;
-	uint64_t peak, lb;
+	int c;
 
+	*a = (struct cli_args){ .header = 1 };
 	optind = 0;
 	while ((c = cli_getopt("info", argc, argv, ":qh", opts)) != -1)
 		switch (c) {
-		case 'q': quiet = 1; break;
-		case 'h': fputs(info_usage, stdout); return CM_EXIT_OK;
+		case 'q': a->quiet = 1; break;
+		case 'h': fputs(info_usage, cli_help()); return -1;
 		default: return CM_EXIT_USAGE;
 		}
 	if (argc - optind > 1)
 		return cli_usage("info", "expected at most one GRAPH");
-	g = cli_load_graph(optind < argc ? argv[optind] : NULL, quiet);
+	a->graph = optind < argc ? argv[optind] : NULL;
+	return 0;
+}
+
+int cmd_info_main(int argc, char **argv)
+{
+	struct cli_args a;
+	struct graph *g;
+	char h1[32], h2[32], h3[32];
+	int nf, rc = cmd_info_parse(argc, argv, &a);
+	uint64_t peak, lb;
+
+	if (rc)
+		return rc < 0 ? CM_EXIT_OK : rc;
+	g = cli_load_graph(a.graph, a.quiet);
 	if (g == NULL)
 		return CM_EXIT_ERROR;
 	nf = graph_nforward(g);

@@ -30,7 +30,7 @@ static const char maxbatch_usage[] =
 	"of time (-t, per ilp solve) leaves that strategy's answer unproven.\n\n"
 	CLI_SHARED_HELP;
 
-static int parse_args(int argc, char **argv, struct cli_args *a)
+int cmd_maxbatch_parse(int argc, char **argv, struct cli_args *a)
 {
 	static const struct option opts[] = {
 		{ "budget", required_argument, NULL, 'b' },
@@ -130,7 +130,7 @@ int cmd_maxbatch_main(int argc, char **argv)
 	double ratio;
 	int n = 0, rc;
 
-	rc = parse_args(argc, argv, &a);
+	rc = cmd_maxbatch_parse(argc, argv, &a);
 	if (rc)
 		return rc < 0 ? CM_EXIT_OK : rc;
 	g = cli_load_graph(a.graph, a.quiet);
