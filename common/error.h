@@ -8,8 +8,13 @@ struct cm_error {
 };
 
 /* Formats the message into err (when err is not NULL) and returns -1, so that
- * callers can write `return cm_errorf(err, "...")`. */
+ * callers can write `return cm_errorf(err, "...")`. Control characters
+ * (from names and values in the input) become '?', so that the message
+ * stays one line. */
 int cm_errorf(struct cm_error *err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/* Replaces the control characters of s by '?' (see cm_errorf). */
+void cm_oneline(char *s);
 
 #endif

@@ -20,6 +20,7 @@ static void violation(struct sim_result *res, int step, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(res->why + len, sizeof(res->why) - (size_t)len, fmt, ap);
 	va_end(ap);
+	cm_oneline(res->why);
 }
 
 /* Checks one compute and applies it; 0 when legal. */

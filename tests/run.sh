@@ -19,9 +19,12 @@ trap 'rm -rf "$tmp"' EXIT
 suite() {
 	local build=$1 quick=$2 pass=0 fail=0 broken=0 t out status summary start
 	local -a cmd
-	for t in "$build"/tests/t_* tests/cli.sh tests/torch/run.py; do
+	for t in "$build"/tests/t_* tests/cli.sh tests/fuzz_replay.sh tests/deep.sh \
+		 tests/torch/run.py; do
 		case "$t" in *.o|*.d) continue ;; esac
 		if [ "$t" = tests/cli.sh ]; then cmd=(tests/cli.sh "$build/checkmate")
+		elif [ "$t" = tests/fuzz_replay.sh ]; then cmd=(tests/fuzz_replay.sh "$build")
+		elif [ "$t" = tests/deep.sh ]; then cmd=(tests/deep.sh "$build/checkmate")
 		elif [ "$t" = tests/torch/run.py ]; then
 			[ "$quick" = 0 ] || continue
 			cmd=(/usr/bin/python3 tests/torch/run.py "$build/checkmate")
