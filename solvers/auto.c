@@ -11,6 +11,7 @@
 
 #include "../common/clock.h"
 #include "../common/num.h"
+#include "../plan/stages.h"
 
 /* Seconds auto takes without --time-limit. */
 #define AUTO_TIME_LIMIT 60.0
@@ -113,6 +114,10 @@ static const char *next_phase(const struct graph *g)
 		return "ilp";
 	if (cols <= AUTO_LP_COLUMNS)
 		return "approx";
+	/* lns works on stage matrices; past their limit the heuristics'
+	 * plan is the answer. */
+	if (g->n > STAGES_MAX_NODES)
+		return NULL;
 	return strategy_find("lns", &err) ? "lns" : NULL;
 }
 
