@@ -58,7 +58,7 @@ static int add_node(struct reader *r, json_t *node, const struct graph *ids, int
 
 	if (json_is_string(nm))
 		name = json_string_value(nm);
-	snprintf(who, sizeof(who), "node '%s': ", name);
+	cm_format(who, sizeof(who), "node '%s': ", name);
 	c = first_key(node, "cost_cpu", "cost", &ck);
 	m = first_key(node, "cost_ram", "memory", &mk);
 	if (c == NULL)

@@ -16,7 +16,7 @@ int reader_fail(struct reader *r, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	cm_vformat(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	return cm_errorf(r->err, "%s: %s", r->file, msg);
 }
@@ -151,7 +151,7 @@ static int read_node(struct reader *r, json_t *node, int k)
 	if (!json_is_string(name))
 		return reader_fail(r, "node %d: 'name' must be a string", k);
 	nm = json_string_value(name);
-	snprintf(who, sizeof(who), "node '%s': ", nm);
+	cm_format(who, sizeof(who), "node '%s': ", nm);
 	if (json_object_get(node, "cost") == NULL)
 		return reader_fail(r, "%smissing 'cost'", who);
 	if (json_object_get(node, "memory") == NULL)
