@@ -5,7 +5,8 @@
 # figures per target. New inputs go to BUILD/corpus/TARGET (not into the
 # repository: `fuzz/run.sh --merge BUILD` minimises them into fuzz/corpus);
 # a crash, sanitizer report, leak or hang (-timeout=10) leaves its input in
-# BUILD/crashes/TARGET and makes the script exit 1.
+# BUILD/crashes/TARGET and makes the script exit 1. FUZZ_RUNS=N stops each
+# target after N executions when that comes first.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 
@@ -23,6 +24,8 @@ max_len() {
 seeds() {
 	local t=$1
 	echo "fuzz/corpus/$t"
+	# the strategies read graphs: fuzz_graph's seeds are theirs too
+	[ "$t" = fuzz_strategies ] && echo "fuzz/corpus/fuzz_graph"
 	[ -d "fuzz/regress/$t" ] && echo "fuzz/regress/$t"
 }
 
@@ -52,7 +55,8 @@ for t in "${targets[@]}"; do
 	mkdir -p "$build/corpus/$t" "$build/crashes/$t" "$build/logs"
 	start=$SECONDS
 	# shellcheck disable=SC2046
-	"$bin" -max_total_time="$secs" -timeout=10 -max_len="$(max_len "$t")" \
+	"$bin" -max_total_time="$secs" ${FUZZ_RUNS:+-runs="$FUZZ_RUNS"} -timeout=10 \
+		-max_len="$(max_len "$t")" \
 		-print_final_stats=1 -artifact_prefix="$build/crashes/$t/" \
 		"$build/corpus/$t" $(seeds "$t") >"$log" 2>&1
 	rc=$?

@@ -103,6 +103,7 @@ def main():
               "residual": residual()}
     for name, g in graphs.items():
         write("fuzz_graph", name + ".json", json.dumps(g, indent=1))
+        write("fuzz_strategies", name + ".json", json.dumps(g, indent=1))
     for t in ("fuzz_graph", "fuzz_nodelink"):
         os.makedirs(os.path.join("fuzz", "corpus", t), exist_ok=True)
     for f in sorted(os.listdir("tests/bad")):
