@@ -96,9 +96,13 @@ w(','.join('{\"name\":\"n%d\",\"cost\":1,\"memory\":1}' % i for i in range(n)))
 w(',{\"name\":\"sink\",\"cost\":1,\"memory\":1,\"deps\":[%s]}]}' %
   ','.join(str(i) for i in range(n)))" >wide.json
 answer wide.json "$((wide + 1))" "a node of $wide deps"
-run solve wide.json --budget 100% --time-limit 20
-[ "$rc" -eq 0 ] && grep -q '^status *optimal' out
-ok $? "a node of $wide deps: solve (auto) answers: $(grep '^strategy' out)"
+# (auto only in the plain suite: under ASan a stage-matrix point over
+# 20,000 nodes takes most of a minute)
+if [ "${CHECKMATE_QUICK:-0}" != 1 ]; then
+	run solve wide.json --budget 100% --time-limit 10
+	[ "$rc" -eq 0 ] && grep -q '^status *optimal' out
+	ok $? "a node of $wide deps: solve (auto) answers: $(grep '^strategy' out)"
+fi
 rm wide.json
 
 gen "
