@@ -36,7 +36,7 @@ if [ "${1:-}" = --merge ]; then
 		[ -d "$build/corpus/$t" ] || continue
 		"$bin" -merge=1 -max_len="$(max_len "$t")" "fuzz/corpus/$t" "$build/corpus/$t" \
 			>"$build/merge-$t.log" 2>&1 || { echo "merge of $t failed"; exit 1; }
-		echo "$t: $(ls "fuzz/corpus/$t" | wc -l) files, $(du -sk "fuzz/corpus/$t" | cut -f1) KiB"
+		echo "$t: $(ls "fuzz/corpus/$t" | wc -l) files, $(du -sk --apparent-size "fuzz/corpus/$t" | cut -f1) KiB"
 	done
 	exit 0
 fi
