@@ -1,8 +1,9 @@
 # checkmate: `make deps`, `make` (all), `make test`, `make demo`, `make bench`,
-# `make fuzz`, `make clean`. Quiet build lines unless V=1; -Werror when CI=true.
+# `make install`, `make uninstall`, `make fuzz`, `make clean`. Quiet build
+# lines unless V=1; -Werror when CI=true.
 
 PKGS     = libglpk-dev coinor-libcbc-dev coinor-libclp-dev libjansson-dev pkg-config \
-           gnuplot-nox python3-torch python3-torchvision
+           gnuplot-nox python3-torch python3-torchvision man-db zsh
 # What `make fuzz` needs besides: Debian's clang 14 and its libFuzzer runtime.
 FUZZ_PKGS = clang-14 libclang-rt-14-dev
 FUZZ_CC  ?= clang-14
@@ -44,10 +45,21 @@ FUZZ_NAMES = $(patsubst fuzz/%.c,%,$(wildcard fuzz/fuzz_*.c))
 FUZZERS  = $(FUZZ_NAMES:%=$(BUILD)/fuzzers/%)
 REPLAYS  = $(FUZZ_NAMES:%=$(BUILD)/replay/%)
 BIN      = $(BUILD)/checkmate
+MAN      = $(BUILD)/checkmate.1
 
-.PHONY: all deps fuzz-deps test tests check demo bench fuzz fuzzers clean
+# make install PREFIX=~/.local (DESTDIR for staging): the binary, its
+# manual page and its bash and zsh completions.
+PREFIX  ?= /usr/local
+# A shell that left the ~ of PREFIX=~/.local alone (zsh does) gets it here.
+override PREFIX := $(patsubst ~/%,$(HOME)/%,$(patsubst ~,$(HOME),$(PREFIX)))
+BINDIR   = $(DESTDIR)$(PREFIX)/bin
+MAN1DIR  = $(DESTDIR)$(PREFIX)/share/man/man1
+BASHDIR  = $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+ZSHDIR   = $(DESTDIR)$(PREFIX)/share/zsh/site-functions
+
+.PHONY: all deps fuzz-deps test tests check demo bench fuzz fuzzers clean install uninstall
 .SECONDARY:
-all: $(BIN) checkmate
+all: $(BIN) checkmate $(MAN)
 
 # The binary at the top, for the README's examples.
 checkmate: $(BIN)
@@ -56,6 +68,22 @@ checkmate: $(BIN)
 $(BIN): $(BUILD)/cli/main.o $(BUILD)/libcheckmate.a
 	@echo "  LD      $@"
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# The manual page, made from the binary's own --help texts.
+$(MAN): $(BIN) share/man.sh cli/cli.h
+	@echo "  MAN     $@"
+	$(Q)share/man.sh $(BIN) cli/cli.h >$@.tmp && mv -f $@.tmp $@
+
+install: $(BIN) $(MAN)
+	install -d "$(BINDIR)" "$(MAN1DIR)" "$(BASHDIR)" "$(ZSHDIR)"
+	install -m 755 $(BIN) "$(BINDIR)/checkmate"
+	install -m 644 $(MAN) "$(MAN1DIR)/checkmate.1"
+	install -m 644 share/checkmate.bash "$(BASHDIR)/checkmate"
+	install -m 644 share/_checkmate "$(ZSHDIR)/_checkmate"
+
+uninstall:
+	rm -f "$(BINDIR)/checkmate" "$(MAN1DIR)/checkmate.1" "$(BASHDIR)/checkmate" \
+	      "$(ZSHDIR)/_checkmate"
 
 $(BUILD)/libcheckmate.a: $(LIB_OBJ)
 	@echo "  AR      $@"

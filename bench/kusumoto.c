@@ -4,7 +4,13 @@
  *                             (peak - lb) above lb: CSV rows
  *   kusumoto onefwd GRAPH...  the smallest budget at which a variant costs
  *                             at most total + forward cost (bisection)
+ *   kusumoto vsilp N SECS     linear:2..N and 100 random training graphs
+ *                             (tests/gen.h) at every integer budget from
+ *                             the lower bound to the peak: each variant
+ *                             that fits against the ilp (Cbc, SECS a
+ *                             solve): its optimum, else its bound
  * GRAPH is a file or linear:N. Results on standard output. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +19,7 @@
 #include "../graph/read.h"
 #include "../plan/sim.h"
 #include "../solvers/kusumoto.h"
+#include "../tests/gen.h"
 
 static const char *names[4] = { "approx-tc", "approx-mc", "exact-tc", "exact-mc" };
 
@@ -116,10 +123,96 @@ static void onefwd(const struct graph *g)
 	}
 }
 
+/* The ilp at b within secs: *cost its proven optimum (-1 none), *bound its
+ * proven bound on the cost (0 when it has none). */
+static void ilp_at(const struct graph *g, uint64_t b, double secs, double *cost, double *bound)
+{
+	struct solve_request rq = { .strategy = "ilp", .budget = b, .solver = "cbc",
+				    .time_limit = secs };
+	struct solve_outcome o;
+	struct cm_error err;
+
+	*cost = -1;
+	*bound = 0;
+	if (strategy_solve(g, &rq, &o, &err))
+		return;
+	if (o.status == STATUS_INFEASIBLE)
+		*bound = INFINITY;
+	else if (o.status == STATUS_OPTIMAL && o.sim.fits)
+		*cost = *bound = o.sim.cost;
+	else if (o.has_lower_bound)
+		*bound = o.lower_bound;
+	strategy_outcome_release(&o);
+}
+
+/* Every integer budget of g: a CSV row per variant that fits (graph,
+ * budget, variant, cost, ilp optimum or empty, ilp bound, ratio), one row
+ * "none" when no variant fits. */
+static void vsilp_graph(const struct graph *g, const char *name, double secs)
+{
+	uint64_t lb = graph_lower_bound(g), peak = graph_peak_all(g);
+
+	for (uint64_t b = lb; b <= peak; b++) {
+		struct sim_result res[4];
+		int fit = 0;
+		double opt, bound;
+
+		for (int v = 0; v < 4; v++) {
+			struct kusumoto_stats st;
+			double t;
+			char why[600];
+
+			if (one(g, b, v, &res[v], &st, &t, why, sizeof(why)) == 0 && res[v].fits)
+				fit |= 1 << v;
+		}
+		if (!fit) {
+			printf("%s,%llu,none,,,,\n", name, (unsigned long long)b);
+			continue;
+		}
+		ilp_at(g, b, secs, &opt, &bound);
+		for (int v = 0; v < 4; v++) {
+			if (!(fit & 1 << v))
+				continue;
+			printf("%s,%llu,%s,%.17g,", name, (unsigned long long)b, names[v], res[v].cost);
+			if (opt >= 0)
+				printf("%.17g,%.17g,%.6f\n", opt, bound, res[v].cost / opt);
+			else
+				printf(",%.17g,\n", bound);
+		}
+		fflush(stdout);
+	}
+}
+
+static int vsilp(int n, double secs)
+{
+	struct cm_error err;
+	char name[32];
+
+	printf("graph,budget,variant,cost,ilp_optimum,ilp_bound,ratio\n");
+	for (int k = 2; k <= n; k++) {
+		struct graph *g = graph_linear(k, &err);
+
+		snprintf(name, sizeof(name), "linear:%d", k);
+		vsilp_graph(g, name, secs);
+		graph_free(g);
+	}
+	for (int trial = 0; trial < 100; trial++) {
+		struct graph *g = gen_random_training(3 + (int)(gen_rnd() % 4),
+						      20 + (int)(gen_rnd() % 40));
+
+		snprintf(name, sizeof(name), "random%d", trial);
+		vsilp_graph(g, name, secs);
+		graph_free(g);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 4 && strcmp(argv[1], "vsilp") == 0)
+		return vsilp(atoi(argv[2]), atof(argv[3]));
 	if (argc < 3 || (strcmp(argv[1], "table") && strcmp(argv[1], "onefwd"))) {
-		fprintf(stderr, "usage: kusumoto table|onefwd GRAPH...\n");
+		fprintf(stderr, "usage: kusumoto table|onefwd GRAPH... | vsilp N SECS\n");
 		return 2;
 	}
 	if (strcmp(argv[1], "table") == 0)

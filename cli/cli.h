@@ -28,17 +28,20 @@ int cmd_check_main(int argc, char **argv);
 int cmd_info_main(int argc, char **argv);
 int cmd_compare_main(int argc, char **argv);
 int cmd_maxbatch_main(int argc, char **argv);
+int cmd_show_main(int argc, char **argv);
 
 /* Each command's option parsing alone, as its X_main does it first:
  * returns 0 with a filled (check: graph, plan, budget, quiet; info: graph,
- * quiet), -1 after printing --help, or CM_EXIT_USAGE after a usage
- * message. Changes argv's strings (--param). */
+ * json, quiet; show: graph, plan, budget, plot, matrices, quiet), -1 after
+ * printing --help, or CM_EXIT_USAGE after a usage message. Changes argv's
+ * strings (--param). */
 struct cli_args;
 int cmd_solve_parse(int argc, char **argv, struct cli_args *a);
 int cmd_compare_parse(int argc, char **argv, struct cli_args *a);
 int cmd_maxbatch_parse(int argc, char **argv, struct cli_args *a);
 int cmd_check_parse(int argc, char **argv, struct cli_args *a);
 int cmd_info_parse(int argc, char **argv, struct cli_args *a);
+int cmd_show_parse(int argc, char **argv, struct cli_args *a);
 
 /* Where messages (cli_error, cli_usage, cli_note) and --help texts go:
  * standard error and standard output, unless cli_redirect names other
@@ -99,9 +102,28 @@ int out_commit(struct out *o, struct cm_error *err);
 /* Discards the temporary file. Safe to call after out_commit. */
 void out_abort(struct out *o);
 
+/* Plots (cli/plot.c). cli_plot pipes a script to gnuplot, which draws
+ * into a temporary file renamed to path (.svg or .png, width x height
+ * pixels) on success: script(gp, ctx) writes what follows the terminal and
+ * output lines. Returns 0, or prints the error (gnuplot missing or
+ * failing) and returns CM_EXIT_ERROR; no file is left then. */
+int cli_plot(const char *path, int width, int height,
+	     void (*script)(FILE *gp, void *ctx), void *ctx);
+/* 0 when path ends in .svg or .png, else a usage error of cmd (printed;
+ * returns CM_EXIT_USAGE). */
+int cli_plot_name(const char *cmd, const char *path);
+/* s as a gnuplot string literal ('...', quotes doubled). */
+void cli_plot_string(FILE *gp, const char *s);
+/* The binary unit ("B", "KiB", ... "TiB") that keeps max below 10240 of
+ * them: its size in *scale, its name in *unit; returns its power of 1024. */
+int cli_plot_unit(uint64_t max, double *scale, const char **unit);
+
 /* The CSV header and rows of SPEC 5. */
 struct strategy_row;
 void csv_header(FILE *f);
 void csv_row(FILE *f, const struct strategy_row *r);
+/* 1 and *gap = (cost - lower_bound) / cost when r has a gap (a bound and
+ * a plan that fits); 0 otherwise. */
+int cli_row_gap(const struct strategy_row *r, double *gap);
 
 #endif

@@ -3,17 +3,14 @@
  * a plot of overhead against budget like the paper's Figure 5. */
 #include <getopt.h>
 #include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "../solvers/compare.h"
 #include "../common/num.h"
 #include "cli.h"
+#include "jsonl.h"
 #include "options.h"
 
 static const char compare_usage[] =
@@ -38,6 +35,7 @@ static const char compare_usage[] =
 	"                           the checkpoint-all peak (default 10)\n"
 	"      --plot FILE          overhead against budget through gnuplot (.svg or\n"
 	"                           .png)\n"
+	CLI_JSON_HELP
 	"The CSV has every result, swept baseline points included; -t applies to\n"
 	"each solve.\n\n"
 	CLI_SHARED_HELP;
@@ -53,6 +51,7 @@ int cmd_compare_parse(int argc, char **argv, struct cli_args *a)
 		{ "budgets", required_argument, NULL, 'U' },
 		{ "sweep", required_argument, NULL, 'n' },
 		{ "plot", required_argument, NULL, 'P' },
+		CLI_JSON_LONGOPT,
 		CLI_SHARED_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -63,15 +62,12 @@ int cmd_compare_parse(int argc, char **argv, struct cli_args *a)
 		return rc;
 	if (a->budgets && a->sweep)
 		return cli_usage("compare", "--budgets and --sweep exclude each other");
-	if (a->plot) {
-		const char *dot = strrchr(a->plot, '.');
-
-		if (dot == NULL || (strcmp(dot, ".svg") != 0 && strcmp(dot, ".png") != 0))
-			return cli_usage("compare", "--plot: the file name must end in .svg or .png");
-	}
+	if (a->plot && cli_plot_name("compare", a->plot))
+		return CM_EXIT_USAGE;
 	if (!a->sweep)
 		a->sweep = 10;
-	return 0;
+	return cli_distinct_outputs("compare",
+				    (const char *const[]){ a->csv, a->json, a->plot }, 3);
 }
 
 /* The budgets: a list, or a sweep from the lower bound to the peak. */
@@ -139,7 +135,7 @@ static int make_columns(const struct cli_args *a, const struct strategy ***cols,
 
 /* compare_request.note and .row. */
 struct sink {
-	FILE *csv;
+	FILE *csv, *json;
 	int quiet;
 };
 
@@ -151,10 +147,11 @@ static void on_note(void *ctx, const char *what)
 static int on_row(void *ctx, const struct strategy_row *r)
 {
 	struct sink *k = ctx;
+	struct cm_error err;
 
 	if (k->csv)
 		csv_row(k->csv, r);
-	return 0;
+	return k->json ? jsonl_row(k->json, r, NULL, &err) : 0;
 }
 
 /* What the table and the plot show: the columns' best overheads. */
@@ -207,28 +204,6 @@ static void print_table(FILE *f, const struct view *v)
 	}
 }
 
-/* A temporary file beside path, with the permissions a new file gets:
- * its malloc'd name, or NULL. */
-static char *plot_tempfile(const char *path)
-{
-	char *tmp = malloc(strlen(path) + 16);
-	mode_t mask = umask(0);
-	int fd;
-
-	umask(mask);
-	if (tmp == NULL)
-		return NULL;
-	sprintf(tmp, "%s.tmp.XXXXXX", path);
-	fd = mkstemp(tmp);
-	if (fd < 0) {
-		free(tmp);
-		return NULL;
-	}
-	fchmod(fd, 0666 & ~mask);
-	close(fd);
-	return tmp;
-}
-
 /* 1 when column c fits at some budget. */
 static int has_curve(const struct view *v, int c)
 {
@@ -238,84 +213,132 @@ static int has_curve(const struct view *v, int c)
 	return 0;
 }
 
-/* The gnuplot script that draws v into out. */
-static void plot_script(FILE *gp, const struct view *v, const char *out, int svg)
+/* 1 when some budget has a bound, into *met 1 when at every such budget
+ * some column's best plan meets it (the bound is then the optimum). */
+static int has_bound(const struct view *v, int *met)
 {
-	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
-	double scale = 1;
-	int u = 0, curves = 0;
+	int any = 0;
 
-	while (u < 4 && (double)v->budgets[v->nb - 1] / scale >= 1024 * 10) {
-		scale *= 1024;
-		u++;
+	*met = 1;
+	for (int bi = 0; bi < v->nb; bi++) {
+		int hit = 0;
+
+		if (v->res.bound[bi] < 0)
+			continue;
+		any = 1;
+		for (int c = 0; c < v->ncols; c++)
+			hit |= best_at(v, c, bi) >= 0 && num_eq(best_at(v, c, bi), v->res.bound[bi]);
+		*met &= hit;
 	}
-	fprintf(gp, "set terminal %s size 900,600 background rgb 'white'\n",
-		svg ? "svg dynamic enhanced" : "pngcairo");
-	fprintf(gp, "set output '%s'\nset title '%s: overhead against memory budget' noenhanced\n",
-		out, v->g->id);
-	fprintf(gp, "set xlabel 'budget (%s)'\nset ylabel 'overhead (cost / checkpoint-all cost)'\n"
-		"set key outside right\nset grid\n", units[u]);
+	return any;
+}
+
+/* The data blocks: $dC for column C's best overheads, $b for the bounds. */
+static void plot_data(FILE *gp, const struct view *v, double scale)
+{
+	int *at = malloc((size_t)v->nb * sizeof(int));
+
+	if (at == NULL)
+		return; /* gnuplot then fails on the missing data: no file */
+	/* The budgets in increasing order, for steps: --budgets may list
+	 * them in any order. */
+	for (int i = 0; i < v->nb; i++) {
+		int j = i;
+
+		for (; j > 0 && v->budgets[at[j - 1]] > v->budgets[i]; j--)
+			at[j] = at[j - 1];
+		at[j] = i;
+	}
 	for (int c = 0; c < v->ncols; c++) {
 		if (!has_curve(v, c))
 			continue;
 		fprintf(gp, "$d%d << EOD\n", c);
-		for (int bi = 0; bi < v->nb; bi++)
-			if (best_at(v, c, bi) >= 0)
-				fprintf(gp, "%.6g %.6g\n", (double)v->budgets[bi] / scale,
-					best_at(v, c, bi));
+		for (int i = 0; i < v->nb; i++)
+			if (best_at(v, c, at[i]) >= 0)
+				fprintf(gp, "%.6g %.6g\n", (double)v->budgets[at[i]] / scale,
+					best_at(v, c, at[i]));
 		fprintf(gp, "EOD\n");
-		curves++;
 	}
-	if (curves == 0)
-		fprintf(gp, "set label 'no strategy fits any budget' at graph 0.5, 0.5 center\n"
-			"plot [0:1] [0:1] NaN notitle\n");
-	for (int c = 0, first = 1; c < v->ncols; c++) {
-		if (!has_curve(v, c))
-			continue;
-		fprintf(gp, "%s$d%d using 1:2 with linespoints title '%s' noenhanced",
-			first ? "plot " : ", ", c, v->cols[c]->name);
-		first = 0;
-	}
-	fprintf(gp, "\n");
+	fprintf(gp, "$b << EOD\n");
+	for (int i = 0; i < v->nb; i++)
+		if (v->res.bound[at[i]] >= 0)
+			fprintf(gp, "%.6g %.6g\n", (double)v->budgets[at[i]] / scale,
+				v->res.bound[at[i]]);
+	fprintf(gp, "EOD\n");
+	free(at);
 }
 
-/* Overhead against budget through gnuplot, written whole or not at all. */
-static int plot(const char *path, const struct view *v)
+/* Column c as the k-th of n curves: a plan's cost at a budget holds until
+ * the next budget (steps), with a point where it was measured. Curves that
+ * coincide stay visible: the earlier ones are drawn wider, each with its
+ * own colour, dash and point type. */
+static void plot_curve(FILE *gp, const struct view *v, int c, int k, int n)
 {
-	char *tmp = plot_tempfile(path);
-	void (*old_pipe)(int);
-	FILE *gp;
-	int status = -1;
+	static const char *const colors[] = { "#0072b2", "#e69f00", "#009e73", "#cc79a7",
+					      "#56b4e9", "#d55e00", "#8c564b", "#9467bd",
+					      "#17becf", "#bcbd22", "#1f3f7f", "#e377c2" };
+	static const int points[] = { 7, 5, 9, 11, 13, 4, 6, 8, 10, 12, 1, 2, 3 };
+	static const int dashes[] = { 2, 4, 5, 3 }; /* dashed ... dotted */
+	int nc = (int)(sizeof(colors) / sizeof(colors[0]));
+	double lw = n > 1 ? 1.8 + 2.9 * (n - 1 - k) / (n - 1) : 2;
 
-	if (tmp == NULL)
-		return cli_error("%s: cannot create", path);
-	/* When gnuplot is missing, the shell exits before reading: writes
-	 * must fail with EPIPE rather than kill us. */
-	old_pipe = signal(SIGPIPE, SIG_IGN);
-	gp = popen("gnuplot 2>/dev/null", "w");
-	if (gp != NULL) {
-		plot_script(gp, v, tmp, strcmp(strrchr(path, '.'), ".svg") == 0);
-		status = pclose(gp);
+	/* The widest is solid; those drawn over it are dashed, so that it
+	 * shows through. */
+	fprintf(gp, "$d%d using 1:2 with steps lc rgb '%s' lw %.2f dt %d title ", c,
+		colors[c % nc], lw, k ? dashes[(k - 1) % 4] : 1);
+	cli_plot_string(gp, v->cols[c]->name);
+	fprintf(gp, " noenhanced, $d%d using 1:2 with points lc rgb '%s' pt %d ps %.2f notitle",
+		c, colors[c % nc], points[k % (int)(sizeof(points) / sizeof(points[0]))],
+		0.6 + 1.4 * lw / 4.7);
+}
+
+/* The gnuplot script that draws v (after the terminal and output). */
+static void plot_script(FILE *gp, void *ctx)
+{
+	const struct view *v = ctx;
+	const char *unit;
+	uint64_t most = 0;
+	double scale;
+	int curves = 0, k = 0, met, bound;
+
+	for (int bi = 0; bi < v->nb; bi++)
+		most = v->budgets[bi] > most ? v->budgets[bi] : most;
+	cli_plot_unit(most, &scale, &unit);
+	fprintf(gp, "set title ");
+	cli_plot_string(gp, v->g->id);
+	fprintf(gp, ".': overhead against memory budget' noenhanced\n"
+		"set xlabel 'budget (%s); a plan''s overhead holds until the next budget'\n"
+		"set ylabel 'overhead (cost / checkpoint-all cost)'\n"
+		"set key outside right\nset grid\nset offsets graph 0.02, graph 0.02, graph 0.05, "
+		"graph 0.05\n", unit);
+	plot_data(gp, v, scale);
+	for (int c = 0; c < v->ncols; c++)
+		curves += has_curve(v, c);
+	bound = has_bound(v, &met);
+	if (curves == 0 && !bound) {
+		fprintf(gp, "set label 'no strategy fits any budget' at graph 0.5, 0.5 center\n"
+			"plot [0:1] [0:1] NaN notitle\n");
+		return;
 	}
-	signal(SIGPIPE, old_pipe);
-	if (status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
-	    rename(tmp, path) == 0) {
-		free(tmp);
-		return 0;
-	}
-	unlink(tmp);
-	free(tmp);
-	if (status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 127)
-		return cli_error("--plot needs gnuplot (Debian package gnuplot-nox; "
-				 "make deps installs it)");
-	return cli_error("%s: gnuplot failed to draw the plot", path);
+	/* The reference first, under the curves: a bound at a budget holds
+	 * for every smaller budget (fsteps). */
+	fprintf(gp, "plot ");
+	if (bound)
+		fprintf(gp, "$b using 1:2 with fsteps lc rgb '#c8c8c8' lw 12 title '%s'",
+			met ? "optimum (proven)" : "best lower bound");
+	for (int c = 0; c < v->ncols; c++)
+		if (has_curve(v, c)) {
+			fprintf(gp, "%s", k || bound ? ", " : "");
+			plot_curve(gp, v, c, k++, curves);
+		}
+	fprintf(gp, "\n");
 }
 
 int cmd_compare_main(int argc, char **argv)
 {
 	struct cli_args a;
 	struct view v = { 0 };
-	struct out csv = { 0 };
+	struct out csv = { 0 }, json = { 0 };
 	struct sink sink = { 0 };
 	struct solve_request settings = { 0 };
 	struct compare_request rq = { 0 };
@@ -342,8 +365,12 @@ int cmd_compare_main(int argc, char **argv)
 		if (a.header)
 			csv_header(csv.f);
 	}
+	if (a.json && out_open(&json, a.json, &err)) {
+		rc = cli_error("%s", err.msg);
+		goto out;
+	}
 	cli_request(&a, &settings);
-	sink = (struct sink){ csv.f, a.quiet };
+	sink = (struct sink){ csv.f, json.f, a.quiet };
 	rq = (struct compare_request){ .columns = v.cols, .ncols = v.ncols, .budgets = budgets,
 				       .nb = v.nb, .bound = a.bound, .settings = &settings,
 				       .note = on_note, .row = on_row, .ctx = &sink };
@@ -351,17 +378,18 @@ int cmd_compare_main(int argc, char **argv)
 		rc = cli_error("%s: %s", v.g->id, err.msg);
 		goto out;
 	}
-	if (a.csv && out_commit(&csv, &err)) {
+	if ((a.csv && out_commit(&csv, &err)) || (a.json && out_commit(&json, &err))) {
 		rc = cli_error("%s", err.msg);
 		goto out;
 	}
-	if (a.plot && (rc = plot(a.plot, &v)))
+	if (a.plot && (rc = cli_plot(a.plot, 900, 600, plot_script, &v)))
 		goto out;
-	if (!(a.csv && strcmp(a.csv, "-") == 0))
+	if (!(a.csv && strcmp(a.csv, "-") == 0) && !(a.json && strcmp(a.json, "-") == 0))
 		print_table(stdout, &v);
 	rc = fflush(stdout) == 0 ? CM_EXIT_OK : cli_error("standard output: write failed");
 out:
 	out_abort(&csv);
+	out_abort(&json);
 	compare_result_release(&v.res);
 	free(v.cols);
 	free(budgets);

@@ -6,6 +6,7 @@
 
 #include "../plan/io.h"
 #include "cli.h"
+#include "jsonl.h"
 #include "options.h"
 
 static const char solve_usage[] =
@@ -26,6 +27,7 @@ static const char solve_usage[] =
 	"      --samples N          approx: random roundings per LP (default 16)\n"
 	"  -o, --plan FILE          write the plan to FILE\n"
 	"      --plan-format F      json (default) or text\n"
+	CLI_JSON_HELP
 	CLI_SHARED_HELP;
 
 int cmd_solve_parse(int argc, char **argv, struct cli_args *a)
@@ -39,6 +41,7 @@ int cmd_solve_parse(int argc, char **argv, struct cli_args *a)
 		{ "bound", no_argument, NULL, 'D' },
 		{ "seed", required_argument, NULL, 'R' },
 		{ "samples", required_argument, NULL, 'N' },
+		CLI_JSON_LONGOPT,
 		CLI_SHARED_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -60,11 +63,8 @@ int cmd_solve_parse(int argc, char **argv, struct cli_args *a)
 		return cli_usage("solve", "%s", err.msg);
 	if (a->budget == NULL)
 		return cli_usage("solve", "--budget is required");
-	if ((a->plan && a->csv && strcmp(a->plan, a->csv) == 0) ||
-	    (a->plan && a->lp && strcmp(a->plan, a->lp) == 0) ||
-	    (a->lp && a->csv && strcmp(a->lp, a->csv) == 0))
-		return cli_usage("solve", "two outputs name the same file");
-	return 0;
+	return cli_distinct_outputs("solve",
+				    (const char *const[]){ a->plan, a->csv, a->lp, a->json }, 4);
 }
 
 static void print_summary(FILE *f, const struct graph *g, const struct solve_request *rq,
@@ -101,13 +101,42 @@ static void print_summary(FILE *f, const struct graph *g, const struct solve_req
 	fprintf(f, "time         %.3f s\n", o->seconds);
 }
 
-/* Writes the plan (when it fits) and the CSV row, each whole or not at all. */
+/* The --json line: the CSV row's fields and the plan's summary. */
+static int write_json(const struct cli_args *a, const struct graph *g,
+		      const struct strategy_row *row, const struct solve_outcome *o)
+{
+	struct jsonl_plan p = { .has_plan = o->plan != NULL,
+				.checkpoint_all_cost = graph_total_cost(g),
+				.reason = o->why, .cols = o->cols, .rows = o->rows,
+				.nnz = o->nnz };
+	struct out json_out = { 0 };
+	struct cm_error err;
+
+	if (a->plan && o->plan && o->sim.fits && strcmp(a->plan, "-") != 0)
+		p.plan_file = a->plan;
+	for (int i = 0; o->plan && i < o->plan->n; i++) {
+		p.steps++;
+		p.computes += o->plan->steps[i].op == PLAN_COMPUTE;
+	}
+	if (out_open(&json_out, a->json, &err))
+		return cli_error("%s", err.msg);
+	if (jsonl_row(json_out.f, row, &p, &err) || out_commit(&json_out, &err)) {
+		out_abort(&json_out);
+		return cli_error("%s", err.msg);
+	}
+	return 0;
+}
+
+/* Writes the plan (when it fits), the CSV row and the JSON line, each
+ * whole or not at all. */
 static int write_outputs(const struct cli_args *a, const struct graph *g,
 			 const struct solve_request *rq, const struct solve_outcome *o)
 {
 	struct out plan_out = { 0 }, csv_out = { 0 };
 	struct cm_error err;
 	struct strategy_row row;
+
+	strategy_row_of_outcome(&row, g, rq->strategy, rq->budget, o);
 
 	if (a->plan && o->plan && o->sim.fits) {
 		if (out_open(&plan_out, a->plan, &err))
@@ -123,12 +152,11 @@ static int write_outputs(const struct cli_args *a, const struct graph *g,
 			return cli_error("%s", err.msg);
 		if (a->header)
 			csv_header(csv_out.f);
-		strategy_row_of_outcome(&row, g, rq->strategy, rq->budget, o);
 		csv_row(csv_out.f, &row);
 		if (out_commit(&csv_out, &err))
 			return cli_error("%s", err.msg);
 	}
-	return 0;
+	return a->json ? write_json(a, g, &row, o) : 0;
 }
 
 static int exit_status(int status)
@@ -189,8 +217,9 @@ int cmd_solve_main(int argc, char **argv)
 		rc = CM_EXIT_ERROR;
 		goto out;
 	}
-	/* With the CSV on standard output, the summary would garble it. */
-	if (!(a.csv && strcmp(a.csv, "-") == 0))
+	/* With the CSV or JSON on standard output, the summary would garble
+	 * it. */
+	if (!(a.csv && strcmp(a.csv, "-") == 0) && !(a.json && strcmp(a.json, "-") == 0))
 		print_summary(stdout, g, &rq, &o);
 	/* A bare number is bytes: a user who meant gigabytes hears so. */
 	if (rq.budget < graph_lower_bound(g) && strspn(a.budget, "0123456789") == strlen(a.budget))

@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../solvers/backend/solver.h"
+#include "../solvers/strategy.h"
 #include "cli.h"
 
 static const struct command {
@@ -14,6 +16,7 @@ static const struct command {
 	{ "compare", cmd_compare_main, "run strategies side by side over budgets; CSV and plot" },
 	{ "maxbatch", cmd_maxbatch_main, "the largest batch each strategy fits in a budget" },
 	{ "check", cmd_check_main, "replay a plan and report its cost, peak and first error" },
+	{ "show", cmd_show_main, "what a plan does: memory over the steps, recomputations, R and S" },
 	{ "info", cmd_info_main, "describe a graph: sizes, checkpoint-all cost and peak, bounds" },
 };
 
@@ -27,6 +30,42 @@ static void usage(FILE *f)
 	fprintf(f, "\nGRAPH is a checkmate-graph or node-link JSON file, '-' for standard\n"
 		"input, or a built-in example 'linear:N'. 'checkmate COMMAND --help'\n"
 		"describes a command; 'checkmate --version' prints the version.\n");
+}
+
+/* checkmate --list WHAT: the names the tables hold, one a line (commands
+ * and strategies followed by a tab and their description, a parameter
+ * key by a tab and its strategy), for the completion scripts and the
+ * manual page (share/); left out of the usage text. */
+static int list(const char *what)
+{
+	char names[256], *tok, *save = NULL;
+
+	if (what == NULL) {
+		cli_error("--list: expected commands, strategies, params, solvers or lp-methods");
+		return CM_EXIT_USAGE;
+	} else if (strcmp(what, "commands") == 0) {
+		for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+			printf("%s\t%s\n", commands[i].name, commands[i].description);
+	} else if (strcmp(what, "strategies") == 0 || strcmp(what, "params") == 0) {
+		for (int i = 0; i < strategy_count(); i++) {
+			const struct strategy *s = strategy_at(i);
+
+			if (what[0] == 's')
+				printf("%s\t%s\n", s->name, s->description);
+			for (const char *const *k = s->params; what[0] == 'p' && k && *k; k++)
+				printf("%s\t%s\n", *k, s->name);
+		}
+	} else if (strcmp(what, "solvers") == 0) {
+		solver_names(names, sizeof(names));
+		for (tok = strtok_r(names, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save))
+			puts(tok);
+	} else if (strcmp(what, "lp-methods") == 0) {
+		for (int i = 0; i < LP_METHODS; i++)
+			puts(lp_method_names[i]);
+	} else {
+		return list(NULL);
+	}
+	return fflush(stdout) == 0 ? CM_EXIT_OK : cli_error("standard output: write failed");
 }
 
 /* Edit distance between a and b (insertions, deletions, substitutions),
@@ -101,6 +140,8 @@ int main(int argc, char **argv)
 		printf("checkmate %s\n", CM_VERSION);
 		return CM_EXIT_OK;
 	}
+	if (strcmp(name, "--list") == 0)
+		return list(argc == 3 ? argv[2] : NULL);
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (strcmp(commands[i].name, name) == 0)
 			return commands[i].fn(argc - 1, argv + 1);

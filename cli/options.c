@@ -48,6 +48,7 @@ static int take(const char *cmd, const char *help, int c, char *arg, struct cli_
 	case 'U': a->budgets = arg; return 0;
 	case 'P': a->plot = arg; return 0;
 	case 'C': a->csv = arg; return 0;
+	case 'J': a->json = arg; return 0;
 	case 'H': a->header = 0; return 0;
 	case 'S': a->solver = arg; return 0;
 	case 'q': a->quiet = 1; return 0;
@@ -113,6 +114,16 @@ int cli_parse(const char *cmd, const char *help, const struct option *opts,
 	if (argc - optind > 1)
 		return cli_usage(cmd, "expected at most one GRAPH");
 	a->graph = optind < argc ? argv[optind] : NULL;
+	return 0;
+}
+
+int cli_distinct_outputs(const char *cmd, const char *const *paths, int n)
+{
+	for (int i = 0; i < n; i++)
+		for (int j = i + 1; j < n; j++)
+			if (paths[i] && paths[j] && strcmp(paths[i], paths[j]) == 0)
+				return cli_usage(cmd, "two outputs name the same file ('%s')",
+						 paths[i]);
 	return 0;
 }
 

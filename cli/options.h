@@ -42,6 +42,11 @@
 	"  -q, --quiet              no messages on standard error\n"                 \
 	"  -h, --help               this text\n"
 
+/* --json FILE|- of solve and compare (cli/jsonl.h). */
+#define CLI_JSON_LONGOPT { "json", required_argument, NULL, 'J' }
+#define CLI_JSON_HELP \
+	"      --json FILE|-        write the results as JSON Lines (an object a line)\n"
+
 /* Most --param a command line may give. */
 #define CLI_MAX_PARAMS 32
 
@@ -54,6 +59,8 @@ struct cli_args {
 	const char *list_opt;   /* which of those gave it, for messages */
 	const char *plan, *lp, *budgets, *plot;
 	const char *csv, *solver;
+	const char *json;       /* solve, compare and info --json */
+	int matrices;           /* show --matrices */
 	double time_limit, gap, max_overhead;
 	unsigned long long seed;
 	int samples, text, bound, ilp, approx, sweep;
@@ -68,6 +75,10 @@ struct cli_args {
  * message. */
 int cli_parse(const char *cmd, const char *help, const struct option *opts,
 	      const char *shortopts, int argc, char **argv, struct cli_args *a);
+
+/* A usage message and CM_EXIT_USAGE when two of the n output paths (NULL:
+ * not given) are the same, "-" included; else 0. */
+int cli_distinct_outputs(const char *cmd, const char *const *paths, int n);
 
 /* The solver settings, parameters and progress reporting of a into rq. */
 void cli_request(const struct cli_args *a, struct solve_request *rq);

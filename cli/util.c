@@ -128,8 +128,19 @@ static void csv_text(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+int cli_row_gap(const struct strategy_row *r, double *gap)
+{
+	/* A plan over budget is no answer, so it has no gap. */
+	if (!(r->has_lower_bound && r->has_cost && r->feasible))
+		return 0;
+	*gap = r->cost > 0 ? (r->cost - r->lower_bound) / r->cost : 0;
+	return 1;
+}
+
 void csv_row(FILE *f, const struct strategy_row *r)
 {
+	double gap;
+
 	csv_text(f, r->graph);
 	fputc(',', f);
 	csv_text(f, r->strategy);
@@ -147,9 +158,8 @@ void csv_row(FILE *f, const struct strategy_row *r)
 	if (r->has_lower_bound)
 		fprintf(f, "%.17g", r->lower_bound);
 	fputc(',', f);
-	/* A plan over budget is no answer, so it has no gap. */
-	if (r->has_lower_bound && r->has_cost && r->feasible)
-		fprintf(f, "%.6g", r->cost > 0 ? (r->cost - r->lower_bound) / r->cost : 0);
+	if (cli_row_gap(r, &gap))
+		fprintf(f, "%.6g", gap);
 	fprintf(f, ",%.3f,", r->seconds);
 	csv_text(f, strategy_status_names[r->status]);
 	fputc('\n', f);

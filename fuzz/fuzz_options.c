@@ -20,7 +20,7 @@ static const struct {
 } commands[] = {
 	{ "solve", cmd_solve_parse },   { "compare", cmd_compare_parse },
 	{ "maxbatch", cmd_maxbatch_parse }, { "check", cmd_check_parse },
-	{ "info", cmd_info_parse },
+	{ "info", cmd_info_parse },     { "show", cmd_show_parse },
 };
 
 /* Splits s (changed) into argv after the command's name; returns argc. */

@@ -129,7 +129,7 @@ def main():
                            "1e3", "-1G", ".5", "100.%"]):
         write("fuzz_size", f"{i:02d}", s)
     # fuzz_options: a first byte picks the command (0 solve, 1 compare,
-    # 2 maxbatch, 3 check, 4 info); then one argument a line.
+    # 2 maxbatch, 3 check, 4 info, 5 show); then one argument a line.
     opts = [(0, ["g.json", "--budget", "16G", "--strategy", "ilp", "--plan", "p.json",
                  "--plan-format", "text", "--time-limit", "60", "--gap", "0.01",
                  "--threads", "2", "--seed", "7", "--samples", "16", "-p", "heuristic=lru",
@@ -146,7 +146,10 @@ def main():
             (3, ["g.json", "p.json", "--budget", "80%", "-q"]),
             (3, ["g.json"]),
             (4, ["-q", "linear:3"]),
-            (4, ["--bogus", "a", "b"])]
+            (4, ["--bogus", "a", "b"]),
+            (4, ["--json", "-", "g.json"]),
+            (5, ["g.json", "p.json", "--budget", "16G", "--plot", "m.svg", "--matrices"]),
+            (5, ["g.json", "p.json", "--plot", "m.txt"])]
     for i, (c, args) in enumerate(opts):
         write("fuzz_options", f"{i:02d}", bytes([c]) + "\n".join(args).encode())
 

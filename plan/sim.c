@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static void violation(struct sim_result *res, int step, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -46,6 +47,21 @@ static int replay_compute(const struct graph *g, const struct plan_step *s, int 
 int plan_simulate(const struct graph *g, const struct plan *p, uint64_t budget,
 		  struct sim_result *res, struct cm_error *err)
 {
+	return plan_simulate_trace(g, p, budget, res, NULL, err);
+}
+
+/* Clears what tr records. */
+static void trace_clear(const struct graph *g, const struct plan *p, struct sim_trace *tr)
+{
+	if (tr && tr->memory)
+		memset(tr->memory, 0, (size_t)p->n * sizeof(*tr->memory));
+	if (tr && tr->computes)
+		memset(tr->computes, 0, (size_t)g->n * sizeof(*tr->computes));
+}
+
+int plan_simulate_trace(const struct graph *g, const struct plan *p, uint64_t budget,
+			struct sim_result *res, struct sim_trace *tr, struct cm_error *err)
+{
 	char *resident = calloc((size_t)g->n, 1), *done = calloc((size_t)g->n, 1);
 	uint64_t live = g->fixed_memory;
 	int ok = 1;
@@ -56,6 +72,7 @@ int plan_simulate(const struct graph *g, const struct plan *p, uint64_t budget,
 		free(done);
 		return cm_errorf(err, "out of memory");
 	}
+	trace_clear(g, p, tr);
 	for (int i = 0; i < p->n && ok; i++) {
 		const struct plan_step *s = &p->steps[i];
 
@@ -66,6 +83,8 @@ int plan_simulate(const struct graph *g, const struct plan *p, uint64_t budget,
 			ok = replay_compute(g, s, i, resident, res) == 0;
 			if (ok) {
 				done[s->node] = 1;
+				if (tr && tr->computes)
+					tr->computes[s->node]++;
 				live += g->nodes[s->node].memory;
 				if (live > res->peak)
 					res->peak = live;
@@ -81,6 +100,8 @@ int plan_simulate(const struct graph *g, const struct plan *p, uint64_t budget,
 			resident[s->node] = 0;
 			live -= g->nodes[s->node].memory;
 		}
+		if (ok && tr && tr->memory)
+			tr->memory[i] = live;
 	}
 	for (int k = 0; k < g->n && ok; k++)
 		if (!done[k]) {

@@ -24,4 +24,17 @@ struct sim_result {
 int plan_simulate(const struct graph *g, const struct plan *p, uint64_t budget,
 		  struct sim_result *res, struct cm_error *err);
 
+/* What plan_simulate_trace records as it replays; either array may be
+ * NULL. Both are the caller's. */
+struct sim_trace {
+	uint64_t *memory; /* [p->n]: memory in use after each step (after a
+			   * compute with its output, after a free without
+			   * the value); 0 past a structural problem */
+	int *computes;    /* [g->n]: how many times each node is computed */
+};
+
+/* plan_simulate, recording the replay step by step into tr. */
+int plan_simulate_trace(const struct graph *g, const struct plan *p, uint64_t budget,
+			struct sim_result *res, struct sim_trace *tr, struct cm_error *err);
+
 #endif

@@ -208,6 +208,21 @@ static int column_rows(struct run *w, int c, int bi, const double *bound,
 	return emit(w, &r, err);
 }
 
+/* The best bound known at budget bi into res->bound: shared, when the
+ * rows had one, else the best of the columns with bounds of their own. */
+static void record_bound(const struct run *w, int bi, const double *shared)
+{
+	double best = -1;
+
+	if (shared)
+		best = *shared;
+	for (int c = 0; !shared && c < w->rq->ncols; c++)
+		if ((w->rq->columns[c]->flags & STRATEGY_BOUND) && w->outs[c].has_lower_bound &&
+		    w->outs[c].lower_bound > best)
+			best = w->outs[c].lower_bound;
+	w->res->bound[bi] = best < 0 ? -1 : fmax(best, w->floor_cost) / w->floor_cost;
+}
+
 static int run_budget(struct run *w, int bi, struct cm_error *err)
 {
 	double bound = 0;
@@ -221,6 +236,7 @@ static int run_budget(struct run *w, int bi, struct cm_error *err)
 	for (int c = 0; c < w->rq->ncols; c++)
 		if (column_rows(w, c, bi, has_bound ? &bound : NULL, err))
 			goto out;
+	record_bound(w, bi, has_bound ? &bound : NULL);
 	rc = 0;
 out:
 	for (int c = 0; c < w->rq->ncols; c++)
@@ -242,10 +258,11 @@ int compare_run(const struct graph *g, const struct compare_request *rq,
 		return -1;
 	res->best = malloc(nc * (size_t)rq->nb * sizeof(double) + 1);
 	res->unsupported = calloc(nc + 1, 1);
+	res->bound = malloc((size_t)rq->nb * sizeof(double) + 1);
 	w.pts = calloc(nc + 1, sizeof(*w.pts));
 	w.npts = calloc(nc + 1, sizeof(int));
 	w.outs = calloc(nc + 1, sizeof(*w.outs));
-	if (!res->best || !res->unsupported || !w.pts || !w.npts || !w.outs) {
+	if (!res->best || !res->unsupported || !res->bound || !w.pts || !w.npts || !w.outs) {
 		cm_errorf(err, "out of memory");
 		goto out;
 	}
@@ -272,5 +289,6 @@ void compare_result_release(struct compare_result *res)
 {
 	free(res->best);
 	free(res->unsupported);
+	free(res->bound);
 	memset(res, 0, sizeof(*res));
 }

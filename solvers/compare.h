@@ -31,6 +31,10 @@ struct compare_result {
 	 * fits budget bi, or -1 when none does. */
 	double *best;
 	char *unsupported; /* [c]: the graph is outside column c's domain */
+	/* bound[bi]: the best lower bound known at budget bi, as an overhead
+	 * (the shared one of --bound, else the best of the columns that
+	 * bring their own, as ilp and approx do), or -1 when none is. */
+	double *bound;
 };
 
 /* Runs every column at every budget. Returns 0 (res filled; release it

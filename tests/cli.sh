@@ -92,6 +92,14 @@ run compare linear:6 --budgets 4,9 --plot "$TMP/c.png" --baselines chen-sqrtn,ch
 [ "$rc" -eq 0 ] && [ "$(head -c 4 "$TMP/c.png" | tail -c 3)" = "PNG" ] &&
 	[[ "$out" == *"checkpoint-all chen-sqrtn"* ]] && [[ "$out" != *"chen-greedy"* ]]
 ok $? "compare --baselines LIST and a PNG plot"
+run compare linear:6 --budgets 4,5,7 --baselines chen-sqrtn,ap-sqrtn --ilp --plot "$TMP/ref.svg" --quiet
+[ "$rc" -eq 0 ] && grep -q '>chen-sqrtn<' "$TMP/ref.svg" && grep -q '>ap-sqrtn<' "$TMP/ref.svg" &&
+	grep -q '>ilp<' "$TMP/ref.svg" && grep -q '>optimum (proven)<' "$TMP/ref.svg" &&
+	! grep -q 'lower bound<' "$TMP/c.svg" && ! grep -q 'optimum' "$TMP/c.svg"
+ok $? "compare --plot: curves that coincide each in the key, the ilp optimum as a reference; none without a bound"
+run compare linear:6 --budgets 4,7 --baselines chen-sqrtn --bound --plot "$TMP/lb.svg" --quiet
+[ "$rc" -eq 0 ] && grep -q '>best lower bound<' "$TMP/lb.svg"
+ok $? "compare --bound --plot draws the best lower bound where no plan meets it"
 rm -f "$TMP/nogp.svg"
 PATH=/nonexistent "$CM" compare linear:6 --sweep 2 --plot "$TMP/nogp.svg" >"$TMP/out" 2>"$TMP/err"
 rc=$?
@@ -206,8 +214,85 @@ done
 [ "$(ls "$GRAPHS"/*.json 2>/dev/null | wc -l)" -ge 11 ]
 ok $? "the 11 shared graphs are there ($GRAPHS)"
 
+# --- --json: JSON Lines with the CSV's fields (checked against the CSV of
+# the same run) and, for solve, the plan's summary
+# json_agrees CSV JSONL [EXTRA_KEYS]: every JSON line parses, its first keys
+# are the CSV's columns in order, and its values are the row's (null for an
+# empty field, numbers as numbers, feasible as a boolean); then EXTRA_KEYS.
+json_agrees() {
+	/usr/bin/python3 - "$@" <<'PY'
+import csv, json, math, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+objs = [json.loads(line) for line in open(sys.argv[2])]
+extra = sys.argv[3].split(",") if len(sys.argv) > 3 else []
+assert len(rows) == len(objs) > 0, (len(rows), len(objs))
+for row, obj in zip(rows, objs):
+    cols = list(row)
+    assert list(obj)[:len(cols) + len(extra)] == cols + extra, list(obj)
+    for k in cols:
+        v, j = row[k], obj[k]
+        if v == "":
+            assert j is None, (k, j)
+        elif k == "feasible":
+            assert j is (v == "1"), (k, v, j)
+        elif k in ("graph", "strategy", "param", "solver", "status"):
+            assert j == v, (k, v, j)
+        else:
+            assert isinstance(j, (int, float)) and not isinstance(j, bool), (k, j)
+            assert math.isclose(j, float(v), rel_tol=1e-5, abs_tol=1e-3), (k, v, j)
+            if k in ("budget", "peak_memory"):
+                assert isinstance(j, int), (k, j)
+PY
+}
+run solve linear:4 --budget 4 --strategy ilp --csv "$TMP/j.csv" --json "$TMP/j.jsonl" --plan "$TMP/j.plan"
+[ "$rc" -eq 0 ] && json_agrees "$TMP/j.csv" "$TMP/j.jsonl" steps,computes,checkpoint_all_cost &&
+	/usr/bin/python3 -c 'import json, sys
+o = json.load(open(sys.argv[1])); p = json.load(open(sys.argv[2]))
+assert o["steps"] == len(p["steps"]) and o["computes"] == 11 == o["cost"], o
+assert o["plan_file"] == sys.argv[2] and o["model"]["columns"] > 0 and o["reason"] is None, o' \
+	"$TMP/j.jsonl" "$TMP/j.plan"
+ok $? "solve --json: the CSV row's fields and the plan's summary: $(cat "$TMP/j.jsonl")"
+run solve linear:4 --budget 2 --strategy checkpoint-all --json - --csv "$TMP/j2.csv"
+printf '%s\n' "$out" >"$TMP/j2.jsonl"
+[ "$rc" -eq 3 ] && [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] && json_agrees "$TMP/j2.csv" "$TMP/j2.jsonl" &&
+	[[ "$out" == *'"cost":null'*'"steps":null'*'"reason":"budget 2 is below 3'* ]]
+ok $? "solve --json - alone on standard output; null where no plan: $out"
+run compare linear:6 --sweep 3 --bound --csv "$TMP/c.csv" --json "$TMP/c.jsonl" --quiet
+[ "$rc" -eq 0 ] && json_agrees "$TMP/c.csv" "$TMP/c.jsonl" && [[ "$out" == *"budget"* ]]
+ok $? "compare --json: a line per CSV row, the same values ($(wc -l <"$TMP/c.jsonl") lines)"
+run compare linear:6 --budgets 5 --baselines checkpoint-all --json - --quiet
+[ "$rc" -eq 0 ] && [[ "$out" == '{"graph":"linear:6","strategy":"checkpoint-all",'*'"status":"infeasible"}' ]]
+ok $? "compare --json - leaves the table out: $out"
+run info linear:4 --json -
+[ "$rc" -eq 0 ] && /usr/bin/python3 -c 'import json, sys
+o = json.loads(sys.argv[1])
+assert (o["nodes"], o["forward"], o["backward"], o["edges"]) == (9, 4, 5, 12), o
+assert (o["checkpoint_all_cost"], o["checkpoint_all_peak"], o["budget_lower_bound"]) == (9, 6, 3), o' "$out"
+ok $? "info --json: $out"
+for args in "solve linear:4 --budget 6 --csv - --json -" "compare linear:4 --json x.svg --plot x.svg"; do
+	run $args
+	[ "$rc" -eq 2 ] && [[ "$err" == *"two outputs name the same file"* ]]
+	ok $? "$args: usage error: $err"
+done
+rm -rf "$TMP/jd" && mkdir "$TMP/jd"
+run solve linear:4 --budget 6 --json "$TMP/jd/no/j.jsonl" --csv "$TMP/jd/r.csv"
+[ "$rc" -eq 1 ] && [[ "$err" == *"$TMP/jd/no/j.jsonl"* ]] && [ ! -e "$TMP/jd/no" ]
+ok $? "an unwritable --json path: exit 1, named: $err"
+
+# --- --list, for the completion scripts and the manual page
+run --list strategies
+[ "$rc" -eq 0 ] && [ "$(cut -f1 "$TMP/out" | tr '\n' ' ')" = \
+	"$("$CM" solve --help | sed -n '/^strategies/,$s/^  \([a-z][a-z-]*\)  .*/\1/p' | tr '\n' ' ')" ]
+ok $? "--list strategies: the table that --help shows"
+run --list solvers
+[ "$rc" -eq 0 ] && [ "$out" = $'cbc\nglpk' ]
+ok $? "--list solvers: $(echo $out)"
+run --list nothing
+[ "$rc" -eq 2 ] && [[ "$err" == *"--list: expected commands, strategies"* ]]
+ok $? "--list of something unknown: exit 2"
+
 # --- command line
-for c in solve check info; do
+for c in solve check info show; do
 	run "$c" --help
 	[ "$rc" -eq 0 ] && [[ "$out" == "usage: checkmate $c"* ]]
 	ok $? "$c --help"
@@ -248,6 +333,48 @@ run info linear:x
 ok $? "linear:x is refused: $err"
 [ -z "$(ls "$TMP" | grep '\.tmp\.')" ]
 ok $? "no temporary files left behind"
+
+# --- show: what a plan does
+run solve linear:8 --budget 6 --strategy ilp --plan "$TMP/l8.json" --quiet
+run show linear:8 "$TMP/l8.json" --plot "$TMP/l8.svg"
+[ "$rc" -eq 0 ] && grep -q '<svg' "$TMP/l8.svg" && grep -q '>budget 6 B<' "$TMP/l8.svg" &&
+	[[ "$out" == *"memory in use"*"recomputed nodes"*"stage matrices"* ]]
+ok $? "show --plot writes an SVG whose budget line is labelled 'budget 6 B'"
+run show linear:8 "$TMP/l8.json" --plot "$TMP/l8.png" --budget 8
+[ "$rc" -eq 0 ] && [ "$(head -c 4 "$TMP/l8.png" | tail -c 3)" = "PNG" ] && [[ "$out" == *"budget       8 (8 B): fits"* ]]
+ok $? "show --plot FILE.png, --budget over the plan's own"
+rm -f "$TMP/nogp.svg"
+PATH=/nonexistent "$CM" show linear:8 "$TMP/l8.json" --plot "$TMP/nogp.svg" >"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ "$rc" -eq 1 ] && grep -q "needs gnuplot" "$TMP/err" && [ ! -e "$TMP/nogp.svg" ] &&
+	[ -z "$(ls "$TMP" | grep 'nogp.svg.tmp')" ] && [ ! -s "$TMP/out" ]
+ok $? "show without gnuplot: exit 1, no file: $(cat "$TMP/err")"
+run solve linear:8 --budget 100% --strategy checkpoint-all --plan "$TMP/all8.json" --quiet
+run show linear:8 "$TMP/all8.json" --budget 8
+[ "$rc" -eq 0 ] && [[ "$out" == *"budget       8 (8 B): exceeded, first at step "* ]] &&
+	[[ "$out" == *"|"*"!"*" budget"* ]] && [[ "$out" == *"no node is recomputed"* ]]
+ok $? "show marks a plan over the budget with '!' and says where it first exceeds it"
+for bad in "$TMP/none.json" "$TMP/vgg.json" "$TMP/bad.json"; do
+	run check linear:8 "$bad"
+	want=$err
+	run show linear:8 "$bad"
+	[ "$rc" -eq 1 ] && [ -n "$want" ] && [ "$err" = "$want" ] && [ -z "$out" ] &&
+		[ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ]
+	ok $? "show gives check's one-line error: $err"
+done
+run show "$GRAPHS/resnet50.json" "$TMP/resnet50.json"
+r1=$rc
+o1=$out
+run show "$GRAPHS/resnet50.json" "$TMP/resnet50.json" --matrices
+[ "$r1" -eq 0 ] && [[ "$o1" != *"stage matrices"* ]] && [ "$rc" -eq 0 ] && [[ "$out" == *"stage matrices"* ]] &&
+	[ "$(printf '%s\n' "$o1" | awk '{ if (length($0) > 96) n++ } END { print n + 0 }')" -eq 0 ]
+ok $? "R and S only for small graphs or with --matrices; the rest fits 96 columns"
+run show linear:8 "$TMP/l8.json" --plot "$TMP/l8.pdf"
+[ "$rc" -eq 2 ] && [ ! -e "$TMP/l8.pdf" ]
+ok $? "show --plot refuses an unknown extension"
+run show linear:8
+[ "$rc" -eq 2 ] && [[ "$err" == *"expected GRAPH and PLAN"* ]]
+ok $? "show without PLAN: usage error"
 
 # --- golden outputs: tests/golden/NAME.cmd (arguments), NAME.out
 for cmd in tests/golden/*.cmd; do

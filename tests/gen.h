@@ -6,8 +6,10 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "../plan/plan.h"
+#include "../solvers/strategy.h"
 
 static uint64_t gen_state = 0x9e3779b97f4a7c15ull;
 
@@ -18,6 +20,22 @@ static uint64_t gen_rnd(void)
 	gen_state ^= gen_state >> 7;
 	gen_state ^= gen_state << 17;
 	return gen_state;
+}
+
+/* A plan from "c f0, c f1, f f0": compute and free steps by node name. */
+__attribute__((unused))
+static struct plan *gen_plan_of(const struct graph *g, const char *spec)
+{
+	struct plan *p = plan_new();
+	char buf[512], *tok, *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", spec);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		while (*tok == ' ')
+			tok++;
+		plan_push(p, tok[0] == 'c' ? PLAN_COMPUTE : PLAN_FREE, graph_find(g, tok + 2), -1);
+	}
+	return p;
 }
 
 /* n nodes; each earlier node is an input with probability edge_pct %; costs
@@ -76,6 +94,56 @@ static struct graph *gen_training(const struct graph *f)
 	graph_finish(g, &err);
 	free(grad);
 	return g;
+}
+
+/* A random training graph (gen_training) over nf forward nodes (costs 1-5,
+ * sizes 1-4), each earlier one an input with probability pct %, at least
+ * one input past the first; NULL when nf is outside 1..64. */
+__attribute__((unused))
+static struct graph *gen_random_training(int nf, int pct)
+{
+	struct cm_error err;
+	struct graph *f = graph_new("train"), *g;
+	char name[16];
+
+	if (f == NULL || nf < 1 || nf > 64) {
+		graph_free(f);
+		return NULL;
+	}
+	for (int k = 0; k < nf; k++) {
+		int any = 0;
+
+		snprintf(name, sizeof(name), "f%d", k);
+		graph_add_node(f, name, (double)(1 + gen_rnd() % 5), 1 + gen_rnd() % 4, 0, &err);
+		for (int i = 0; i < k; i++)
+			if ((int)(gen_rnd() % 100) < pct || (i == k - 1 && !any)) {
+				graph_add_dep(f, i, &err);
+				any = 1;
+			}
+	}
+	g = graph_finish(f, &err) ? NULL : gen_training(f);
+	graph_free(f);
+	return g;
+}
+
+/* The ilp optimum (Cbc) at budget through the strategy layer: -1 when
+ * there is no plan, -2 when the solve fails or proves nothing. */
+__attribute__((unused))
+static double gen_ilp_optimum(const struct graph *g, uint64_t budget)
+{
+	struct solve_request rq = { .strategy = "ilp", .budget = budget, .solver = "cbc" };
+	struct solve_outcome o;
+	struct cm_error err;
+	double cost = -2;
+
+	if (strategy_solve(g, &rq, &o, &err))
+		return -2;
+	if (o.status == STATUS_INFEASIBLE)
+		cost = -1;
+	else if (o.status == STATUS_OPTIMAL && o.sim.fits)
+		cost = o.sim.cost;
+	strategy_outcome_release(&o);
+	return cost;
 }
 
 /* 1 when a and b have the same steps. */

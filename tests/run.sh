@@ -8,7 +8,8 @@
 # have); their output is shown one build after the other. The first build
 # runs every case; the later ones (the sanitizer build) with
 # CHECKMATE_QUICK=1, where the solver-heavy loops run fewer cases
-# (tests/tap.h, tap_cases) and the PyTorch tests do not run again.
+# (tests/tap.h, tap_cases) and the PyTorch and install tests do not run
+# again.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 tmp=$(mktemp -d)
@@ -19,10 +20,13 @@ trap 'rm -rf "$tmp"' EXIT
 suite() {
 	local build=$1 quick=$2 pass=0 fail=0 broken=0 t out status summary start
 	local -a cmd
-	for t in "$build"/tests/t_* tests/cli.sh tests/fuzz_replay.sh tests/deep.sh \
-		 tests/torch/run.py; do
+	for t in "$build"/tests/t_* tests/cli.sh tests/install.sh tests/fuzz_replay.sh \
+		 tests/deep.sh tests/torch/run.py; do
 		case "$t" in *.o|*.d) continue ;; esac
 		if [ "$t" = tests/cli.sh ]; then cmd=(tests/cli.sh "$build/checkmate")
+		elif [ "$t" = tests/install.sh ]; then
+			[ "$quick" = 0 ] || continue
+			cmd=(tests/install.sh "$build")
 		elif [ "$t" = tests/fuzz_replay.sh ]; then cmd=(tests/fuzz_replay.sh "$build")
 		elif [ "$t" = tests/deep.sh ]; then cmd=(tests/deep.sh "$build/checkmate")
 		elif [ "$t" = tests/torch/run.py ]; then

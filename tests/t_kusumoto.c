@@ -55,27 +55,6 @@ static int run(const struct graph *g, uint64_t budget, const struct kusumoto_opt
 	return r;
 }
 
-/* The ilp optimum through the strategy layer, -1 when infeasible, -2 when
- * not proven. */
-static double ilp(const struct graph *g, uint64_t budget)
-{
-	struct solve_request rq = { .strategy = "ilp", .budget = budget, .solver = "cbc" };
-	struct solve_outcome o;
-	struct cm_error err;
-	double cost = -2;
-
-	if (strategy_solve(g, &rq, &o, &err)) {
-		diag("ilp: %s", err.msg);
-		return -2;
-	}
-	if (o.status == STATUS_INFEASIBLE)
-		cost = -1;
-	else if (o.status == STATUS_OPTIMAL && o.sim.fits)
-		cost = o.sim.cost;
-	strategy_outcome_release(&o);
-	return cost;
-}
-
 static void test_unsupported(void)
 {
 	struct graph *g = gen_dag(12, 30, 1, 4);
@@ -142,7 +121,7 @@ static void test_linear_ilp(void)
 	double worst = 1, sum = 0;
 
 	for (int b = 3; b <= 6; b++)
-		spec &= num_eq(ilp(g, (uint64_t)b), want[b - 3]);
+		spec &= num_eq(gen_ilp_optimum(g, (uint64_t)b), want[b - 3]);
 	ok(spec, "linear:4: ilp costs 15, 11, 10, 9 at budgets 3..6 (SPEC 6)");
 	graph_free(g);
 	for (int n = 2; n <= tap_cases(8, 5); n++) {
@@ -152,7 +131,7 @@ static void test_linear_ilp(void)
 		lb = graph_lower_bound(g);
 		peak = graph_peak_all(g);
 		for (uint64_t b = lb; b <= peak; b++) {
-			double opt = ilp(g, b), cost;
+			double opt = gen_ilp_optimum(g, b), cost;
 			int fits, consistent = 1;
 			struct kusumoto_opts o;
 
@@ -176,35 +155,6 @@ static void test_linear_ilp(void)
 	     worst);
 }
 
-/* A random training graph (gen_training) over nf forward nodes, each
- * earlier one an input with probability pct %, at least one input past the
- * first. */
-static struct graph *random_training(int nf, int pct)
-{
-	struct cm_error err;
-	struct graph *f = graph_new("train"), *g;
-	char name[16];
-
-	if (f == NULL || nf < 1 || nf > 64) {
-		graph_free(f);
-		return NULL;
-	}
-	for (int k = 0; k < nf; k++) {
-		int any = 0;
-
-		snprintf(name, sizeof(name), "f%d", k);
-		graph_add_node(f, name, (double)(1 + gen_rnd() % 5), 1 + gen_rnd() % 4, 0, &err);
-		for (int i = 0; i < k; i++)
-			if ((int)(gen_rnd() % 100) < pct || (i == k - 1 && !any)) {
-				graph_add_dep(f, i, &err);
-				any = 1;
-			}
-	}
-	g = graph_finish(f, &err) ? NULL : gen_training(f);
-	graph_free(f);
-	return g;
-}
-
 static void test_random(void)
 {
 	int consistent = 1, above = 1, cmp[4] = { 0 }, graphs = 0, nofit[4] = { 0 };
@@ -212,7 +162,7 @@ static void test_random(void)
 	double sum[4] = { 0 }, worst[4] = { 1, 1, 1, 1 };
 
 	for (int trial = 0; trial < tap_cases(100, 20); trial++) {
-		struct graph *g = random_training(3 + (int)(gen_rnd() % 4), 20 + (int)(gen_rnd() % 40));
+		struct graph *g = gen_random_training(3 + (int)(gen_rnd() % 4), 20 + (int)(gen_rnd() % 40));
 		uint64_t lb, peak;
 
 		if (!g)
@@ -222,7 +172,7 @@ static void test_random(void)
 		peak = graph_peak_all(g);
 		for (int f = 1; f <= 2; f++) {
 			uint64_t b = lb + (uint64_t)f * (peak - lb) / 3;
-			double opt = ilp(g, b), cost[4];
+			double opt = gen_ilp_optimum(g, b), cost[4];
 
 			for (int v = 0; v < 4; v++) {
 				struct kusumoto_opts o;
@@ -264,7 +214,7 @@ static void test_random(void)
 
 static void test_too_large(void)
 {
-	struct graph *g = random_training(12, 10);
+	struct graph *g = gen_random_training(12, 10);
 	struct kusumoto_opts o;
 	struct plan *p = plan_new();
 	struct cm_error err = { "" };

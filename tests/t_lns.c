@@ -46,20 +46,6 @@ static struct plan *best_baseline(const struct graph *g, uint64_t budget)
 	return best;
 }
 
-/* The ILP optimum at budget, or -1 when there is none. */
-static double optimum(const struct graph *g, uint64_t budget)
-{
-	struct solve_request rq = { .strategy = "ilp", .budget = budget, .solver = "cbc" };
-	struct solve_outcome o;
-	struct cm_error err;
-	double opt = -1;
-
-	if (strategy_solve(g, &rq, &o, &err) == 0 && o.status == STATUS_OPTIMAL)
-		opt = o.sim.cost;
-	strategy_outcome_release(&o);
-	return opt;
-}
-
 /* Runs lns from start at budget and checks its plan; 0 when the plan is
  * wrong (invalid, over budget, costlier than the start, below opt). */
 static int check_run(const struct graph *g, uint64_t budget, const struct plan *start,
@@ -163,7 +149,7 @@ static void sweep(const struct graph *g, int steps, const struct lns_opts *o,
 
 		if (start == NULL)
 			continue;
-		opt = optimum(g, budget);
+		opt = gen_ilp_optimum(g, budget);
 		snprintf(what, sizeof(what), "%s at %llu", label, (unsigned long long)budget);
 		check_run(g, budget, start, o, opt, ty, what);
 		plan_free(start);
@@ -271,7 +257,7 @@ int main(void)
 
 			snprintf(what, sizeof(what), "vgg16 at lb + %d/4 (peak - lb)", f);
 			if (start)
-				check_run(g, budget, start, &ov, optimum(g, budget), &vgg, what);
+				check_run(g, budget, start, &ov, gen_ilp_optimum(g, budget), &vgg, what);
 			else
 				diag("%s: no baseline fits", what);
 			plan_free(start);

@@ -11,25 +11,10 @@
 #include "gen.h"
 #include "tap.h"
 
-static struct plan *steps(const struct graph *g, const char *spec)
-{
-	/* "c f0, c f1, f f0": compute and free steps by node name. */
-	struct plan *p = plan_new();
-	char buf[512], *tok, *save = NULL;
-
-	snprintf(buf, sizeof(buf), "%s", spec);
-	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		while (*tok == ' ')
-			tok++;
-		plan_push(p, tok[0] == 'c' ? PLAN_COMPUTE : PLAN_FREE, graph_find(g, tok + 2), -1);
-	}
-	return p;
-}
-
 static void expect_violation(const struct graph *g, const char *spec, uint64_t budget,
 			     const char *want, const char *what)
 {
-	struct plan *p = steps(g, spec);
+	struct plan *p = gen_plan_of(g, spec);
 	struct sim_result r;
 	struct cm_error err;
 
@@ -42,7 +27,7 @@ static void test_simulator(void)
 {
 	struct cm_error err;
 	struct graph *g = graph_load("linear:2", &err);
-	struct plan *p = steps(g, "c f0, c f1, c loss, c b1, f f1, f loss, c b0, f f0, f b1, f b0");
+	struct plan *p = gen_plan_of(g, "c f0, c f1, c loss, c b1, f f1, f loss, c b0, f f0, f b1, f b0");
 	struct sim_result r;
 
 	plan_simulate(g, p, SIM_NO_BUDGET, &r, &err);

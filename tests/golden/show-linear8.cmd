@@ -1,0 +1,1 @@
+show linear:8 linear8-ilp.plan.json

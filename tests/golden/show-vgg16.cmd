@@ -1,0 +1,1 @@
+show "$GRAPHS/vgg16.json" vgg16-linearized-greedy.plan.json

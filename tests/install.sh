@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# make install / make uninstall of build $1 (default build) into temporary
+# prefixes: the installed binary runs, its manual page renders and covers
+# every command, option and strategy, the bash and zsh completions
+# complete from the installed binary, and uninstall removes every file.
+# TAP, ending "N passed, M failed".
+set -u
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=${1:-build}
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+cd "$TOP" || exit 1
+n=0 failed=0
+P=$TMP/prefix
+CM=$P/bin/checkmate
+PAGE=$P/share/man/man1/checkmate.1
+BASHC=$P/share/bash-completion/completions/checkmate
+ZSHC=$P/share/zsh/site-functions/_checkmate
+
+ok() { # ok COND-STATUS DESCRIPTION
+	n=$((n + 1))
+	if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=$((failed + 1)); fi
+}
+
+# The make of the suite that runs us must not hand its jobserver down.
+mk() { env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make --no-print-directory BUILD="$BUILD" "$@"; }
+
+mk install PREFIX="$P" >"$TMP/log" 2>&1
+ok $? "make install PREFIX=... ($(tail -n 1 "$TMP/log"))"
+[ -x "$CM" ] && [ -f "$PAGE" ] && [ -f "$BASHC" ] && [ -f "$ZSHC" ]
+ok $? "the binary, the manual page and both completions are installed"
+"$CM" --help >"$TMP/out" 2>&1 && grep -q '^usage: checkmate COMMAND' "$TMP/out"
+ok $? "the installed checkmate --help runs"
+
+# --- the manual page
+MANWIDTH=100 man -l "$PAGE" >"$TMP/man" 2>"$TMP/manerr"
+[ $? -eq 0 ] && [ ! -s "$TMP/manerr" ] && grep -q '^SYNOPSIS' "$TMP/man" &&
+	grep -q '^EXIT STATUS' "$TMP/man"
+ok $? "man -l renders the page without warnings $(head -c 200 "$TMP/manerr")"
+MANWIDTH=100 MANPATH=$P/share/man man checkmate 2>/dev/null | cmp -s - "$TMP/man"
+ok $? "man finds it under PREFIX/share/man"
+missing=
+while IFS=$'\t' read -r c _; do
+	grep -q "^   checkmate $c\$" "$TMP/man" || missing="$missing $c"
+	for o in $("$CM" "$c" --help | sed -n -E 's/^  (-[A-Za-z], |    )(--[a-z][a-z-]*).*/\2/p'); do
+		grep -q -- "$o" "$TMP/man" || missing="$missing $c:$o"
+	done
+done < <("$CM" --list commands)
+while IFS=$'\t' read -r s _; do
+	grep -q "^       $s" "$TMP/man" || missing="$missing $s"
+done < <("$CM" --list strategies)
+[ -z "$missing" ] && grep -q -- '--json FILE|-' "$TMP/man"
+ok $? "the page has every command, option and strategy of the binary${missing:+; missing:$missing}"
+
+# --- bash completion, driven as bash drives it
+bash_complete() { # WORD... : the completions of the last word, one line
+	PATH=$P/bin:$PATH bash --norc --noprofile -c '
+		source "$1"; shift
+		complete -p checkmate >/dev/null || exit 1
+		COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1))
+		_checkmate; echo "${COMPREPLY[*]}"' _ "$BASHC" "$@"
+}
+out=$(bash_complete checkmate sol)
+[ "$out" = solve ]
+ok $? "bash: checkmate sol<TAB> -> '$out'"
+out=$(bash_complete checkmate solve --strategy d)
+[ "$out" = dtr ]
+ok $? "bash: checkmate solve --strategy d<TAB> -> '$out'"
+out=$(bash_complete checkmate compare --baselines chen-sqrtn,linearized-s)
+[ "$out" = chen-sqrtn,linearized-sqrtn ]
+ok $? "bash: a name in a --baselines list -> '$out'"
+out=$(bash_complete checkmate solve --sol)
+[ "$out" = --solver ]
+ok $? "bash: options from the command's --help -> '$out'"
+out=$(bash_complete checkmate solve --solver '')
+[ "$out" = "$("$CM" --list solvers | tr '\n' ' ' | sed 's/ $//')" ]
+ok $? "bash: solver names from the binary -> '$out'"
+out=$(cd tests && bash_complete checkmate check cl)
+[ "$out" = cli.sh ]
+ok $? "bash: file names for GRAPH and PLAN -> '$out'"
+out=$(bash_complete "$CM" info --j)
+[ "$out" = --json ]
+ok $? "bash: a binary given by its path is asked itself -> '$out'"
+
+# --- zsh completion: the completion system's functions stubbed to print
+# what they are given
+if command -v zsh >/dev/null; then
+	PATH=$P/bin:$PATH zsh -f -c '
+		_describe() { print -rl -- "${(@P)${@[-1]}}" }
+		_arguments() { print -rl -- "$@" }
+		compadd() { local -a a o; zparseopts -D -E a:=a S:=o q=o J:=o; print -rl -- "${(@P)a[2]}" }
+		_call_program() { shift; "$@" }
+		source "$1"
+		words=(checkmate sol) CURRENT=2; _checkmate
+		words=(checkmate solve --strategy d) CURRENT=4; _checkmate
+		bin=checkmate; _checkmate_strategies -J x' _ "$ZSHC" >"$TMP/zsh" 2>&1
+	grep -q '^solve:find the cheapest' "$TMP/zsh" &&
+		grep -q '^--strategy=\[one of the strategies below (default\\: auto)\]:NAME:_checkmate_strategies$' "$TMP/zsh" &&
+		grep -q '^--plan=\[write the plan to FILE\]:FILE:_files$' "$TMP/zsh" &&
+		grep -q '^dtr$' "$TMP/zsh" && ! grep -q 'not found' "$TMP/zsh"
+	ok $? "zsh: commands with descriptions, option specs from --help, strategy names"
+else
+	ok 1 "zsh: not installed (make deps installs it)"
+fi
+
+HOME=$TMP/home mk install PREFIX='~/.local' >"$TMP/log" 2>&1 && [ -x "$TMP/home/.local/bin/checkmate" ] &&
+	HOME=$TMP/home mk uninstall PREFIX='~/.local' >>"$TMP/log" 2>&1 &&
+	[ -z "$(find "$TMP/home" ! -type d)" ] && [ ! -e '~' ]
+ok $? "PREFIX='~/.local' as zsh passes it: under \$HOME, not in a directory named ~"
+
+# --- uninstall; and DESTDIR stages under another root
+mk uninstall PREFIX="$P" >"$TMP/log" 2>&1 && [ -z "$(find "$P" ! -type d)" ]
+ok $? "make uninstall leaves no file of ours under PREFIX: $(find "$P" ! -type d | head -n 3)"
+mk install DESTDIR="$TMP/stage" PREFIX=/opt/cm >"$TMP/log" 2>&1 &&
+	[ -x "$TMP/stage/opt/cm/bin/checkmate" ] && [ -f "$TMP/stage/opt/cm/share/man/man1/checkmate.1" ] &&
+	mk uninstall DESTDIR="$TMP/stage" PREFIX=/opt/cm >>"$TMP/log" 2>&1 &&
+	[ -z "$(find "$TMP/stage" ! -type d)" ]
+ok $? "DESTDIR=... PREFIX=/opt/cm installs under DESTDIR and uninstalls from there"
+
+echo "1..$n"
+echo "$((n - failed)) passed, $failed failed"
+[ "$failed" -eq 0 ]
