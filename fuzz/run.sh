@@ -62,8 +62,8 @@ for t in "${targets[@]}"; do
 	rc=$?
 	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
 	rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -n 1)
-	files=$(cat "$build/corpus/$t"/* fuzz/corpus/"$t"/* 2>/dev/null | wc -c)
-	n=$(ls "$build/corpus/$t" "fuzz/corpus/$t" | grep -vc ':$')
+	files=$(find "$build/corpus/$t" "fuzz/corpus/$t" -type f -exec cat {} + | wc -c)
+	n=$(find "$build/corpus/$t" "fuzz/corpus/$t" -type f | wc -l)
 	if [ "$rc" -eq 0 ]; then result=ok; else result="FAILED (exit $rc, see $log)"; status=1; fi
 	printf '%-14s %12s %8s %10s %9s %s\n' "$t" "${execs:-?}" "$((SECONDS - start))" \
 		"${rate:-?}" "$n/$((files / 1024))K" "$result"
