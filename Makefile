@@ -1,9 +1,13 @@
 # checkmate: `make deps`, `make` (all), `make test`, `make demo`, `make bench`,
-# `make install`, `make uninstall`, `make clean`. Quiet build lines unless
-# V=1; -Werror when CI=true.
+# `make install`, `make uninstall`, `make fuzz`, `make clean`. Quiet build
+# lines unless V=1; -Werror when CI=true.
 
 PKGS     = libglpk-dev coinor-libcbc-dev coinor-libclp-dev libjansson-dev pkg-config \
            gnuplot-nox python3-torch python3-torchvision man-db zsh
+# What `make fuzz` needs besides: Debian's clang 14 and its libFuzzer runtime.
+FUZZ_PKGS = clang-14 libclang-rt-14-dev
+FUZZ_CC  ?= clang-14
+FUZZ_TIME ?= 180
 BUILD   ?= build
 CC      ?= cc
 WARN     = -Wall -Wextra -Wpedantic -Wstrict-prototypes -Wmissing-prototypes \
@@ -35,6 +39,11 @@ LIB_SRC  = $(wildcard common/*.c graph/*.c plan/*.c baselines/*.c solvers/*.c \
 LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/%.o)
 TEST_SRC = $(wildcard tests/t_*.c)
 TESTS    = $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+# The fuzz targets: libFuzzer binaries in the clang build (make fuzz), and
+# the same targets with fuzz/replay.c for the test suite.
+FUZZ_NAMES = $(patsubst fuzz/%.c,%,$(wildcard fuzz/fuzz_*.c))
+FUZZERS  = $(FUZZ_NAMES:%=$(BUILD)/fuzzers/%)
+REPLAYS  = $(FUZZ_NAMES:%=$(BUILD)/replay/%)
 BIN      = $(BUILD)/checkmate
 MAN      = $(BUILD)/checkmate.1
 
@@ -48,7 +57,7 @@ MAN1DIR  = $(DESTDIR)$(PREFIX)/share/man/man1
 BASHDIR  = $(DESTDIR)$(PREFIX)/share/bash-completion/completions
 ZSHDIR   = $(DESTDIR)$(PREFIX)/share/zsh/site-functions
 
-.PHONY: all deps test tests check demo bench clean install uninstall
+.PHONY: all deps fuzz-deps test tests check demo bench fuzz fuzzers clean install uninstall
 .SECONDARY:
 all: $(BIN) checkmate $(MAN)
 
@@ -89,15 +98,28 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(BUILD)/libcheckmate.a
 	@echo "  LD      $@"
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-tests: $(BIN) $(TESTS)
+tests: $(BIN) $(TESTS) $(REPLAYS)
+
+$(BUILD)/replay/%: $(BUILD)/fuzz/%.o $(BUILD)/fuzz/common.o $(BUILD)/fuzz/replay.o \
+		   $(BUILD)/libcheckmate.a
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/fuzzers/%: $(BUILD)/fuzz/%.o $(BUILD)/fuzz/common.o $(BUILD)/libcheckmate.a
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
+
+fuzzers: $(FUZZERS)
 
 $(BUILD)/bench/%: $(BUILD)/bench/%.o $(BUILD)/libcheckmate.a
 	@echo "  LD      $@"
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # Installs the Debian packages that are missing (apt-get update first, once).
-deps:
-	@missing=""; for p in $(PKGS); do \
+deps fuzz-deps:
+	@missing=""; for p in $(if $(filter fuzz-deps,$@),$(FUZZ_PKGS),$(PKGS)); do \
 	  dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing$$missing"; \
@@ -116,6 +138,13 @@ test: deps
 # Runs the suite of one build (BUILD=...), without the sanitizer pass.
 check: tests
 	$(Q)tests/run.sh $(BUILD)
+
+# Builds the fuzz targets with clang, libFuzzer, ASan and UBSan, and runs
+# each for FUZZ_TIME seconds from fuzz/corpus (docs/fuzzing.md).
+fuzz: fuzz-deps
+	$(Q)$(MAKE) --no-print-directory BUILD=build/libfuzzer CC=$(FUZZ_CC) SAN=1 \
+	  EXTRA_CFLAGS=-fsanitize=fuzzer-no-link fuzzers
+	$(Q)fuzz/run.sh build/libfuzzer $(FUZZ_TIME)
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all

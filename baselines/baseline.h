@@ -31,6 +31,13 @@ int baseline_best(const struct baseline *b, const struct graph *g, uint64_t budg
 		  struct plan **best, struct sim_result *sim, char *param, size_t len,
 		  struct cm_error *err);
 
+/* The same, trying no further point once it has one and cm_clock() is past
+ * deadline (a sweep over a large graph takes a pass of stage matrices a
+ * point); deadline 0 for none. */
+int baseline_best_until(const struct baseline *b, double deadline, const struct graph *g,
+			uint64_t budget, struct plan **best, struct sim_result *sim, char *param,
+			size_t len, struct cm_error *err);
+
 /* One parameter point, replayed without a budget. */
 struct baseline_point {
 	char param[64];

@@ -12,15 +12,25 @@ int baseline_best(const struct baseline *b, const struct graph *g, uint64_t budg
 		  struct plan **best, struct sim_result *sim, char *param, size_t len,
 		  struct cm_error *err)
 {
+	return baseline_best_until(b, 0, g, budget, best, sim, param, len, err);
+}
+
+int baseline_best_until(const struct baseline *b, double deadline, const struct graph *g,
+			uint64_t budget, struct plan **best, struct sim_result *sim, char *param,
+			size_t len, struct cm_error *err)
+{
 	char label[64];
 	int rc = 0;
 
 	*best = NULL;
 	for (int k = 0; rc == 0; k++) {
-		struct plan *p = plan_new();
+		struct plan *p;
 		struct sim_result r;
 		int better;
 
+		if (*best && deadline > 0 && cm_clock() > deadline)
+			return 0;
+		p = plan_new();
 		if (p == NULL)
 			return cm_errorf(err, "out of memory");
 		label[0] = '\0';

@@ -30,7 +30,27 @@ int cmd_compare_main(int argc, char **argv);
 int cmd_maxbatch_main(int argc, char **argv);
 int cmd_show_main(int argc, char **argv);
 
-/* "checkmate: " + message + newline on standard error; returns
+/* Each command's option parsing alone, as its X_main does it first:
+ * returns 0 with a filled (check: graph, plan, budget, quiet; info: graph,
+ * json, quiet; show: graph, plan, budget, plot, matrices, quiet), -1 after
+ * printing --help, or CM_EXIT_USAGE after a usage message. Changes argv's
+ * strings (--param). */
+struct cli_args;
+int cmd_solve_parse(int argc, char **argv, struct cli_args *a);
+int cmd_compare_parse(int argc, char **argv, struct cli_args *a);
+int cmd_maxbatch_parse(int argc, char **argv, struct cli_args *a);
+int cmd_check_parse(int argc, char **argv, struct cli_args *a);
+int cmd_info_parse(int argc, char **argv, struct cli_args *a);
+int cmd_show_parse(int argc, char **argv, struct cli_args *a);
+
+/* Where messages (cli_error, cli_usage, cli_note) and --help texts go:
+ * standard error and standard output, unless cli_redirect names other
+ * streams (NULL: back to those); the option fuzzer reads them. */
+void cli_redirect(FILE *msg, FILE *help);
+FILE *cli_msg(void);
+FILE *cli_help(void);
+
+/* "checkmate: " + message + newline on cli_msg(); returns
  * CM_EXIT_ERROR. */
 int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -6,6 +6,7 @@
 #include "../plan/io.h"
 #include "../plan/sim.h"
 #include "cli.h"
+#include "options.h"
 
 static const char check_usage[] =
 	"usage: checkmate check GRAPH PLAN [--budget SIZE]\n\n"
@@ -18,7 +19,7 @@ static const char check_usage[] =
 	"  -q, --quiet        no messages on standard error\n"
 	"  -h, --help         this text\n";
 
-int cmd_check_main(int argc, char **argv)
+int cmd_check_parse(int argc, char **argv, struct cli_args *a)
 {
 	static const struct option opts[] = {
 		{ "budget", required_argument, NULL, 'b' },
@@ -26,27 +27,42 @@ int cmd_check_main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *budget_arg = NULL, *plan_path;
+	int c;
+
+	*a = (struct cli_args){ .header = 1 };
+	optind = 0;
+	while ((c = cli_getopt("check", argc, argv, ":b:qh", opts)) != -1)
+		switch (c) {
+		case 'b': a->budget = optarg; break;
+		case 'q': a->quiet = 1; break;
+		case 'h': fputs(check_usage, cli_help()); return -1;
+		default: return CM_EXIT_USAGE;
+		}
+	if (argc - optind != 2)
+		return cli_usage("check", "expected GRAPH and PLAN");
+	a->graph = argv[optind];
+	a->plan = argv[optind + 1];
+	return 0;
+}
+
+int cmd_check_main(int argc, char **argv)
+{
+	const char *budget_arg, *plan_path;
+	struct cli_args a;
 	struct graph *g = NULL;
 	struct plan *p = NULL;
 	struct sim_result res;
 	struct cm_error err;
 	uint64_t budget = SIM_NO_BUDGET;
 	char h1[32], h2[32];
-	int c, quiet = 0, rc = CM_EXIT_ERROR;
+	int rc = cmd_check_parse(argc, argv, &a);
 
-	optind = 0;
-	while ((c = cli_getopt("check", argc, argv, ":b:qh", opts)) != -1)
-		switch (c) {
-		case 'b': budget_arg = optarg; break;
-		case 'q': quiet = 1; break;
-		case 'h': fputs(check_usage, stdout); return CM_EXIT_OK;
-		default: return CM_EXIT_USAGE;
-		}
-	if (argc - optind != 2)
-		return cli_usage("check", "expected GRAPH and PLAN");
-	plan_path = argv[optind + 1];
-	g = cli_load_graph(argv[optind], quiet);
+	if (rc)
+		return rc < 0 ? CM_EXIT_OK : rc;
+	rc = CM_EXIT_ERROR;
+	budget_arg = a.budget;
+	plan_path = a.plan;
+	g = cli_load_graph(a.graph, a.quiet);
 	if (g == NULL)
 		goto out;
 	if (budget_arg && size_parse(budget_arg, graph_peak_all(g), &budget, &err)) {

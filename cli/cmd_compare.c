@@ -41,7 +41,7 @@ static const char compare_usage[] =
 	"the others marked interrupted (exit 4); a second ends it at once.\n\n"
 	CLI_SHARED_HELP;
 
-static int parse_args(int argc, char **argv, struct cli_args *a)
+int cmd_compare_parse(int argc, char **argv, struct cli_args *a)
 {
 	static const struct option opts[] = {
 		{ "strategies", required_argument, NULL, 's' },
@@ -350,7 +350,7 @@ int cmd_compare_main(int argc, char **argv)
 	uint64_t *budgets = NULL;
 	int rc;
 
-	rc = parse_args(argc, argv, &a);
+	rc = cmd_compare_parse(argc, argv, &a);
 	if (rc)
 		return rc < 0 ? CM_EXIT_OK : rc;
 	cli_catch_interrupts(a.quiet);

@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "jsonl.h"
+#include "options.h"
 
 static const char info_usage[] =
 	"usage: checkmate info [GRAPH]\n\n"
@@ -52,7 +53,7 @@ static int write_json(const char *path, const struct graph *g)
 	return 0;
 }
 
-int cmd_info_main(int argc, char **argv)
+int cmd_info_parse(int argc, char **argv, struct cli_args *a)
 {
 	static const struct option opts[] = {
 		{ "json", required_argument, NULL, 'J' },
@@ -60,21 +61,34 @@ int cmd_info_main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *json = NULL;
-	struct graph *g;
-	int c, quiet = 0, rc = CM_EXIT_OK;
+	int c;
 
+	*a = (struct cli_args){ .header = 1 };
 	optind = 0;
 	while ((c = cli_getopt("info", argc, argv, ":qh", opts)) != -1)
 		switch (c) {
-		case 'J': json = optarg; break;
-		case 'q': quiet = 1; break;
-		case 'h': fputs(info_usage, stdout); return CM_EXIT_OK;
+		case 'J': a->json = optarg; break;
+		case 'q': a->quiet = 1; break;
+		case 'h': fputs(info_usage, cli_help()); return -1;
 		default: return CM_EXIT_USAGE;
 		}
 	if (argc - optind > 1)
 		return cli_usage("info", "expected at most one GRAPH");
-	g = cli_load_graph(optind < argc ? argv[optind] : NULL, quiet);
+	a->graph = optind < argc ? argv[optind] : NULL;
+	return 0;
+}
+
+int cmd_info_main(int argc, char **argv)
+{
+	struct cli_args a;
+	const char *json;
+	struct graph *g;
+	int rc = cmd_info_parse(argc, argv, &a);
+
+	if (rc)
+		return rc < 0 ? CM_EXIT_OK : rc;
+	json = a.json;
+	g = cli_load_graph(a.graph, a.quiet);
 	if (g == NULL)
 		return CM_EXIT_ERROR;
 	if (json)

@@ -32,7 +32,7 @@ static const char maxbatch_usage[] =
 	"interrupted (exit 4); a second ends the process at once.\n\n"
 	CLI_SHARED_HELP;
 
-static int parse_args(int argc, char **argv, struct cli_args *a)
+int cmd_maxbatch_parse(int argc, char **argv, struct cli_args *a)
 {
 	static const struct option opts[] = {
 		{ "budget", required_argument, NULL, 'b' },
@@ -141,7 +141,7 @@ int cmd_maxbatch_main(int argc, char **argv)
 	double ratio;
 	int n = 0, rc, cut = 0;
 
-	rc = parse_args(argc, argv, &a);
+	rc = cmd_maxbatch_parse(argc, argv, &a);
 	if (rc)
 		return rc < 0 ? CM_EXIT_OK : rc;
 	cli_catch_interrupts(a.quiet);

@@ -11,6 +11,7 @@
 #include "../plan/profile.h"
 #include "../plan/stages.h"
 #include "cli.h"
+#include "options.h"
 
 /* Text picture sizes: columns of the memory chart, its rows, the nodes up
  * to which R and S are drawn without --matrices, the nodes listed. */
@@ -38,11 +39,6 @@ static const char show_usage[] =
 	"  -q, --quiet        no messages on standard error\n"
 	"  -h, --help         this text\n";
 
-struct show_args {
-	const char *graph, *plan, *budget, *plot;
-	int matrices, quiet;
-};
-
 /* What the pictures draw from. */
 struct show {
 	const struct graph *g;
@@ -51,7 +47,7 @@ struct show {
 	struct profile pr;
 };
 
-static int parse_args(int argc, char **argv, struct show_args *a)
+int cmd_show_parse(int argc, char **argv, struct cli_args *a)
 {
 	static const struct option opts[] = {
 		{ "budget", required_argument, NULL, 'b' },
@@ -63,7 +59,7 @@ static int parse_args(int argc, char **argv, struct show_args *a)
 	};
 	int c;
 
-	*a = (struct show_args){ 0 };
+	*a = (struct cli_args){ .header = 1 };
 	optind = 0;
 	while ((c = cli_getopt("show", argc, argv, ":b:p:mqh", opts)) != -1)
 		switch (c) {
@@ -71,7 +67,7 @@ static int parse_args(int argc, char **argv, struct show_args *a)
 		case 'p': a->plot = optarg; break;
 		case 'm': a->matrices = 1; break;
 		case 'q': a->quiet = 1; break;
-		case 'h': fputs(show_usage, stdout); return -1;
+		case 'h': fputs(show_usage, cli_help()); return -1;
 		default: return CM_EXIT_USAGE;
 		}
 	if (argc - optind != 2)
@@ -426,7 +422,7 @@ static void plot_script(FILE *gp, void *ctx)
 
 /* The graph, the budget and the plan; 0, or the exit status after the
  * error is printed (check's messages). */
-static int show_load(const struct show_args *a, struct show *s, struct plan **p,
+static int show_load(const struct cli_args *a, struct show *s, struct plan **p,
 		     struct graph **g)
 {
 	uint64_t budget = SIM_NO_BUDGET;
@@ -452,11 +448,11 @@ static int show_load(const struct show_args *a, struct show *s, struct plan **p,
 
 int cmd_show_main(int argc, char **argv)
 {
-	struct show_args a;
+	struct cli_args a;
 	struct show s = { 0 };
 	struct graph *g = NULL;
 	struct plan *p = NULL;
-	int rc = parse_args(argc, argv, &a);
+	int rc = cmd_show_parse(argc, argv, &a);
 
 	if (rc)
 		return rc < 0 ? CM_EXIT_OK : rc;

@@ -32,7 +32,7 @@ static const char solve_usage[] =
 	CLI_JSON_HELP
 	CLI_SHARED_HELP;
 
-static int parse_args(int argc, char **argv, struct cli_args *a)
+int cmd_solve_parse(int argc, char **argv, struct cli_args *a)
 {
 	static const struct option opts[] = {
 		{ "budget", required_argument, NULL, 'b' },
@@ -183,7 +183,7 @@ int cmd_solve_main(int argc, char **argv)
 	double floor_cost;
 	int rc;
 
-	rc = parse_args(argc, argv, &a);
+	rc = cmd_solve_parse(argc, argv, &a);
 	if (rc)
 		return rc < 0 ? CM_EXIT_OK : rc;
 	cli_catch_interrupts(a.quiet);

@@ -66,8 +66,8 @@ static int take(const char *cmd, const char *help, int c, char *arg, struct cli_
 		return cli_usage(cmd, "--lp-method must be auto, dual, primal or barrier, not '%s'",
 				 arg);
 	case 'h':
-		fputs(help, stdout);
-		cli_print_strategies(stdout);
+		fputs(help, cli_help());
+		cli_print_strategies(cli_help());
 		return -1;
 	}
 	/* The numeric ones. */

@@ -64,7 +64,8 @@ struct cli_args {
 	const char *list_opt;   /* which of those gave it, for messages */
 	const char *plan, *lp, *budgets, *plot;
 	const char *csv, *solver;
-	const char *json;       /* solve and compare --json */
+	const char *json;       /* solve, compare and info --json */
+	int matrices;           /* show --matrices */
 	double time_limit, gap, max_overhead;
 	unsigned long long seed;
 	int samples, text, bound, ilp, approx, sweep;

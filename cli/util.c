@@ -11,15 +11,34 @@
 #include "../solvers/backend/solver.h"
 #include "../solvers/strategy.h"
 
+/* Set by cli_redirect; NULL means standard error and output. */
+static FILE *msg_stream, *help_stream;
+
+void cli_redirect(FILE *msg, FILE *help)
+{
+	msg_stream = msg;
+	help_stream = help;
+}
+
+FILE *cli_msg(void)
+{
+	return msg_stream ? msg_stream : stderr;
+}
+
+FILE *cli_help(void)
+{
+	return help_stream ? help_stream : stdout;
+}
+
 int cli_error(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("checkmate: ", stderr);
+	fputs("checkmate: ", cli_msg());
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vfprintf(cli_msg(), fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	fputc('\n', cli_msg());
 	return CM_EXIT_ERROR;
 }
 
@@ -27,11 +46,11 @@ int cli_usage(const char *cmd, const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "checkmate: %s: ", cmd);
+	fprintf(cli_msg(), "checkmate: %s: ", cmd);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vfprintf(cli_msg(), fmt, ap);
 	va_end(ap);
-	fprintf(stderr, " (see 'checkmate %s --help')\n", cmd);
+	fprintf(cli_msg(), " (see 'checkmate %s --help')\n", cmd);
 	return CM_EXIT_USAGE;
 }
 
@@ -41,11 +60,11 @@ void cli_note(int quiet, const char *fmt, ...)
 
 	if (quiet)
 		return;
-	fputs("checkmate: ", stderr);
+	fputs("checkmate: ", cli_msg());
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vfprintf(cli_msg(), fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	fputc('\n', cli_msg());
 }
 
 struct graph *cli_load_graph(const char *arg, int quiet)

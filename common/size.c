@@ -9,6 +9,10 @@
 
 __extension__ typedef unsigned __int128 u128;
 
+/* Past this, one more digit would wrap the mantissa (about 3.4e37): so
+ * many digits are too large a size for any unit. */
+#define MANT_MAX (~(u128)0 / 10 - 1)
+
 static const struct {
 	const char *unit;
 	uint64_t mult;
@@ -48,7 +52,7 @@ int size_parse(const char *s, uint64_t pct_base, uint64_t *out, struct cm_error 
 	if (*p == '-')
 		return cm_errorf(err, "size '%s' must not be negative", s);
 	for (; isdigit((unsigned char)*p); p++, digits++) {
-		if (digits >= 24)
+		if (digits >= 24 || mant > MANT_MAX)
 			return cm_errorf(err, "size '%s' is too large", s);
 		mant = mant * 10 + (u128)(*p - '0');
 	}
@@ -56,6 +60,8 @@ int size_parse(const char *s, uint64_t pct_base, uint64_t *out, struct cm_error 
 		for (p++; isdigit((unsigned char)*p); p++, frac++) {
 			if (frac >= 18)
 				return cm_errorf(err, "size '%s' has too many decimals", s);
+			if (mant > MANT_MAX)
+				return cm_errorf(err, "size '%s' is too large", s);
 			mant = mant * 10 + (u128)(*p - '0');
 			scale *= 10;
 		}

@@ -8,19 +8,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Renders an id (string or whole number) into buf; -1 when it is neither. */
-static int render_id(json_t *v, char *buf, size_t len)
+/* An id as text: a string id itself (whatever its length), a whole
+ * number written into buf; NULL when it is neither. */
+static const char *id_text(json_t *v, char *buf, size_t len)
 {
-	if (json_is_string(v)) {
-		snprintf(buf, len, "%s", json_string_value(v));
-		return 0;
-	}
+	if (json_is_string(v))
+		return json_string_value(v);
 	if (json_is_number(v) && json_number_value(v) == floor(json_number_value(v)) &&
 	    fabs(json_number_value(v)) < 1e15) {
 		snprintf(buf, len, "%.0f", json_number_value(v));
-		return 0;
+		return buf;
 	}
-	return -1;
+	return NULL;
 }
 
 static json_t *node_id(json_t *node)
@@ -33,11 +32,10 @@ static json_t *node_id(json_t *node)
 /* Looks an id up in the index of ids; -1 when absent or not an id. */
 static int find_id(const struct graph *ids, json_t *v)
 {
-	char buf[256];
+	char buf[32];
+	const char *id = id_text(v, buf, sizeof(buf));
 
-	if (render_id(v, buf, sizeof(buf)))
-		return -1;
-	return graph_find(ids, buf);
+	return id ? graph_find(ids, id) : -1;
 }
 
 static json_t *first_key(json_t *obj, const char *a, const char *b, const char **used)
@@ -60,7 +58,7 @@ static int add_node(struct reader *r, json_t *node, const struct graph *ids, int
 
 	if (json_is_string(nm))
 		name = json_string_value(nm);
-	snprintf(who, sizeof(who), "node '%s': ", name);
+	cm_format(who, sizeof(who), "node '%s': ", name);
 	c = first_key(node, "cost_cpu", "cost", &ck);
 	m = first_key(node, "cost_ram", "memory", &mk);
 	if (c == NULL)
@@ -192,17 +190,18 @@ static int check_outline(struct reader *r, const struct nodelink *nl)
 /* Every node's id into nl->ids, which also rejects a repeated one. */
 static int index_ids(struct reader *r, struct nodelink *nl)
 {
-	char buf[256];
+	char buf[32];
+	const char *id;
 
 	for (int i = 0; i < nl->n; i++) {
 		json_t *node = json_array_get(nl->nodes, (size_t)i);
 
 		if (!json_is_object(node))
 			return reader_fail(r, "node %d: expected an object", i);
-		if (render_id(node_id(node), buf, sizeof(buf)))
+		if ((id = id_text(node_id(node), buf, sizeof(buf))) == NULL)
 			return reader_fail(r, "node %d: missing 'id' (a string or whole number)", i);
-		if (graph_add_node(nl->ids, buf, 0, 0, 0, r->err) < 0)
-			return reader_fail(r, "node %d: duplicate id '%s'", i, buf);
+		if (graph_add_node(nl->ids, id, 0, 0, 0, r->err) < 0)
+			return reader_fail(r, "node %d: duplicate id '%s'", i, id);
 	}
 	return 0;
 }
@@ -224,7 +223,7 @@ static int alloc_arrays(struct nodelink *nl)
 static int read_links(struct reader *r, struct nodelink *nl)
 {
 	int *src = nl->src, *dst = nl->dst;
-	char buf[256];
+	char buf[32];
 
 	for (int e = 0; e < nl->m; e++) {
 		json_t *l = json_array_get(nl->links, (size_t)e);
@@ -236,12 +235,10 @@ static int read_links(struct reader *r, struct nodelink *nl)
 		src[e] = find_id(nl->ids, s);
 		dst[e] = find_id(nl->ids, t);
 		if (src[e] < 0 || dst[e] < 0) {
-			json_t *bad = src[e] < 0 ? s : t;
+			const char *bad = id_text(src[e] < 0 ? s : t, buf, sizeof(buf));
 
-			if (render_id(bad, buf, sizeof(buf)))
-				snprintf(buf, sizeof(buf), "?");
 			return reader_fail(r, "link %d: %s '%s' is not a node id", e,
-					   src[e] < 0 ? "source" : "target", buf);
+					   src[e] < 0 ? "source" : "target", bad ? bad : "?");
 		}
 		if (src[e] == dst[e])
 			return reader_fail(r, "node '%s': links to itself (a cycle)",

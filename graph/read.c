@@ -16,7 +16,7 @@ int reader_fail(struct reader *r, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	cm_vformat(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	return cm_errorf(r->err, "%s: %s", r->file, msg);
 }
@@ -151,7 +151,7 @@ static int read_node(struct reader *r, json_t *node, int k)
 	if (!json_is_string(name))
 		return reader_fail(r, "node %d: 'name' must be a string", k);
 	nm = json_string_value(name);
-	snprintf(who, sizeof(who), "node '%s': ", nm);
+	cm_format(who, sizeof(who), "node '%s': ", nm);
 	if (json_object_get(node, "cost") == NULL)
 		return reader_fail(r, "%smissing 'cost'", who);
 	if (json_object_get(node, "memory") == NULL)
@@ -285,30 +285,13 @@ struct graph *graph_read_string(const char *json, const char *label,
 	return g;
 }
 
-struct graph *graph_read_file(const char *path, struct cm_error *err)
+struct graph *graph_read_stream(FILE *f, const char *label, struct cm_error *err)
 {
-	int is_stdin = strcmp(path, "-") == 0;
-	const char *label = is_stdin ? "stdin" : path;
 	json_error_t je;
-	json_t *root;
+	json_t *root = json_loadf(f, json_flags, &je);
 	struct graph *g;
-	struct stat st;
 	char *id;
-	FILE *f;
 
-	f = is_stdin ? stdin : fopen(path, "rb");
-	if (f == NULL) {
-		cm_errorf(err, "%s: %s", path, strerror(errno));
-		return NULL;
-	}
-	if (!is_stdin && fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
-		fclose(f);
-		cm_errorf(err, "%s: is a directory, not a graph file", path);
-		return NULL;
-	}
-	root = json_loadf(f, json_flags, &je);
-	if (!is_stdin)
-		fclose(f);
 	if (root == NULL)
 		return parse_failed(label, &je, err);
 	id = stem(label);
@@ -317,6 +300,29 @@ struct graph *graph_read_file(const char *path, struct cm_error *err)
 		cm_errorf(err, "out of memory");
 	free(id);
 	json_decref(root);
+	return g;
+}
+
+struct graph *graph_read_file(const char *path, struct cm_error *err)
+{
+	struct graph *g;
+	struct stat st;
+	FILE *f;
+
+	if (strcmp(path, "-") == 0)
+		return graph_read_stream(stdin, "stdin", err);
+	f = fopen(path, "rb");
+	if (f == NULL) {
+		cm_errorf(err, "%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+		fclose(f);
+		cm_errorf(err, "%s: is a directory, not a graph file", path);
+		return NULL;
+	}
+	g = graph_read_stream(f, path, err);
+	fclose(f);
 	return g;
 }
 

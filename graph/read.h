@@ -3,12 +3,18 @@
 #ifndef CM_GRAPH_READ_H
 #define CM_GRAPH_READ_H
 
+#include <stdio.h>
+
 #include "graph.h"
 
 /* Reads a graph file (format 1, or node-link when it has a "links" key);
  * path "-" reads standard input. Returns a graph to free with graph_free,
  * or NULL with err set to "FILE[:LINE:COL]: [node 'x': ]problem". */
 struct graph *graph_read_file(const char *path, struct cm_error *err);
+
+/* The same from an open stream, read to its end; label stands in for the
+ * file name in messages and the graph's id. */
+struct graph *graph_read_stream(FILE *f, const char *label, struct cm_error *err);
 
 /* The same from a string; label stands in for the file name. */
 struct graph *graph_read_string(const char *json, const char *label,

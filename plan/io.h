@@ -22,6 +22,11 @@ int plan_write_text(FILE *f, const struct graph *g, const struct plan *p);
 struct plan *plan_read_file(const char *path, const struct graph *g,
 			    struct cm_error *err);
 
+/* The same from an open stream, read to its end; label stands in for the
+ * file name in messages. */
+struct plan *plan_read_stream(FILE *f, const char *label, const struct graph *g,
+			      struct cm_error *err);
+
 /* Writes s as a JSON string literal, quotes included. */
 void plan_json_string(FILE *f, const char *s);
 

@@ -61,20 +61,29 @@ static int read_steps(const char *label, const struct graph *g, json_t *steps,
 struct plan *plan_read_file(const char *path, const struct graph *g,
 			    struct cm_error *err)
 {
-	int is_stdin = strcmp(path, "-") == 0;
-	const char *label = is_stdin ? "stdin" : path;
-	json_error_t je;
-	json_t *root = NULL, *steps, *fmt, *v;
-	struct plan *p = NULL;
-	FILE *f = is_stdin ? stdin : fopen(path, "rb");
+	struct plan *p;
+	FILE *f;
 
+	if (strcmp(path, "-") == 0)
+		return plan_read_stream(stdin, "stdin", g, err);
+	f = fopen(path, "rb");
 	if (f == NULL) {
 		cm_errorf(err, "%s: %s", path, strerror(errno));
 		return NULL;
 	}
+	p = plan_read_stream(f, path, g, err);
+	fclose(f);
+	return p;
+}
+
+struct plan *plan_read_stream(FILE *f, const char *label, const struct graph *g,
+			      struct cm_error *err)
+{
+	json_error_t je;
+	json_t *root, *steps, *fmt, *v;
+	struct plan *p = NULL;
+
 	root = json_loadf(f, JSON_REJECT_DUPLICATES, &je);
-	if (!is_stdin)
-		fclose(f);
 	if (root == NULL) {
 		if (je.line > 0)
 			cm_errorf(err, "%s:%d:%d: %s", label, je.line, je.column, je.text);

@@ -19,7 +19,7 @@ static void violation(struct sim_result *res, int step, const char *fmt, ...)
 	if (step >= 0)
 		len = snprintf(res->why, sizeof(res->why), "step %d: ", step + 1);
 	va_start(ap, fmt);
-	vsnprintf(res->why + len, sizeof(res->why) - (size_t)len, fmt, ap);
+	cm_vformat(res->why + len, sizeof(res->why) - (size_t)len, fmt, ap);
 	va_end(ap);
 }
 

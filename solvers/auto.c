@@ -12,6 +12,7 @@
 #include "../common/clock.h"
 #include "../common/num.h"
 #include "../common/stop.h"
+#include "../plan/stages.h"
 
 /* Seconds auto takes without --time-limit. */
 #define AUTO_TIME_LIMIT 60.0
@@ -133,7 +134,9 @@ static int phases_of(const struct graph *g, struct phase ph[3])
 	} else if (cols <= AUTO_LP_COLUMNS) {
 		ph[k++] = (struct phase){ "approx", 1.0 };
 	}
-	if (strategy_find("lns", NULL))
+	/* lns works on stage matrices; past their limit the heuristics'
+	 * plan is the answer. */
+	if (g->n <= STAGES_MAX_NODES && strategy_find("lns", NULL))
 		ph[k++] = (struct phase){ "lns", 1.0 };
 	return k;
 }

@@ -44,6 +44,12 @@ struct dtr {
 	int by_cost;         /* the clock advances by cost, else by 1 a compute */
 	int *res, *res_pos, nres; /* the resident values; res_pos[v] its slot or -1 */
 	int *fv, depth;           /* the chain of pending computes, v's inputs first */
+	int keep_dead;            /* dead values stay (dtr_opts.keep_dead) */
+	/* Values that may be dead and resident since the last sweep (those
+	 * that died, dead ones recomputed), each once: the sweep after a step
+	 * looks at them only, not at every resident value. */
+	int *zombies, nzombies;
+	char *listed;
 	long soft_evictions;      /* evictions of values a lower frame needs */
 	long max_soft;            /* more of them is thrashing: give up */
 	double deadline;          /* cm_clock() at which to give up, or 0 */
@@ -68,6 +74,8 @@ static void state_release(struct dtr *s)
 	free(s->res);
 	free(s->res_pos);
 	free(s->fv);
+	free(s->zombies);
+	free(s->listed);
 	free(s->hard);
 	free(s->mark);
 	free(s->walk);
@@ -87,7 +95,7 @@ static int state_init(struct dtr *s, const struct graph *g, uint64_t budget,
 			   .max_computes = o->max_computes > 0 ? o->max_computes
 							       : 10L * g->n + 10000L,
 			   .max_soft = o->max_soft > 0 ? o->max_soft : (long)g->n + 100,
-			   .deadline = o->deadline };
+			   .deadline = o->deadline, .keep_dead = o->keep_dead };
 	s->resident = calloc(n, 1);
 	s->computed = calloc(n, 1);
 	s->dead = calloc(n, 1);
@@ -97,12 +105,15 @@ static int state_init(struct dtr *s, const struct graph *g, uint64_t budget,
 	s->res = malloc(n * sizeof(int));
 	s->res_pos = malloc(n * sizeof(int));
 	s->fv = malloc(n * sizeof(int));
+	s->zombies = malloc(n * sizeof(int));
+	s->listed = calloc(n, 1);
 	s->hard = calloc(n, sizeof(unsigned));
 	s->mark = calloc(n, sizeof(unsigned));
 	s->walk = malloc(n * sizeof(int));
 	s->elem = malloc(n * sizeof(int));
 	if (!s->resident || !s->computed || !s->dead || !s->pin || !s->remaining ||
-	    !s->last || !s->res || !s->res_pos || !s->fv || !s->hard || !s->mark ||
+	    !s->last || !s->res || !s->res_pos || !s->fv || !s->zombies || !s->listed ||
+	    !s->hard || !s->mark ||
 	    !s->walk || !s->elem)
 		return -1;
 	s->tick = 1;
@@ -326,6 +337,15 @@ static void res_remove(struct dtr *s, int v)
 	s->res_pos[v] = -1;
 }
 
+/* v may now be dead and resident: the next sweep looks at it. */
+static void zombie_note(struct dtr *s, int v)
+{
+	if (s->keep_dead || s->listed[v] || !s->dead[v] || !s->resident[v])
+		return;
+	s->listed[v] = 1;
+	s->zombies[s->nzombies++] = v;
+}
+
 static int do_compute(struct dtr *s, int v)
 {
 	const struct graph *g = s->g;
@@ -342,6 +362,7 @@ static int do_compute(struct dtr *s, int v)
 	for (int i = g->dep_off[v]; i < g->dep_off[v + 1]; i++)
 		s->last[g->deps[i]] = s->clock;
 	eq_leave(s, v);
+	zombie_note(s, v);
 	return 0;
 }
 
@@ -466,6 +487,44 @@ static void set_dead(struct dtr *s, int v)
 {
 	s->dead[v] = 1;
 	eq_leave(s, v);
+	zombie_note(s, v);
+}
+
+/* Higher slot of the resident list first. */
+static int by_slot_desc(const void *a, const void *b)
+{
+	const int *x = a, *y = b;
+
+	return (x[0] < y[0]) - (x[0] > y[0]);
+}
+
+/* Frees the dead values that are resident, in the order of their slots in
+ * the resident list, last first (as a scan of the whole list would). 0,
+ * or -1 when out of memory. */
+static int sweep_dead(struct dtr *s)
+{
+	int n = 0, rc = 0, (*pairs)[2];
+
+	if (s->nzombies == 0)
+		return 0;
+	pairs = malloc((size_t)s->nzombies * sizeof(*pairs));
+	if (pairs == NULL)
+		return -1;
+	for (int i = 0; i < s->nzombies; i++) {
+		int v = s->zombies[i];
+
+		s->listed[v] = 0;
+		if (s->dead[v] && s->resident[v]) {
+			pairs[n][0] = s->res_pos[v];
+			pairs[n++][1] = v;
+		}
+	}
+	s->nzombies = 0;
+	qsort(pairs, (size_t)n, sizeof(*pairs), by_slot_desc);
+	for (int i = 0; i < n && rc == 0; i++)
+		rc = do_free(s, pairs[i][1]);
+	free(pairs);
+	return rc;
 }
 
 /* One heuristic: steps into p (which the caller empties). */
@@ -491,12 +550,8 @@ static int run_one(const struct graph *g, uint64_t budget, const struct dtr_opts
 			set_dead(&s, k);
 		/* Dead values go now: those k read last, k itself when nothing
 		 * reads it, and dead ones the chain recomputed. */
-		for (int i = s.nres - 1; i >= 0 && !o->keep_dead; i--) {
-			if (i >= s.nres || !s.dead[s.res[i]])
-				continue;
-			if (do_free(&s, s.res[i]))
-				goto out;
-		}
+		if (sweep_dead(&s))
+			goto out;
 	}
 	r = 0;
 out:

@@ -5,6 +5,7 @@
 
 #include <string.h>
 
+#include "../common/clock.h"
 #include "../common/num.h"
 #include "../common/stop.h"
 
@@ -13,9 +14,10 @@ int strategy_run_heuristic(const struct strategy *s, const struct graph *g,
 			   struct cm_error *err)
 {
 	const struct baseline b = { s->name, s->point };
+	double deadline = rq->time_limit > 0 ? cm_clock() + rq->time_limit : 0;
 	struct plan *p;
-	int rc = baseline_best(&b, g, rq->budget, &p, &out->sim, out->param,
-			       sizeof(out->param), err);
+	int rc = baseline_best_until(&b, deadline, g, rq->budget, &p, &out->sim, out->param,
+				     sizeof(out->param), err);
 
 	if (rc == BASELINE_UNSUPPORTED) {
 		strategy_set_status(out, STATUS_UNSUPPORTED);
@@ -47,6 +49,7 @@ struct plan *strategy_best_heuristic(const struct graph *g, const struct solve_r
 				     struct sim_result *sim)
 {
 	struct plan *best = NULL;
+	double t_end = cm_clock() + rq->time_limit / 3;
 
 	for (int i = 0; i < strategy_count(); i++) {
 		const struct strategy *s = strategy_at(i);
@@ -60,8 +63,16 @@ struct plan *strategy_best_heuristic(const struct graph *g, const struct solve_r
 			break;
 		h.strategy = s->name;
 		h.cost_cap = 0;
-		/* A start must not take the solver's time: a third of it each. */
-		h.time_limit = rq->time_limit > 0 ? rq->time_limit / 3 : 0;
+		/* A start must not take the solver's time: a third of it for
+		 * them all (on a large graph a sweep of stage matrices takes
+		 * seconds a point). */
+		if (rq->time_limit > 0) {
+			h.time_limit = t_end - cm_clock();
+			if (best && h.time_limit <= 0)
+				break;
+			if (h.time_limit < 0.01)
+				h.time_limit = 0.01;
+		}
 		if (s->run(s, g, &h, &o, &err) == 0 && o.plan && o.sim.fits &&
 		    (best == NULL || o.sim.cost < sim->cost)) {
 			plan_free(best);

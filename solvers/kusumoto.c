@@ -241,26 +241,44 @@ static int family_push(struct kctx *c, long *cap, const uint64_t *set)
 	return 0;
 }
 
-/* All lower sets: node i (in topological order) either out, or in when all
- * its inputs are in. Returns 0, 1 when there are more than cap, -1. */
-static int enumerate(struct kctx *c, int i, uint64_t *cur, long cap, long *fcap)
+/* All lower sets, depth first: node i (in topological order) either out,
+ * or in when all its inputs are in. step[i] says which branches of node i
+ * are done (0 none, 1 out, 2 both); an explicit stack rather than
+ * recursion, whose depth would be nf. Returns 0, 1 when there are more
+ * than cap, -1. */
+static int enumerate(struct kctx *c, uint64_t *cur, long cap, long *fcap)
 {
-	int r, in = 1;
+	char *step = calloc((size_t)c->nf + 1, 1);
+	int i = 0, r = 0;
 
-	if (i == c->nf) {
-		if (c->nl >= cap)
-			return 1;
-		return family_push(c, fcap, cur);
+	/* Every prefix of the order is a lower set: nf + 1 of them at least. */
+	if (c->nf >= cap)
+		r = 1;
+	if (step == NULL)
+		r = -1;
+	while (r == 0 && i >= 0) {
+		int in = 1;
+
+		if (i == c->nf) {
+			r = c->nl >= cap ? 1 : family_push(c, fcap, cur);
+			i--;
+			continue;
+		}
+		if (step[i]++ == 0) {
+			i++; /* the set without i */
+			continue;
+		}
+		for (int e = c->dep_off[i]; e < c->dep_off[i + 1] && in; e++)
+			in = has(cur, c->deps[e]);
+		if (step[i] == 2 && in) {
+			cur[i >> 6] |= (uint64_t)1 << (i & 63);
+			i++; /* the sets with i */
+			continue;
+		}
+		cur[i >> 6] &= ~((uint64_t)1 << (i & 63));
+		step[i--] = 0;
 	}
-	if ((r = enumerate(c, i + 1, cur, cap, fcap)) != 0)
-		return r;
-	for (int e = c->dep_off[i]; e < c->dep_off[i + 1] && in; e++)
-		in = has(cur, c->deps[e]);
-	if (!in)
-		return 0;
-	cur[i >> 6] |= (uint64_t)1 << (i & 63);
-	r = enumerate(c, i + 1, cur, cap, fcap);
-	cur[i >> 6] &= ~((uint64_t)1 << (i & 63));
+	free(step);
 	return r;
 }
 
@@ -837,7 +855,7 @@ static int ctx_family(struct kctx *c, const struct kusumoto_opts *o, struct cm_e
 
 		if (!cur)
 			return cm_errorf(err, "out of memory");
-		r = enumerate(c, 0, cur, cap, &fcap);
+		r = enumerate(c, cur, cap, &fcap);
 		free(cur);
 		if (r < 0)
 			return cm_errorf(err, "out of memory");

@@ -20,17 +20,20 @@ trap 'rm -rf "$tmp"' EXIT
 suite() {
 	local build=$1 quick=$2 pass=0 fail=0 broken=0 t out status summary start
 	local -a cmd
-	for t in "$build"/tests/t_* tests/cli.sh tests/interrupt.sh tests/install.sh tests/torch/run.py; do
-		case "$t" in *.o|*.d) continue ;; esac
-		if [ "$t" = tests/cli.sh ] || [ "$t" = tests/interrupt.sh ]; then
-			cmd=("$t" "$build/checkmate")
-		elif [ "$t" = tests/install.sh ]; then
+	for t in "$build"/tests/t_* tests/cli.sh tests/interrupt.sh tests/install.sh \
+		 tests/fuzz_replay.sh tests/deep.sh tests/torch/run.py; do
+		case "$t" in
+		*.o|*.d) continue ;;
+		tests/cli.sh|tests/interrupt.sh|tests/deep.sh) cmd=("$t" "$build/checkmate") ;;
+		tests/fuzz_replay.sh) cmd=("$t" "$build") ;;
+		tests/install.sh)
 			[ "$quick" = 0 ] || continue
-			cmd=(tests/install.sh "$build")
-		elif [ "$t" = tests/torch/run.py ]; then
+			cmd=("$t" "$build") ;;
+		tests/torch/run.py)
 			[ "$quick" = 0 ] || continue
-			cmd=(/usr/bin/python3 tests/torch/run.py "$build/checkmate")
-		else cmd=("$t"); fi
+			cmd=(/usr/bin/python3 "$t" "$build/checkmate") ;;
+		*) cmd=("$t") ;;
+		esac
 		start=$SECONDS
 		out=$(CHECKMATE_QUICK=$quick "${cmd[@]}" 2>&1)
 		status=$?

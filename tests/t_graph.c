@@ -79,6 +79,33 @@ static void test_format1(void)
 	graph_free(g);
 }
 
+/* Ids longer than any buffer stay whole: two that differ only at the end
+ * are two nodes. */
+static void test_nodelink_long_ids(void)
+{
+	enum { LEN = 3000 };
+	char *a = malloc(LEN + 1), *b = malloc(LEN + 1), *json = malloc(4 * LEN + 200);
+	struct cm_error err;
+	struct graph *g;
+
+	memset(a, 'a', LEN);
+	memcpy(b, a, LEN);
+	a[LEN] = b[LEN] = '\0';
+	b[LEN - 1] = 'b';
+	snprintf(json, 4 * LEN + 200,
+		 "{\"nodes\": [{\"id\": \"%s\", \"cost\": 1, \"memory\": 1},"
+		 " {\"id\": \"%s\", \"cost\": 1, \"memory\": 1}],"
+		 " \"links\": [{\"source\": \"%s\", \"target\": \"%s\"}]}", b, a, b, a);
+	g = parse(json, &err);
+	ok(g && g->n == 2 && strcmp(g->nodes[0].name, b) == 0 && strcmp(g->nodes[1].name, a) == 0 &&
+	   graph_ndeps(g, 1) == 1, "node-link ids of %d bytes that differ at the end are two nodes (%s)",
+	   LEN, g ? "ok" : err.msg);
+	graph_free(g);
+	free(a);
+	free(b);
+	free(json);
+}
+
 static void test_nodelink(void)
 {
 	struct cm_error err;
@@ -110,6 +137,7 @@ static void test_nodelink(void)
 	ok(g && strcmp(g->nodes[1].name, "z") == 0 && strcmp(g->nodes[2].name, "y") == 0,
 	   "graph.order sets the execution order");
 	graph_free(g);
+	test_nodelink_long_ids();
 }
 
 static void test_benchmarks(void)

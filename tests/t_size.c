@@ -54,6 +54,9 @@ int main(void)
 	bad("1.5.5G", "unknown unit");
 	bad("18446744073709551616", "too large");
 	bad("99999999999T", "too large");
+	/* 2^128 + 1 in 39 digits: a mantissa that wraps must not read as 0 */
+	bad("3402823669209384634633.74607431768211457", "too large");
+	bad("3402823669209384634633.74607431768211457%", "too large");
 	bad("16 G B", "unexpected text");
 	bad("nan", "expected a number");
 	bad("inf", "expected a number");
