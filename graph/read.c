@@ -266,16 +266,16 @@ static struct graph *parse_failed(const char *label, const json_error_t *je,
 	return NULL;
 }
 
-struct graph *graph_read_string(const char *json, const char *label,
-				struct cm_error *err)
+/* The graph of a parsed document (root, or NULL with je's error), which
+ * it releases. */
+static struct graph *from_document(json_t *root, const json_error_t *je, const char *label,
+				   struct cm_error *err)
 {
-	json_error_t je;
-	json_t *root = json_loads(json, json_flags, &je);
 	struct graph *g;
 	char *id;
 
 	if (root == NULL)
-		return parse_failed(label, &je, err);
+		return parse_failed(label, je, err);
 	id = stem(label);
 	g = id ? from_json(root, label, id, err) : NULL;
 	if (id == NULL)
@@ -285,22 +285,21 @@ struct graph *graph_read_string(const char *json, const char *label,
 	return g;
 }
 
+struct graph *graph_read_string(const char *json, const char *label,
+				struct cm_error *err)
+{
+	json_error_t je;
+	json_t *root = json_loads(json, json_flags, &je);
+
+	return from_document(root, &je, label, err);
+}
+
 struct graph *graph_read_stream(FILE *f, const char *label, struct cm_error *err)
 {
 	json_error_t je;
 	json_t *root = json_loadf(f, json_flags, &je);
-	struct graph *g;
-	char *id;
 
-	if (root == NULL)
-		return parse_failed(label, &je, err);
-	id = stem(label);
-	g = id ? from_json(root, label, id, err) : NULL;
-	if (id == NULL)
-		cm_errorf(err, "out of memory");
-	free(id);
-	json_decref(root);
-	return g;
+	return from_document(root, &je, label, err);
 }
 
 struct graph *graph_read_file(const char *path, struct cm_error *err)
