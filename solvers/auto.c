@@ -30,6 +30,7 @@ struct incumbent {
 	char plan_by[64];     /* the strategy that made it */
 	double bound;         /* the best proven lower bound, when has_bound */
 	int has_bound, proven, infeasible;
+	int repaired;         /* lns ran from a plan over budget (repair_phase) */
 	char bound_by[64];
 	char why[256];        /* why a phase found nothing, for the summary */
 	int cols, rows, nnz;  /* the model the last phase built, if any */
@@ -116,10 +117,11 @@ static const char *next_phase(const struct graph *g)
 	return strategy_find("lns", &err) ? "lns" : NULL;
 }
 
-/* Runs strategy name on rq's budget with the time left, from the
- * incumbent, into in. */
+/* Runs strategy name on rq's budget with the time left, from start (the
+ * incumbent when NULL), into in. */
 static int run_phase(const struct graph *g, const struct solve_request *rq, const char *name,
-		     double t0, double left, struct incumbent *in, struct cm_error *err)
+		     double t0, double left, const struct plan *start, struct incumbent *in,
+		     struct cm_error *err)
 {
 	struct solve_request sub = *rq;
 	struct relay relay = { rq, in, t0, name };
@@ -131,7 +133,7 @@ static int run_phase(const struct graph *g, const struct solve_request *rq, cons
 	}
 	sub.strategy = name;
 	sub.time_limit = left;
-	sub.start = in->plan;
+	sub.start = start ? start : in->plan;
 	sub.n_params = 0; /* auto's parameters are its own */
 	if (strategy_solve(g, &sub, &o, err))
 		return -1;
@@ -141,6 +143,36 @@ static int run_phase(const struct graph *g, const struct solve_request *rq, cons
 	in->nnz = o.nnz;
 	strategy_outcome_release(&o);
 	return 0;
+}
+
+/* When no heuristic fits: lns from the checkpoint-all plan, which it
+ * repairs first (solvers/repair.h), with all the time left when lns is
+ * the phase for g's size anyway, else half of it (the phase gets the rest,
+ * from the repaired plan). */
+static int repair_phase(const struct graph *g, const struct solve_request *rq,
+			const char *phase, double t0, double limit, struct incumbent *in,
+			struct cm_error *err)
+{
+	double left = limit - (cm_clock() - t0);
+	struct plan *all;
+	struct cm_error ignored;
+	int rc;
+
+	if (left <= 0.5 || strategy_find("lns", &ignored) == NULL)
+		return 0;
+	all = plan_new();
+	if (all == NULL || baseline_checkpoint_all(g, all, err)) {
+		plan_free(all);
+		return all ? -1 : cm_errorf(err, "out of memory");
+	}
+	snprintf(all->strategy, sizeof(all->strategy), "checkpoint-all");
+	if (phase == NULL || strcmp(phase, "lns") != 0)
+		left /= 2;
+	report(rq, in, t0, "repair");
+	rc = run_phase(g, rq, "lns", t0, left, all, in, err);
+	in->repaired = 1;
+	plan_free(all);
+	return rc;
 }
 
 int strategy_run_auto(const struct strategy *s, const struct graph *g,
@@ -162,9 +194,13 @@ int strategy_run_auto(const struct strategy *s, const struct graph *g,
 		in.cost = sim.cost;
 		snprintf(in.plan_by, sizeof(in.plan_by), "%s", in.plan->strategy);
 	}
-	if (phase && limit - (cm_clock() - t0) > 0.5) {
+	if (in.plan == NULL && repair_phase(g, rq, phase, t0, limit, &in, err)) {
+		plan_free(in.plan);
+		return -1;
+	}
+	if (phase && limit - (cm_clock() - t0) > 0.5 && !(in.repaired && strcmp(phase, "lns") == 0)) {
 		report(rq, &in, t0, phase);
-		if (run_phase(g, rq, phase, t0, limit - (cm_clock() - t0), &in, err)) {
+		if (run_phase(g, rq, phase, t0, limit - (cm_clock() - t0), NULL, &in, err)) {
 			plan_free(in.plan);
 			return -1;
 		}
