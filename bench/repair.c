@@ -1,9 +1,15 @@
-/* build/bench/repair GRAPH BUDGET TIME [START [WINDOW_TIME STAGES VALUES]]:
- * the repair phase (solvers/repair.h) from a plan that does not fit, then
- * lns with the time left; one CSV row on standard output.
- * BUDGET: fF for lb + F (peak - lb), or P% of the checkpoint-all peak.
- * START: "all" (checkpoint-all, the default) or "dtr" (the dtr plan at
- * the smallest of 100%, 95%, ... of the peak where it finds one). */
+/* build/bench/repair GRAPH BUDGET TIME [MODE]: one CSV row on standard
+ * output for a graph at a budget with `--time-limit TIME`:
+ *   graph,budget,bytes,f,mode,fits,cost,overhead,t_fit,seconds,param,load
+ * BUDGET: fF for lb + F (peak - lb), or P% of the checkpoint-all peak;
+ * f is (bytes - lb) / (peak - lb). t_fit: seconds until the first plan that
+ * fits (-1: none). load: the 1-minute load average when the run ended.
+ * MODE: "auto" (the default: solve's default strategy, through the
+ * strategy table; t_fit is its first progress report with an incumbent),
+ * "all" or "dtr" (lns_improve from the checkpoint-all plan, or from dtr's
+ * plan at the tightest of 100%, 95%, ... of the peak where it has one,
+ * repaired first: solvers/repair.h), "shave" (the shave row alone).
+ * BENCH_VERBOSE=1 prints progress on standard error. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,58 +17,84 @@
 #include "../baselines/baseline.h"
 #include "../common/clock.h"
 #include "../graph/read.h"
-#include "../plan/io.h"
 #include "../plan/sim.h"
 #include "../solvers/dtr.h"
 #include "../solvers/lns.h"
-#include "../solvers/repair.h"
 #include "../solvers/strategy.h"
+
+struct watch {
+	double t0, t_fit;
+};
 
 static void progress(void *ctx, const struct solve_progress *p)
 {
-	(void)ctx;
-	fprintf(stderr, "%7.1f s  %.0f  %s\n", p->elapsed, p->incumbent, p->label);
+	struct watch *w = ctx;
+
+	if (p->has_incumbent && w->t_fit < 0)
+		w->t_fit = cm_clock() - w->t0;
+	if (getenv("BENCH_VERBOSE"))
+		fprintf(stderr, "%7.1f s  %s%.0f  %s\n", cm_clock() - w->t0,
+			p->has_incumbent ? "" : "(over budget) ", p->incumbent,
+			p->label ? p->label : "");
 }
 
-/* dtr's plan at the tightest budget above budget (in steps of 5% of the
- * peak) where it finds one, or checkpoint-all. */
+/* dtr's plan at the tightest budget of 5% steps of the peak at or above
+ * budget where it finds one, else checkpoint-all. */
 static struct plan *start_plan(const struct graph *g, uint64_t budget, const char *how)
 {
 	struct plan *p = plan_new();
 	struct cm_error err;
 	uint64_t peak = graph_peak_all(g);
 
-	if (strcmp(how, "dtr") == 0)
-		for (int pct = 5; (uint64_t)pct * peak / 100 < peak + 1; pct += 5) {
-			uint64_t b = (uint64_t)pct * peak / 100;
+	for (int pct = 5; strcmp(how, "dtr") == 0 && pct <= 100; pct += 5) {
+		uint64_t b = (uint64_t)pct * peak / 100;
 
-			if (b < budget)
-				continue;
-			if (dtr_plan(g, b, NULL, p, &err) == 0) {
-				fprintf(stderr, "start: dtr at %d%% of the peak\n", pct);
-				return p;
-			}
+		if (b >= budget && dtr_plan(g, b, NULL, p, &err) == 0) {
+			fprintf(stderr, "start: dtr at %d%% of the peak\n", pct);
+			return p;
 		}
+	}
 	baseline_checkpoint_all(g, p, &err);
+	snprintf(p->strategy, sizeof(p->strategy), "checkpoint-all");
 	return p;
+}
+
+static int run_lns(const struct graph *g, uint64_t budget, double limit, const char *mode,
+		   struct watch *w, struct sim_result *sim, char *param, size_t len)
+{
+	struct lns_opts o = { .ops = solver_find("cbc"), .time_limit = limit, .seed = 1,
+			      .progress = progress, .ctx = w };
+	struct plan *start = start_plan(g, budget, mode), *out = NULL;
+	struct lns_stats st;
+	struct cm_error err;
+	int rc;
+
+	o.time_limit = limit - (cm_clock() - w->t0);
+	rc = lns_improve(g, budget, start, &o, &out, &st, &err);
+	snprintf(param, len, "%s", rc ? err.msg : start->strategy);
+	if (rc == 0) {
+		plan_simulate(g, out, budget, sim, &err);
+		w->t_fit = st.repaired ? st.t_fit : 0;
+	}
+	plan_free(start);
+	plan_free(out);
+	return rc < 0 ? -1 : 0;
 }
 
 int main(int argc, char **argv)
 {
-	struct repair_opts ro = { .window_time_limit = 10, .seed = 1 };
-	struct lns_opts lo = { .window_time_limit = 10, .seed = 1 };
-	struct plan *start, *fixed = NULL, *out = NULL;
-	struct repair_stats rs;
-	struct lns_stats ls = { 0 };
-	struct sim_result sim;
+	struct watch w = { .t_fit = -1 };
+	struct sim_result sim = { 0 };
 	struct cm_error err;
 	struct graph *g;
+	const char *mode = argc > 4 ? argv[4] : "auto";
+	char param[160] = "";
 	uint64_t lb, peak, budget;
-	double limit, t0;
-	int fit;
+	double limit, load = -1;
+	FILE *f;
 
 	if (argc < 4) {
-		fprintf(stderr, "usage: repair GRAPH fF|P%% TIME [all|dtr [WINDOW_TIME STAGES VALUES]]\n");
+		fprintf(stderr, "usage: repair GRAPH fF|P%% TIME [auto|all|dtr|shave]\n");
 		return 2;
 	}
 	g = graph_load(argv[1], &err);
@@ -73,54 +105,40 @@ int main(int argc, char **argv)
 	lb = graph_lower_bound(g);
 	peak = graph_peak_all(g);
 	if (argv[2][0] == 'f')
-		budget = lb + (uint64_t)(atof(argv[2] + 1) * (double)(peak - lb));
+		budget = lb + (uint64_t)(atof(argv[2] + 1) * (double)(peak - lb) + 0.5);
 	else
 		budget = (uint64_t)(atof(argv[2]) / 100 * (double)peak);
 	limit = atof(argv[3]);
-	if (argc > 5)
-		ro.window_time_limit = lo.window_time_limit = atof(argv[5]);
-	if (argc > 6)
-		ro.stage_window = atoi(argv[6]);
-	if (argc > 7)
-		ro.node_window = atoi(argv[7]);
-	if (getenv("REPAIR_VERBOSE"))
-		ro.progress = lo.progress = progress;
-	ro.ops = lo.ops = solver_find("cbc");
-	t0 = cm_clock();
-	start = start_plan(g, budget, argc > 4 ? argv[4] : "all");
-	ro.time_limit = limit - (cm_clock() - t0);
-	fit = repair_plan(g, budget, start, &ro, &fixed, &rs, &err);
-	if (fit < 0) {
-		fprintf(stderr, "repair: %s\n", err.msg);
-		return 1;
-	}
-	fprintf(stderr, "repair: fits %d, overflow %.0f -> %.0f, cost %.0f -> %.0f, %d windows "
-		"(%d improved, %d rejected), %.1f s\n", fit, rs.first_overflow, rs.final_overflow,
-		rs.first_cost, rs.final_cost, rs.windows, rs.improved, rs.rejected, rs.seconds);
-	if (getenv("REPAIR_PLAN")) {
-		FILE *f = fopen(getenv("REPAIR_PLAN"), "w");
+	w.t0 = cm_clock();
+	if (strcmp(mode, "auto") == 0 || strcmp(mode, "shave") == 0) {
+		struct solve_request rq = { .strategy = mode, .budget = budget, .time_limit = limit,
+					    .progress = progress, .ctx = &w };
+		struct solve_outcome o;
 
-		if (f) {
-			plan_write_text(f, g, fixed);
-			fclose(f);
+		if (strategy_solve(g, &rq, &o, &err)) {
+			fprintf(stderr, "repair: %s\n", err.msg);
+			return 1;
 		}
-	}
-	lo.time_limit = limit - (cm_clock() - t0);
-	if (fit && lo.time_limit > 1 && lns_improve(g, budget, fixed, &lo, &out, &ls, &err) != 0) {
-		fprintf(stderr, "lns: %s\n", err.msg);
+		if (o.plan)
+			sim = o.sim;
+		if (o.plan && sim.fits && w.t_fit < 0)
+			w.t_fit = o.seconds;
+		snprintf(param, sizeof(param), "%s", o.plan ? o.param : o.why);
+		strategy_outcome_release(&o);
+	} else if (run_lns(g, budget, limit, mode, &w, &sim, param, sizeof(param))) {
 		return 1;
 	}
-	plan_simulate(g, out ? out : fixed, budget, &sim, &err);
-	/* graph,budget,bytes,start,fits,t_fit,repair_cost,final_cost,overhead_repair,
-	 * overhead,windows,lns_windows,seconds */
-	printf("%s,%s,%llu,%s,%d,%.1f,%.0f,%.0f,%.4f,%.4f,%d,%d,%.1f\n", g->id, argv[2],
-	       (unsigned long long)budget, argc > 4 ? argv[4] : "all", sim.fits,
-	       fit ? rs.t_fit + (rs.seconds - rs.seconds) : -1, rs.final_cost, sim.cost,
-	       rs.final_cost / graph_total_cost(g), sim.cost / graph_total_cost(g), rs.windows,
-	       ls.windows, cm_clock() - t0);
-	plan_free(start);
-	plan_free(fixed);
-	plan_free(out);
+	for (char *c = param; *c; c++)
+		*c = *c == ',' ? ';' : *c;
+	if ((f = fopen("/proc/loadavg", "r")) != NULL) {
+		if (fscanf(f, "%lf", &load) != 1)
+			load = -1;
+		fclose(f);
+	}
+	printf("%s,%s,%llu,%.3f,%s,%d,%.0f,%.4f,%.1f,%.1f,%s,%.1f\n", g->id, argv[2],
+	       (unsigned long long)budget, (double)(budget - lb) / (double)(peak - lb), mode,
+	       sim.fits, sim.fits ? sim.cost : 0, sim.fits ? sim.cost / graph_total_cost(g) : 0,
+	       sim.fits ? w.t_fit : -1, cm_clock() - w.t0, param, load);
 	graph_free(g);
 	return 0;
 }

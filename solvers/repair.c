@@ -341,7 +341,7 @@ int repair_plan(const struct graph *g, uint64_t budget, const struct plan *start
 		goto out;
 	r.st->first_overflow = r.overflow;
 	r.st->first_cost = r.plan->cost;
-	if (shave(&r, err) || search(&r, err))
+	if ((!o->no_shave && shave(&r, err)) || search(&r, err))
 		goto out;
 	if (plan_simulate(g, r.plan, budget, &sim, err))
 		goto out;

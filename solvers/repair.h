@@ -18,7 +18,9 @@ struct repair_opts {
 	double window_time_limit; /* seconds per window; <= 0: 10 */
 	int stage_window;         /* stages around the target at first; <= 0: 6 */
 	int node_window;          /* free values per window at first; <= 0: 12 */
-	unsigned long long seed;  /* ties among values to free */
+	unsigned long long seed;  /* ties among values to free, random shaves */
+	int no_shave;             /* 1: windows only, no constructive phase
+				   * (tests and measurements) */
 	/* Called after every window with the overflow left (as the
 	 * incumbent) and the cost; may be NULL. */
 	void (*progress)(void *ctx, const struct solve_progress *p);
