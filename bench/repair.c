@@ -71,7 +71,7 @@ static int run_lns(const struct graph *g, uint64_t budget, double limit, const c
 
 	o.time_limit = limit - (cm_clock() - w->t0);
 	rc = lns_improve(g, budget, start, &o, &out, &st, &err);
-	snprintf(param, len, "%s", rc ? err.msg : start->strategy);
+	snprintf(param, len, "%.150s", rc ? err.msg : start->strategy);
 	if (rc == 0) {
 		plan_simulate(g, out, budget, sim, &err);
 		w->t_fit = st.repaired ? st.t_fit : 0;
@@ -123,9 +123,10 @@ int main(int argc, char **argv)
 			sim = o.sim;
 		if (o.plan && sim.fits && w.t_fit < 0)
 			w.t_fit = o.seconds;
-		snprintf(param, sizeof(param), "%s", o.plan ? o.param : o.why);
+		snprintf(param, sizeof(param), "%.150s", o.plan ? o.param : o.why);
 		strategy_outcome_release(&o);
 	} else if (run_lns(g, budget, limit, mode, &w, &sim, param, sizeof(param))) {
+		fprintf(stderr, "repair: %s\n", param);
 		return 1;
 	}
 	for (char *c = param; *c; c++)

@@ -296,8 +296,20 @@ static int repair_start(struct repair *r, const struct plan *start, struct cm_er
 
 	if (got < 0)
 		return -1;
-	if (got == 0)
-		return cm_errorf(err, "the start plan cannot be taken as stages: %s", err->msg);
+	if (got == 0) {
+		/* A plan the stages cannot express (a node computed for the
+		 * first time before an earlier one): start from keeping
+		 * everything instead. */
+		int *last = malloc(((size_t)r->g->n + 1) * sizeof(int));
+
+		if (last == NULL)
+			return cm_errorf(err, "out of memory");
+		graph_last_use(r->g, last);
+		stages_checkpoint_all(r->g, &r->inc, last);
+		stages_drop_unused(r->g, &r->inc);
+		free(last);
+		r->st->start_unstaged = 1;
+	}
 	return replay(r, err);
 }
 

@@ -38,14 +38,18 @@ struct repair_stats {
 	double first_cost, final_cost;
 	double seconds;        /* wall time */
 	double t_fit;          /* seconds until the plan fit, or -1 */
+	int start_unstaged;    /* 1: the start could not be taken as stages;
+				* the checkpoint-all stages were used instead */
 };
 
 /* Turns start (valid; any peak) into a plan of g that fits budget. *out
  * (caller frees with plan_free) is the plan with the least overflow found,
  * replayed, staged, strategy "repair". Returns 1 when *out fits, 0 when
  * the time ran out or no window could reduce the overflow (*out is then
- * over budget), -1 with err set on failure (or when start is not valid or
- * cannot be taken as stages: err says why). st may be NULL. */
+ * over budget), -1 with err set on failure (or when start is not valid).
+ * A start the stage matrices cannot express (a node computed for the first
+ * time before an earlier one) is replaced by the checkpoint-all plan. st
+ * may be NULL. */
 int repair_plan(const struct graph *g, uint64_t budget, const struct plan *start,
 		const struct repair_opts *o, struct plan **out, struct repair_stats *st,
 		struct cm_error *err);

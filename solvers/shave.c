@@ -459,6 +459,77 @@ static int shave_to(struct shave *sh, double deadline)
 	return moves;
 }
 
+static double total_cost(const struct shave *sh)
+{
+	double c = 0;
+
+	for (int t = 0; t < sh->n; t++)
+		c += row_cost(sh->g, &STAGE_R(sh->st, t, 0), t);
+	return c;
+}
+
+/* Once the plan fits: for each recomputation, the dearest first, keep the
+ * value instead and shave again (the drops then chosen are the cheapest
+ * that make room); kept when the plan still fits and costs less. Until a
+ * round gains nothing or the deadline. Returns the number kept, -1 when
+ * out of memory. */
+static int refine(struct shave *sh, double deadline)
+{
+	size_t cells = (size_t)sh->n * (size_t)sh->n;
+	uint8_t *R0 = malloc(cells ? cells : 1), *S0 = malloc(cells ? cells : 1);
+	struct shave_cand *list = malloc(((size_t)sh->n + 1) * sizeof(*list));
+	int kept = 0, again = 1;
+
+	if (!R0 || !S0 || !list) {
+		kept = -1;
+		goto out;
+	}
+	while (again) {
+		double cost = total_cost(sh);
+		int nl = 0;
+
+		again = 0;
+		/* The recomputations, dearest first (est: the value's cost). */
+		for (int q = 1; q < sh->n && nl < sh->n; q++)
+			for (int i = 0; i < q && nl < sh->n; i++)
+				if (keep_stretch(sh, i, q, &list[nl])) {
+					list[nl].est = sh->g->nodes[i].cost;
+					nl++;
+				}
+		qsort(list, (size_t)nl, sizeof(*list), by_est);
+		for (int k = 0; k < nl; k++) {
+			double dover, dcost, after;
+			uint64_t pa, pq;
+
+			if (deadline > 0 && cm_clock() > deadline)
+				goto out;
+			/* Still a recomputation after the earlier keeps? */
+			if (!keep_stretch(sh, list[k].i, list[k].q, &list[k]))
+				continue;
+			memcpy(R0, sh->st->R, cells);
+			memcpy(S0, sh->st->S, cells);
+			evaluate(sh, &list[k], &dover, &dcost, &pa, &pq);
+			apply(sh, &list[k], pa, pq);
+			shave_to(sh, deadline);
+			after = total_cost(sh);
+			if (total_overflow(sh) <= 0 && after < cost - 1e-9) {
+				cost = after;
+				kept++;
+				again = 1;
+				continue;
+			}
+			memcpy(sh->st->R, R0, cells);
+			memcpy(sh->st->S, S0, cells);
+			all_peaks(sh);
+		}
+	}
+out:
+	free(R0);
+	free(S0);
+	free(list);
+	return kept;
+}
+
 static uint64_t max_peak(const struct shave *sh)
 {
 	uint64_t m = 0;
@@ -513,6 +584,10 @@ int shave_stages(const struct graph *g, uint64_t budget, struct stages *st,
 	if (total_overflow(&sh) <= 0 && economize(&sh, o->deadline) > 0) {
 		stages_drop_unused(g, st);
 		all_peaks(&sh);
+	}
+	if (total_overflow(&sh) <= 0 && o->refine && refine(&sh, o->deadline) < 0) {
+		cm_errorf(err, "out of memory");
+		goto out;
 	}
 	ss->final_overflow = total_overflow(&sh);
 	ss->seconds = cm_clock() - t0;
@@ -574,7 +649,7 @@ int shave_best(const struct graph *g, uint64_t budget, struct stages *st, double
 	struct stages start = { 0 }, trial = { 0 }, swap;
 	struct shave_stats one, dummy;
 	size_t cells = (size_t)g->n * (size_t)g->n;
-	double best_cost = 0, best_over = -1, cost, over;
+	double best_cost = 0, best_over = -1, cost, over, t0 = cm_clock();
 	int rc = -1;
 
 	ss = ss ? ss : &dummy;
@@ -608,6 +683,18 @@ int shave_best(const struct graph *g, uint64_t budget, struct stages *st, double
 			ss->moves = one.moves;
 			ss->final_overflow = over;
 		}
+	}
+	if (best_over == 0 && (deadline <= 0 || cm_clock() < deadline)) {
+		/* The best fitting plan, refined, for as long again as the
+		 * variants took after the first fit, at least a second. */
+		double now = cm_clock(), more = fit_deadline > 0 ? fit_deadline - t0 : 0;
+		struct shave_opts so = { .deadline = more > 1 ? now + more : now + 1, .refine = 1 };
+
+		if (deadline > 0 && so.deadline > deadline)
+			so.deadline = deadline;
+
+		if (shave_stages(g, budget, st, &so, &one, err) < 0)
+			goto out;
 	}
 	rc = best_over == 0;
 out:
@@ -658,8 +745,10 @@ int strategy_run_shave(const struct strategy *s, const struct graph *g,
 	}
 	if (checkpoint_all_stages(g, &st, err))
 		return -1;
-	fits = shave_best(g, rq->budget, &st, cm_clock() + limit, 0, SHAVE_VARIANTS, 0, &ss,
-			  err);
+	/* Once a variant fits, the others for a tenth of the time (at most
+	 * a second): this row is also a warm start of the solvers. */
+	fits = shave_best(g, rq->budget, &st, cm_clock() + limit,
+			  cm_clock() + (limit / 10 < 1 ? limit / 10 : 1), SHAVE_VARIANTS, 0, &ss, err);
 	if (fits < 0)
 		goto out;
 	if (!fits) {

@@ -23,6 +23,9 @@ struct shave_opts {
 				   * budget at once) */
 	unsigned long long seed;  /* 0: always the best move; else the best of
 				   * randomly perturbed scores */
+	int refine;               /* once it fits: keep each recomputed value
+				   * instead and shave again, where that is
+				   * cheaper */
 };
 
 struct shave_stats {
