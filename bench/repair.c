@@ -8,7 +8,10 @@
  * strategy table; t_fit is its first progress report with an incumbent),
  * "all" or "dtr" (lns_improve from the checkpoint-all plan, or from dtr's
  * plan at the tightest of 100%, 95%, ... of the peak where it has one,
- * repaired first: solvers/repair.h), "shave" (the shave row alone).
+ * repaired first: solvers/repair.h), "shave" (the shave row alone),
+ * "windows" (repair_plan from checkpoint-all with slack windows only),
+ * "variants" (each deterministic shave variant from checkpoint-all: one
+ * row each, mode variantK, with its overflow left in param).
  * BENCH_VERBOSE=1 prints progress on standard error. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +23,8 @@
 #include "../plan/sim.h"
 #include "../solvers/dtr.h"
 #include "../solvers/lns.h"
+#include "../solvers/repair.h"
+#include "../solvers/shave.h"
 #include "../solvers/strategy.h"
 
 struct watch {
@@ -81,6 +86,63 @@ static int run_lns(const struct graph *g, uint64_t budget, double limit, const c
 	return rc < 0 ? -1 : 0;
 }
 
+/* Each deterministic shave variant from the checkpoint-all stages: a row
+ * each. */
+static void variants(const struct graph *g, uint64_t budget, const char *label, double f)
+{
+	static const int descents[] = { 1, 3, 5, 10 };
+	struct cm_error err;
+
+	for (int k = 0; k < SHAVE_VARIANTS; k++) {
+		struct shave_opts so = { .squares = k & 1, .descent = descents[(k / 2) % 4] };
+		struct shave_stats ss;
+		struct stages st;
+		struct plan *p = plan_new();
+		struct sim_result sim;
+		int *last = malloc((size_t)g->n * sizeof(int));
+		double t0 = cm_clock();
+
+		stages_init(&st, g->n, &err);
+		graph_last_use(g, last);
+		stages_checkpoint_all(g, &st, last);
+		stages_complete_r(g, &st);
+		shave_stages(g, budget, &st, &so, &ss, &err);
+		plan_from_stages(g, &st, p, &err);
+		plan_simulate(g, p, budget, &sim, &err);
+		printf("%s,%s,%llu,%.3f,variant%d,%d,%.0f,%.4f,%.3f,%.3f,%s descent %d: %d moves "
+		       "overflow %.0f,0\n", g->id, label, (unsigned long long)budget, f, k,
+		       sim.fits, sim.cost, sim.cost / graph_total_cost(g),
+		       sim.fits ? cm_clock() - t0 : -1, cm_clock() - t0,
+		       so.squares ? "squares" : "sum", so.descent, ss.moves, ss.final_overflow);
+		free(last);
+		plan_free(p);
+		stages_release(&st);
+	}
+}
+
+/* repair_plan with slack windows only, from checkpoint-all. */
+static void windows_only(const struct graph *g, uint64_t budget, double limit,
+			 struct watch *w, struct sim_result *sim, char *param, size_t len)
+{
+	struct repair_opts o = { .ops = solver_find("cbc"), .time_limit = limit, .seed = 1,
+				 .no_shave = 1, .progress = progress, .ctx = w };
+	struct plan *start = start_plan(g, budget, "all"), *out = NULL;
+	struct repair_stats st;
+	struct cm_error err;
+	int rc = repair_plan(g, budget, start, &o, &out, &st, &err);
+
+	if (rc >= 0) {
+		plan_simulate(g, out, budget, sim, &err);
+		w->t_fit = rc ? st.t_fit : -1;
+		snprintf(param, len, "%d windows (%d improved): overflow %.0f -> %.0f",
+			 st.windows, st.improved, st.first_overflow, st.final_overflow);
+	} else {
+		snprintf(param, len, "%.150s", err.msg);
+	}
+	plan_free(start);
+	plan_free(out);
+}
+
 int main(int argc, char **argv)
 {
 	struct watch w = { .t_fit = -1 };
@@ -110,7 +172,14 @@ int main(int argc, char **argv)
 		budget = (uint64_t)(atof(argv[2]) / 100 * (double)peak);
 	limit = atof(argv[3]);
 	w.t0 = cm_clock();
-	if (strcmp(mode, "auto") == 0 || strcmp(mode, "shave") == 0) {
+	if (strcmp(mode, "variants") == 0) {
+		variants(g, budget, argv[2], (double)(budget - lb) / (double)(peak - lb));
+		graph_free(g);
+		return 0;
+	}
+	if (strcmp(mode, "windows") == 0) {
+		windows_only(g, budget, limit, &w, &sim, param, sizeof(param));
+	} else if (strcmp(mode, "auto") == 0 || strcmp(mode, "shave") == 0) {
 		struct solve_request rq = { .strategy = mode, .budget = budget, .time_limit = limit,
 					    .progress = progress, .ctx = &w };
 		struct solve_outcome o;

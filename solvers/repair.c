@@ -23,9 +23,9 @@ struct repair {
 	double overflow;       /* its window_overflow */
 	uint64_t *peak;        /* per stage: the incumbent's peak */
 	int *level;            /* per stage: how often a window there found nothing */
-	uint8_t *free;
-	int *queue, *dist;
-	double *score;
+	uint8_t *free;         /* a window's free values */
+	int *queue;            /* values in choose_free's order */
+	double *score;         /* their scores */
 	uint64_t rng;
 	double t0, deadline;
 	struct repair_stats *st;
@@ -83,25 +83,15 @@ static void sort_by_score(int *q, int len, const double *score)
 	}
 }
 
-/* The values a window around stage t over stages a..b frees, at most cap:
- * the values kept into t (what fills its memory), largest and longest
- * idle first; then the inputs of what is chosen, level by level, so that
- * a dropped value can be recomputed; then the values the window
- * recomputes. Returns the count (0: every value may be free). */
-static int choose_free(struct repair *r, int t, int a, int b, int cap)
+/* Frees the values kept into stage t, largest and longest idle first (a
+ * little noise breaks ties), cap of them at most. Returns the count. */
+static int free_kept(struct repair *r, int t, int cap)
 {
 	const struct graph *g = r->g;
-	int n = g->n, tail = 0, count = 0, cand = 0;
+	int tail = 0, count = 0;
 
-	for (int i = 0; i < b; i++)
-		cand += graph_nusers(g, i) > 0;
-	if (cand <= cap)
-		return 0;
-	memset(r->free, 0, (size_t)n);
-	for (int i = 0; i < n; i++)
-		r->dist[i] = -1;
 	for (int i = 0; i < t; i++) {
-		int next = n;
+		int next = g->n;
 
 		if (!STAGE_S(&r->inc, t, i))
 			continue;
@@ -112,17 +102,24 @@ static int choose_free(struct repair *r, int t, int a, int b, int cap)
 			}
 		r->score[i] = (double)g->nodes[i].memory * (double)(next - t + 1) *
 			      (1 + 0.01 * (double)(rnd(r) % 16));
-		r->dist[i] = 0;
 		r->queue[tail++] = i;
 	}
 	sort_by_score(r->queue, tail, r->score);
-	for (int q = 0; q < tail && count < cap / 2 + 1; q++) {
+	for (int q = 0; q < tail && count < cap; q++) {
 		r->free[r->queue[q]] = 1;
 		count++;
 	}
-	/* Inputs of the chosen values, breadth first. */
-	tail = 0;
-	for (int i = 0; i < n; i++)
+	return count;
+}
+
+/* Frees the inputs of the free values, breadth first, while count < cap:
+ * what a dropped value needs to be recomputed. Returns the new count. */
+static int free_inputs(struct repair *r, int count, int cap)
+{
+	const struct graph *g = r->g;
+	int tail = 0;
+
+	for (int i = 0; i < g->n; i++)
 		if (r->free[i])
 			r->queue[tail++] = i;
 	for (int head = 0; head < tail && count < cap; head++) {
@@ -138,7 +135,24 @@ static int choose_free(struct repair *r, int t, int a, int b, int cap)
 			}
 		}
 	}
-	/* Then values the window recomputes and inputs of its own nodes. */
+	return count;
+}
+
+/* The values a window around stage t over stages a..b frees, at most cap:
+ * half of them kept into t (what fills its memory), then their inputs,
+ * then the values the window recomputes and the inputs of its own nodes.
+ * Returns the count (0: every value may be free). */
+static int choose_free(struct repair *r, int t, int a, int b, int cap)
+{
+	const struct graph *g = r->g;
+	int count = 0, cand = 0;
+
+	for (int i = 0; i < b; i++)
+		cand += graph_nusers(g, i) > 0;
+	if (cand <= cap)
+		return 0;
+	memset(r->free, 0, (size_t)g->n);
+	count = free_inputs(r, free_kept(r, t, cap / 2 + 1), cap);
 	for (int s = a; s <= b && count < cap; s++) {
 		for (int i = 0; i < s && count < cap; i++)
 			if (STAGE_R(&r->inc, s, i) && !r->free[i]) {
@@ -313,6 +327,32 @@ static int repair_start(struct repair *r, const struct plan *start, struct cm_er
 	return replay(r, err);
 }
 
+/* The working arrays of r; -1 when out of memory (repair_free them
+ * either way). */
+static int repair_alloc(struct repair *r)
+{
+	size_t n = (size_t)r->g->n + 1;
+
+	r->plan = plan_new();
+	r->peak = malloc(n * sizeof(uint64_t));
+	r->level = calloc(n, sizeof(int));
+	r->free = malloc(n);
+	r->queue = malloc(n * sizeof(int));
+	r->score = malloc(n * sizeof(double));
+	return r->plan && r->peak && r->level && r->free && r->queue && r->score ? 0 : -1;
+}
+
+static void repair_free(struct repair *r)
+{
+	stages_release(&r->inc);
+	plan_free(r->plan);
+	free(r->peak);
+	free(r->level);
+	free(r->free);
+	free(r->queue);
+	free(r->score);
+}
+
 int repair_plan(const struct graph *g, uint64_t budget, const struct plan *start,
 		const struct repair_opts *o, struct plan **out, struct repair_stats *st,
 		struct cm_error *err)
@@ -320,7 +360,6 @@ int repair_plan(const struct graph *g, uint64_t budget, const struct plan *start
 	struct repair r = { .g = g, .budget = budget, .o = o };
 	struct repair_stats dummy;
 	struct sim_result sim;
-	size_t n = (size_t)g->n + 1;
 	int rc = -1;
 
 	*out = NULL;
@@ -338,14 +377,7 @@ int repair_plan(const struct graph *g, uint64_t budget, const struct plan *start
 		return cm_errorf(err, "the start plan is not valid: %s", sim.why);
 	if (stages_init(&r.inc, g->n, err))
 		return -1;
-	r.plan = plan_new();
-	r.peak = malloc(n * sizeof(uint64_t));
-	r.level = calloc(n, sizeof(int));
-	r.free = malloc(n);
-	r.queue = malloc(n * sizeof(int));
-	r.dist = malloc(n * sizeof(int));
-	r.score = malloc(n * sizeof(double));
-	if (!r.plan || !r.peak || !r.level || !r.free || !r.queue || !r.dist || !r.score) {
+	if (repair_alloc(&r)) {
 		cm_errorf(err, "out of memory");
 		goto out;
 	}
@@ -368,13 +400,6 @@ int repair_plan(const struct graph *g, uint64_t budget, const struct plan *start
 	r.plan = NULL;
 	rc = sim.valid && sim.fits;
 out:
-	stages_release(&r.inc);
-	plan_free(r.plan);
-	free(r.peak);
-	free(r.level);
-	free(r.free);
-	free(r.queue);
-	free(r.dist);
-	free(r.score);
+	repair_free(&r);
 	return rc;
 }

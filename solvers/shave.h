@@ -31,6 +31,7 @@ struct shave_opts {
 struct shave_stats {
 	int moves;            /* stretches dropped or kept */
 	int attempts;         /* shave_best: attempts made */
+	int best_variant;     /* shave_best: the attempt whose plan it kept */
 	double first_overflow, final_overflow; /* window_overflow of the plans */
 	double seconds;
 };
@@ -50,8 +51,11 @@ int shave_stages(const struct graph *g, uint64_t budget, struct stages *st,
  * result: the cheapest that fits, else the one with the least overflow.
  * Stops at the deadline (0: none), after `attempts` attempts, or once one
  * fits and either the deterministic ones are done or fit_deadline (0:
- * none) has passed. Returns 1 when st fits, 0 when not, -1 with err set.
- * ss (the best attempt's, its moves; attempts counted) may be NULL. */
+ * none) has passed. A fitting result is then refined (shave_opts.refine)
+ * until that gains nothing, for a quarter of the time left at most (at
+ * least a second, never past the deadline). Returns 1 when st fits, 0 when not, -1 with
+ * err set. ss (the best attempt's, its moves; attempts counted) may be
+ * NULL. */
 int shave_best(const struct graph *g, uint64_t budget, struct stages *st, double deadline,
 	       double fit_deadline, int attempts, unsigned long long seed,
 	       struct shave_stats *ss, struct cm_error *err);

@@ -279,11 +279,6 @@ static void add_slack_rows(struct wbuild *wb)
 	wm->weight = 1;
 	for (int j = 0; j < wm->milp.ncols; j++)
 		wm->weight += wm->milp.obj[j];
-	if (getenv("REPAIR_NOCOST")) {
-		for (int j = 0; j < wm->milp.ncols; j++)
-			wm->milp.obj[j] = 0;
-		wm->weight = 1;
-	}
 	for (int t = wm->a; t <= wm->b; t++) {
 		int sc = -1;
 
