@@ -11,6 +11,7 @@
 
 #include "../common/clock.h"
 #include "../common/num.h"
+#include "repair.h"
 
 /* Seconds auto takes without --time-limit. */
 #define AUTO_TIME_LIMIT 60.0
@@ -164,7 +165,7 @@ static int repair_phase(const struct graph *g, const struct solve_request *rq,
 	struct cm_error ignored;
 	int rc;
 
-	if (left <= 0.5 || strategy_find("lns", &ignored) == NULL)
+	if (left <= 0.5 || strategy_find("lns", &ignored) == NULL || g->n > REPAIR_MAX_NODES)
 		return 0;
 	all = plan_new();
 	if (all == NULL || baseline_checkpoint_all(g, all, err)) {

@@ -547,8 +547,14 @@ static int lns_repair(const struct graph *g, uint64_t budget, const struct plan 
 				  .window_time_limit = o->window_time_limit, .seed = o->seed,
 				  .progress = o->progress, .ctx = o->ctx };
 	struct repair_stats rs;
-	int got = repair_plan(g, budget, start, &ro, fixed, &rs, err);
+	int got;
 
+	if (g->n > REPAIR_MAX_NODES) {
+		cm_errorf(err, "the start is over budget, and %d nodes are too many to repair "
+			  "(limit %d)", g->n, REPAIR_MAX_NODES);
+		return 1;
+	}
+	got = repair_plan(g, budget, start, &ro, fixed, &rs, err);
 	if (got < 0)
 		return -1;
 	st->repaired = 1;

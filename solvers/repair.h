@@ -12,6 +12,10 @@
 #include "../plan/stages.h"
 #include "backend/solver.h"
 
+/* Largest graph repaired: the shave variants hold three n x n stage
+ * matrices and complete rows of n values per move. */
+#define REPAIR_MAX_NODES 4000
+
 struct repair_opts {
 	const struct solver_ops *ops; /* the backend of every window */
 	double time_limit;        /* seconds in all; <= 0: until stuck */

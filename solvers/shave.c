@@ -7,6 +7,7 @@
 #include "../common/clock.h"
 #include "../common/num.h"
 #include "../plan/sim.h"
+#include "repair.h"
 #include "strategy.h"
 
 /* Candidates scored exactly per step, the most promising first; the rest
@@ -733,9 +734,9 @@ out:
 	return rc;
 }
 
-/* Largest graph the shave row takes: it works on n x n stage matrices,
- * three of them, and completes rows of n values per move. */
-#define SHAVE_MAX_NODES 4000
+/* Largest graph the shave row takes: the repair's limit (three n x n
+ * stage matrices, rows of n values completed per move). */
+#define SHAVE_MAX_NODES REPAIR_MAX_NODES
 /* Seconds the shave row takes at most without --time-limit. */
 #define SHAVE_TIME_LIMIT 10.0
 
