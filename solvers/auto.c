@@ -13,6 +13,7 @@
 #include "../common/num.h"
 #include "../common/stop.h"
 #include "../plan/stages.h"
+#include "repair.h"
 
 /* Seconds auto takes without --time-limit. */
 #define AUTO_TIME_LIMIT 60.0
@@ -35,6 +36,7 @@ struct incumbent {
 	char plan_by[64];     /* the strategy that made it */
 	double bound;         /* the best proven lower bound, when has_bound */
 	int has_bound, proven, infeasible;
+	int repaired;         /* lns ran from a plan over budget (repair_phase) */
 	char bound_by[64];
 	char why[256];        /* why a phase found nothing, for the summary */
 	char refused[512];    /* the phases refused for memory, and why */
@@ -150,10 +152,12 @@ static int has_phase(const struct phase *ph, int n, const char *name)
 	return 0;
 }
 
-/* Runs strategy name on rq's budget with the time left, from the
- * incumbent, into in; *refused set when it refused the model (memory). */
+/* Runs strategy name on rq's budget with the time left, from start (the
+ * incumbent when NULL), into in; *refused set when it refused the model
+ * (memory). */
 static int run_phase(const struct graph *g, const struct solve_request *rq, const char *name,
-		     double t0, double left, struct incumbent *in, int *refused,
+		     double t0, double left, const struct plan *start, struct incumbent *in,
+		     int *refused,
 		     struct cm_error *err)
 {
 	struct solve_request sub = *rq;
@@ -166,7 +170,7 @@ static int run_phase(const struct graph *g, const struct solve_request *rq, cons
 	}
 	sub.strategy = name;
 	sub.time_limit = left;
-	sub.start = in->plan;
+	sub.start = start ? start : in->plan;
 	sub.n_params = 0; /* auto's parameters are its own */
 	if (strategy_solve(g, &sub, &o, err))
 		return -1;
@@ -185,6 +189,35 @@ static int run_phase(const struct graph *g, const struct solve_request *rq, cons
 	in->nnz = o.nnz;
 	strategy_outcome_release(&o);
 	return 0;
+}
+
+/* When no heuristic fits: lns from the checkpoint-all plan, which it
+ * repairs first (solvers/repair.h), with all the time left when lns is
+ * g's only phase, else half of it (the phases get the rest, from the
+ * repaired plan). */
+static int repair_phase(const struct graph *g, const struct solve_request *rq,
+			const struct phase *ph, int n_ph, double t0, double limit,
+			struct incumbent *in, struct cm_error *err)
+{
+	double left = limit - (cm_clock() - t0);
+	struct plan *all;
+	int rc, refused = 0;
+
+	if (left <= 0.5 || !has_phase(ph, n_ph, "lns") || g->n > REPAIR_MAX_NODES)
+		return 0;
+	all = plan_new();
+	if (all == NULL || baseline_checkpoint_all(g, all, err)) {
+		plan_free(all);
+		return all ? -1 : cm_errorf(err, "out of memory");
+	}
+	snprintf(all->strategy, sizeof(all->strategy), "checkpoint-all");
+	if (n_ph > 1)
+		left /= 2;
+	report(rq, in, t0, "repair");
+	rc = run_phase(g, rq, "lns", t0, left, all, in, &refused, err);
+	in->repaired = 1;
+	plan_free(all);
+	return rc;
 }
 
 int strategy_run_auto(const struct strategy *s, const struct graph *g,
@@ -207,13 +240,20 @@ int strategy_run_auto(const struct strategy *s, const struct graph *g,
 		in.cost = sim.cost;
 		snprintf(in.plan_by, sizeof(in.plan_by), "%s", in.plan->strategy);
 	}
+	if (in.plan == NULL && !stop_requested() &&
+	    repair_phase(g, rq, ph, n_ph, t0, limit, &in, err)) {
+		plan_free(in.plan);
+		return -1;
+	}
 	for (int k = 0; k < n_ph && !in.proven && !in.infeasible && !stop_requested(); k++) {
 		double left = limit - (cm_clock() - t0);
 
-		if (left <= 0.5 || (strcmp(ph[k].name, "lns") == 0 && in.plan == NULL))
+		if (left <= 0.5 || (strcmp(ph[k].name, "lns") == 0 &&
+				    (in.plan == NULL || (in.repaired && n_ph == 1))))
 			break;
 		report(rq, &in, t0, ph[k].name);
-		if (run_phase(g, rq, ph[k].name, t0, left * ph[k].share, &in, &refused, err)) {
+		if (run_phase(g, rq, ph[k].name, t0, left * ph[k].share, NULL, &in, &refused,
+			      err)) {
 			plan_free(in.plan);
 			return -1;
 		}

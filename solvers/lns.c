@@ -9,6 +9,7 @@
 #include "../common/num.h"
 #include "../common/stop.h"
 #include "../plan/sim.h"
+#include "repair.h"
 #include "strategy.h"
 #include "window.h"
 
@@ -538,6 +539,40 @@ static int search(struct lns *l, struct cm_error *err)
 	}
 }
 
+/* A start that does not fit: repaired (solvers/repair.h) within the time
+ * limit into *fixed. Returns 0 with *fixed fitting, 1 when the repair
+ * found no fitting plan (err says how far it got), -1 with err set. */
+static int lns_repair(const struct graph *g, uint64_t budget, const struct plan *start,
+		      const struct lns_opts *o, struct plan **fixed, struct lns_stats *st,
+		      struct cm_error *err)
+{
+	struct repair_opts ro = { .ops = o->ops, .time_limit = o->time_limit,
+				  .window_time_limit = o->window_time_limit, .seed = o->seed,
+				  .progress = o->progress, .ctx = o->ctx };
+	struct repair_stats rs;
+	int got;
+
+	if (g->n > REPAIR_MAX_NODES) {
+		cm_errorf(err, "the start is over budget, and %d nodes are too many to repair "
+			  "(limit %d)", g->n, REPAIR_MAX_NODES);
+		return 1;
+	}
+	got = repair_plan(g, budget, start, &ro, fixed, &rs, err);
+	if (got < 0)
+		return -1;
+	st->repaired = 1;
+	st->repair_windows = rs.windows;
+	st->t_fit = rs.t_fit;
+	if (got == 0) {
+		cm_errorf(err, "repairing the start left %.0f bytes over the budget (summed over "
+			  "stages) after %.1f s", rs.final_overflow, rs.seconds);
+		plan_free(*fixed);
+		*fixed = NULL;
+		return 1;
+	}
+	return 0;
+}
+
 int lns_improve(const struct graph *g, uint64_t budget, const struct plan *start,
 		const struct lns_opts *o, struct plan **out, struct lns_stats *st,
 		struct cm_error *err)
@@ -545,6 +580,7 @@ int lns_improve(const struct graph *g, uint64_t budget, const struct plan *start
 	struct lns l = { .g = g, .budget = budget, .o = o };
 	struct lns_stats dummy;
 	struct sim_result sim;
+	struct plan *fixed = NULL;
 	int n = g->n, rc = -1, got;
 	uint64_t start_peak;
 
@@ -558,14 +594,22 @@ int lns_improve(const struct graph *g, uint64_t budget, const struct plan *start
 		return cm_errorf(err, "lns needs a MILP backend");
 	if (plan_simulate(g, start, budget, &sim, err))
 		return -1;
-	if (!sim.valid || !sim.fits || sim.peak > budget) {
-		cm_errorf(err, "the start plan is %s", sim.valid ? "over budget" : "not valid");
+	if (!sim.valid) {
+		cm_errorf(err, "the start plan is not valid: %s", sim.why);
 		return 1;
+	}
+	if (!sim.fits || sim.peak > budget) {
+		got = lns_repair(g, budget, start, o, &fixed, l.st, err);
+		if (got != 0)
+			return got;
+		start = fixed;
+		if (plan_simulate(g, start, budget, &sim, err))
+			goto out;
 	}
 	l.st->first_cost = sim.cost;
 	start_peak = sim.peak;
 	if (stages_init(&l.inc, n, err))
-		return -1;
+		goto out;
 	l.free = malloc((size_t)n + 1);
 	l.dist = malloc(((size_t)n + 1) * sizeof(int));
 	l.queue = malloc(((size_t)n + 1) * sizeof(int));
@@ -620,6 +664,7 @@ int lns_improve(const struct graph *g, uint64_t budget, const struct plan *start
 	l.plan = NULL;
 	rc = 0;
 out:
+	plan_free(fixed);
 	stages_release(&l.inc);
 	plan_free(l.plan);
 	free(l.free);
@@ -661,14 +706,17 @@ int strategy_run_lns(const struct strategy *s, const struct graph *g,
 	if (start == NULL)
 		start = own = strategy_best_heuristic(g, rq, &sim);
 	if (start == NULL) {
-		strategy_set_status(out, STATUS_NO_PLAN);
-		if (!stop_requested())
-			snprintf(out->why, sizeof(out->why), "no heuristic fits the budget, so lns has "
-				 "no plan to start from");
-		return 0;
+		/* Nothing fits: repair the checkpoint-all plan. */
+		start = own = plan_new();
+		if (own == NULL || baseline_checkpoint_all(g, own, err)) {
+			plan_free(own);
+			return own ? -1 : cm_errorf(err, "out of memory");
+		}
+		snprintf(own->strategy, sizeof(own->strategy), "checkpoint-all");
 	}
-	snprintf(out->param, sizeof(out->param), "start=%.40s", start->strategy);
 	rc = lns_improve(g, rq->budget, start, &o, &best, &st, err);
+	snprintf(out->param, sizeof(out->param), "start=%s%.40s%s", st.repaired ? "repair(" : "",
+		 start->strategy[0] ? start->strategy : "plan", st.repaired ? ")" : "");
 	plan_free(own);
 	if (rc == 1) {
 		strategy_set_status(out, STATUS_NO_PLAN);

@@ -46,6 +46,9 @@ struct lns_stats {
 	int proven;          /* 1 when a window covering the whole model with
 			      * every value free was solved to optimality:
 			      * final_cost is then optimal */
+	int repaired;        /* 1 when the start did not fit and was repaired */
+	int repair_windows;  /* windows the repair solved */
+	double t_fit;        /* seconds until the repaired start fit (0: it did) */
 };
 
 /* Stage matrices for any valid plan: a staged plan's own (stages_from_plan);
@@ -57,11 +60,13 @@ struct lns_stats {
 int lns_stages_of_plan(const struct graph *g, uint64_t budget, const struct plan *p,
 		       struct stages *st, struct cm_error *err);
 
-/* Improves the fitting plan start of g at budget; *out (caller frees with
+/* Improves the plan start of g at budget; *out (caller frees with
  * plan_free) is the best plan found, replayed, never costlier than start,
- * strategy "lns". st (may be NULL) says what was done. Returns 0; 1 when
- * the start cannot be used (invalid, over budget, or not convertible to
- * stages within budget: err says why, *out NULL); -1 with err set on
+ * strategy "lns". A start over budget is first repaired into one that
+ * fits (solvers/repair.h), within the same time limit. st (may be NULL)
+ * says what was done. Returns 0; 1 when the start cannot be used
+ * (invalid, not convertible to stages within budget, or over budget with
+ * no repair found in time: err says why, *out NULL); -1 with err set on
  * failure. */
 int lns_improve(const struct graph *g, uint64_t budget, const struct plan *start,
 		const struct lns_opts *o, struct plan **out, struct lns_stats *st,

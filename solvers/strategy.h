@@ -61,8 +61,9 @@ struct solve_request {
 	 * lists (strategy_check_params rejects the others). */
 	const struct strategy_param *params;
 	int n_params;
-	/* A plan that fits the budget, to start from (ilp's warm start);
-	 * NULL: the best heuristic's. */
+	/* A plan to start from, NULL: the best heuristic's. ilp's warm start
+	 * must fit the budget; lns repairs one that does not (auto hands it
+	 * the checkpoint-all plan when no heuristic fits). */
 	const struct plan *start;
 	void (*progress)(void *ctx, const struct solve_progress *p);
 	void *ctx;
@@ -159,7 +160,7 @@ int strategy_solve(const struct graph *g, const struct solve_request *rq,
 void strategy_outcome_release(struct solve_outcome *out);
 
 /* The run functions of the rows (solvers/heuristic.c, ilp.c, approx.c,
- * dtr.c, kusumoto.c, lns.c, auto.c), each as struct strategy's run. */
+ * dtr.c, shave.c, kusumoto.c, lns.c, auto.c), each as struct strategy's run. */
 #define STRATEGY_RUN(fn)                                                           \
 	int fn(const struct strategy *s, const struct graph *g,                     \
 	       const struct solve_request *rq, struct solve_outcome *out,           \
@@ -168,6 +169,7 @@ STRATEGY_RUN(strategy_run_heuristic);
 STRATEGY_RUN(strategy_run_ilp);
 STRATEGY_RUN(strategy_run_approx);
 STRATEGY_RUN(strategy_run_dtr);
+STRATEGY_RUN(strategy_run_shave);
 STRATEGY_RUN(strategy_run_kusumoto);
 STRATEGY_RUN(strategy_run_lns);
 STRATEGY_RUN(strategy_run_auto);

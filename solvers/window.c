@@ -22,6 +22,7 @@ struct wbuild {
 	int *f;        /* column of FREE(t,e) at [(t - a) * ne + e], -1 none */
 	struct milp_row row; /* the row */
 	double c;      /* its constant part */
+	int slack;     /* memory rows with a slack per stage (window_spec) */
 };
 
 #define WIN(wm, a_, t, i) ((size_t)((t) - (a_)) * (size_t)(wm)->n + (size_t)(i))
@@ -31,6 +32,7 @@ void window_release(struct window_model *wm)
 	milp_release(&wm->milp);
 	free(wm->r);
 	free(wm->s);
+	free(wm->sigma);
 	free(wm->start);
 	memset(wm, 0, sizeof(*wm));
 }
@@ -145,7 +147,8 @@ static void add_memory_columns(struct wbuild *wb, double ubudget)
 			if (!relevant(wb, t, k))
 				continue;
 			snprintf(name, sizeof(name), "U_%d_%d", t, k);
-			wb->u[WIN(wm, wm->a, t, k)] = milp_add_col(&wm->milp, name, 0, ubudget, 0, 0);
+			wb->u[WIN(wm, wm->a, t, k)] =
+				milp_add_col(&wm->milp, name, 0, wb->slack ? MILP_INF : ubudget, 0, 0);
 			for (int e = g->dep_off[k]; e < g->dep_off[k + 1] && k < t; e++) {
 				int i = g->deps[e], blocked;
 				double c;
@@ -267,6 +270,36 @@ static void add_memory_rows(struct wbuild *wb)
 	}
 }
 
+/* Slack windows: sigma_t >= U(t,k) - budget at every U of stage t,
+ * weighted above every cost the window can change. */
+static void add_slack_rows(struct wbuild *wb)
+{
+	struct window_model *wm = wb->wm;
+	char name[64];
+
+	wm->weight = 1;
+	for (int j = 0; j < wm->milp.ncols; j++)
+		wm->weight += wm->milp.obj[j];
+	for (int t = wm->a; t <= wm->b; t++) {
+		int sc = -1;
+
+		for (int k = 0; k <= t; k++) {
+			int uc = wb->u[WIN(wm, wm->a, t, k)];
+
+			if (uc < 0)
+				continue;
+			if (sc < 0) {
+				snprintf(name, sizeof(name), "SIGMA_%d", t);
+				sc = milp_add_col(&wm->milp, name, 0, MILP_INF, wm->weight, 0);
+				wm->sigma[t - wm->a] = sc;
+			}
+			add(wb, uc, 0, 1);
+			add(wb, sc, 0, -1);
+			emit(wb, -MILP_INF, wm->ubudget);
+		}
+	}
+}
+
 /* The incumbent as a point: R, S as they are, FREE by its definition (5),
  * U by recurrence (3), as remat_point. */
 static void fill_start(struct wbuild *wb)
@@ -278,7 +311,7 @@ static void fill_start(struct wbuild *wb)
 
 	for (int t = wm->a; t <= wm->b; t++) {
 		int prev = -1;
-		double u = 0;
+		double u = 0, umax = 0;
 
 		for (int i = 0; i < t; i++) {
 			int rc = wm->r[WIN(wm, wm->a, t, i)], sc = wm->s[WIN(wm, wm->a, t, i)];
@@ -305,6 +338,7 @@ static void fill_start(struct wbuild *wb)
 			if (STAGE_R(st, t, k))
 				u += (double)(g->nodes[k].memory / wm->unit);
 			x[uc] = u;
+			umax = u > umax ? u : umax;
 			for (int e = g->dep_off[k]; e < g->dep_off[k + 1] && k < t; e++) {
 				int fc = wb->f[(size_t)(t - wm->a) * (size_t)wb->ne + (size_t)e];
 				int i = g->deps[e], later = 0;
@@ -320,6 +354,8 @@ static void fill_start(struct wbuild *wb)
 			}
 			prev = k;
 		}
+		if (wm->sigma && wm->sigma[t - wm->a] >= 0)
+			x[wm->sigma[t - wm->a]] = umax > wm->ubudget ? umax - wm->ubudget : 0;
 	}
 	wm->start_ok = milp_violation(&wm->milp, x) <= 1e-9;
 }
@@ -328,7 +364,7 @@ int window_build(const struct graph *g, uint64_t budget, const struct stages *in
 		 const struct window_spec *w, struct window_model *wm,
 		 struct cm_error *err)
 {
-	struct wbuild wb = { .wm = wm, .g = g, .inc = inc, .ne = g->n_edges };
+	struct wbuild wb = { .wm = wm, .g = g, .inc = inc, .ne = g->n_edges, .slack = w->slack };
 	size_t cells, fcells;
 	int rc = -1;
 
@@ -347,7 +383,12 @@ int window_build(const struct graph *g, uint64_t budget, const struct stages *in
 	wm->s = malloc(cells * sizeof(int));
 	wb.u = malloc(cells * sizeof(int));
 	wb.f = malloc(fcells * sizeof(int));
-	if (!wm->r || !wm->s || !wb.u || !wb.f) {
+	if (w->slack) {
+		wm->sigma = malloc((size_t)(w->b - w->a + 1) * sizeof(int));
+		for (int t = 0; wm->sigma && t <= w->b - w->a; t++)
+			wm->sigma[t] = -1;
+	}
+	if (!wm->r || !wm->s || !wb.u || !wb.f || (w->slack && !wm->sigma)) {
 		cm_errorf(err, "out of memory building window %d..%d", w->a, w->b);
 		goto out;
 	}
@@ -356,10 +397,13 @@ int window_build(const struct graph *g, uint64_t budget, const struct stages *in
 	memset(wb.u, 0xff, cells * sizeof(int));
 	memset(wb.f, 0xff, fcells * sizeof(int));
 	wm->unit = remat_unit(g);
+	wm->ubudget = (double)((budget - g->fixed_memory) / wm->unit);
 	add_decision_columns(&wb, w);
-	add_memory_columns(&wb, (double)((budget - g->fixed_memory) / wm->unit));
+	add_memory_columns(&wb, wm->ubudget);
 	add_dependency_rows(&wb);
 	add_memory_rows(&wb);
+	if (w->slack)
+		add_slack_rows(&wb);
 	if (milp_ok(&wm->milp, err))
 		goto out;
 	wm->start = calloc((size_t)wm->milp.ncols + 1, sizeof(double));
@@ -389,6 +433,54 @@ void window_extract(const struct window_model *wm, const double *x, struct stage
 		}
 }
 
+/* The plan of a window's solution x spliced into a copy of inc: S of x,
+ * R completed, unused S dropped, replayed against budget. Returns 0 with
+ * *trial (init'ed here) and *p (a new plan, with its replayed cost and
+ * peak) set, or -1 with err set. */
+static int splice_trial(const struct graph *g, uint64_t budget, const struct window_model *wm,
+			const double *x, const struct stages *inc, struct stages *trial,
+			struct plan **p, struct sim_result *sim, struct cm_error *err)
+{
+	size_t cells = (size_t)g->n * (size_t)g->n;
+
+	*p = NULL;
+	if (stages_init(trial, g->n, err))
+		return -1;
+	memcpy(trial->S, inc->S, cells);
+	window_extract(wm, x, trial);
+	stages_drop_unused(g, trial);
+	*p = plan_new();
+	if (*p == NULL) {
+		stages_release(trial);
+		return cm_errorf(err, "out of memory");
+	}
+	if (plan_from_stages(g, trial, *p, err) || plan_simulate(g, *p, budget, sim, err)) {
+		plan_free(*p);
+		*p = NULL;
+		stages_release(trial);
+		return -1;
+	}
+	(*p)->cost = sim->cost;
+	(*p)->peak = sim->peak;
+	(*p)->budget = budget;
+	return 0;
+}
+
+/* Makes the trial the incumbent: its stages into inc, its plan into
+ * *plan (the old one freed, its labels kept). */
+static void splice_adopt(const struct graph *g, struct stages *trial, struct plan *p,
+			 struct stages *inc, struct plan **plan)
+{
+	size_t cells = (size_t)g->n * (size_t)g->n;
+
+	memcpy(p->strategy, (*plan)->strategy, sizeof(p->strategy));
+	memcpy(p->solver, (*plan)->solver, sizeof(p->solver));
+	plan_free(*plan);
+	*plan = p;
+	memcpy(inc->R, trial->R, cells);
+	memcpy(inc->S, trial->S, cells);
+}
+
 /* Splices the solution into a copy of inc, completes it and replays it;
  * on a valid, fitting, cheaper plan swaps it into inc and *plan. Returns 1
  * when accepted, 0 when not, -1 with err set. */
@@ -397,38 +489,75 @@ static int splice(const struct graph *g, uint64_t budget, const struct window_mo
 		  struct cm_error *err)
 {
 	struct stages trial = { 0 };
-	struct plan *p = NULL;
+	struct plan *p;
 	struct sim_result sim;
-	size_t cells = (size_t)g->n * (size_t)g->n;
-	int rc = -1;
+	int rc = 0;
 
-	if (stages_init(&trial, g->n, err))
+	if (splice_trial(g, budget, wm, x, inc, &trial, &p, &sim, err))
 		return -1;
-	memcpy(trial.S, inc->S, cells);
-	window_extract(wm, x, &trial);
-	stages_drop_unused(g, &trial);
-	p = plan_new();
-	if (p == NULL) {
-		cm_errorf(err, "out of memory");
-		goto out;
+	if (sim.valid && sim.fits && sim.peak <= budget && num_lt(sim.cost, (*plan)->cost)) {
+		splice_adopt(g, &trial, p, inc, plan);
+		p = NULL;
+		rc = 1;
 	}
-	if (plan_from_stages(g, &trial, p, err) || plan_simulate(g, p, budget, &sim, err))
-		goto out;
-	rc = 0;
-	if (!sim.valid || !sim.fits || sim.peak > budget || !num_lt(sim.cost, (*plan)->cost))
-		goto out;
-	p->cost = sim.cost;
-	p->peak = sim.peak;
-	p->budget = budget;
-	memcpy(p->strategy, (*plan)->strategy, sizeof(p->strategy));
-	memcpy(p->solver, (*plan)->solver, sizeof(p->solver));
-	plan_free(*plan);
-	*plan = p;
-	p = NULL;
-	memcpy(inc->R, trial.R, cells);
-	memcpy(inc->S, trial.S, cells);
-	rc = 1;
-out:
+	plan_free(p);
+	stages_release(&trial);
+	return rc;
+}
+
+double window_overflow(const struct graph *g, const struct plan *p, uint64_t budget,
+		       double *worst)
+{
+	uint64_t live = g->fixed_memory, peak = 0;
+	double sum = 0, max = 0;
+	int stage = -1;
+
+	for (int k = 0; k <= p->n; k++) {
+		/* A stage's peak is complete when the next stage begins. */
+		if (k == p->n || p->steps[k].stage != stage) {
+			if (peak > budget) {
+				sum += (double)(peak - budget);
+				max = (double)(peak - budget) > max ? (double)(peak - budget) : max;
+			}
+			peak = 0;
+			if (k == p->n)
+				break;
+			stage = p->steps[k].stage;
+		}
+		if (p->steps[k].op == PLAN_COMPUTE) {
+			live += g->nodes[p->steps[k].node].memory;
+			peak = live > peak ? live : peak;
+		} else {
+			live -= g->nodes[p->steps[k].node].memory;
+		}
+	}
+	if (worst)
+		*worst = max;
+	return sum;
+}
+
+/* window_repair's splice: accepted when the replay is valid and has less
+ * overflow, or as little at a lower cost. 1 accepted, 0 not, -1 error. */
+static int splice_repair(const struct graph *g, uint64_t budget, const struct window_model *wm,
+			 const double *x, struct stages *inc, struct plan **plan,
+			 double *overflow, struct cm_error *err)
+{
+	struct stages trial = { 0 };
+	struct plan *p;
+	struct sim_result sim;
+	double over;
+	int rc = 0;
+
+	if (splice_trial(g, budget, wm, x, inc, &trial, &p, &sim, err))
+		return -1;
+	over = window_overflow(g, p, budget, NULL);
+	if (sim.valid && (num_lt(over, *overflow) ||
+			  (num_le(over, *overflow) && num_lt(sim.cost, (*plan)->cost)))) {
+		splice_adopt(g, &trial, p, inc, plan);
+		*overflow = over;
+		p = NULL;
+		rc = 1;
+	}
 	plan_free(p);
 	stages_release(&trial);
 	return rc;
@@ -486,6 +615,59 @@ int window_improve(const struct graph *g, uint64_t budget, const struct solver_o
 		wr->bound = res.bound + wm.fixed_cost;
 	if (res.x && num_lt(res.objective + wm.fixed_cost, wm.inc_cost)) {
 		rc = splice(g, budget, &wm, res.x, inc, plan, err);
+		if (rc < 0)
+			goto out;
+		wr->outcome = rc ? WINDOW_IMPROVED : WINDOW_REJECTED;
+	} else if (res.status == MILP_OPTIMAL) {
+		wr->outcome = WINDOW_OPTIMAL;
+	}
+	rc = 0;
+out:
+	milp_result_release(&res);
+	window_release(&wm);
+	wr->seconds = cm_clock() - t0;
+	return rc;
+}
+
+int window_repair(const struct graph *g, uint64_t budget, const struct solver_ops *ops,
+		  const struct solve_opts *o, const struct window_spec *w,
+		  struct stages *inc, struct plan **plan, double *overflow,
+		  struct window_result *wr, struct cm_error *err)
+{
+	struct window_model wm;
+	struct milp_result res = { 0 };
+	struct solve_opts so = *o;
+	struct window_spec ws = *w;
+	double t0 = cm_clock(), z0;
+	int rc;
+
+	memset(wr, 0, sizeof(*wr));
+	wr->bound = -1;
+	wr->outcome = WINDOW_NO_GAIN;
+	ws.slack = 1;
+	if (window_build(g, budget, inc, &ws, &wm, err))
+		return -1;
+	wr->cols = wm.milp.ncols;
+	wr->rows = wm.milp.nrows;
+	wr->nnz = wm.milp.nnz;
+	if (!wm.start_ok) {
+		rc = cm_errorf(err, "the incumbent is not a point of window %d..%d", w->a, w->b);
+		goto out;
+	}
+	z0 = milp_objective(&wm.milp, wm.start);
+	so.start = wm.start;
+	so.gap = 0;
+	so.relaxation = 0;
+	rc = solver_solve(ops, &wm.milp, &so, &res, err);
+	if (rc) {
+		wr->outcome = WINDOW_CRASHED;
+		rc = 0;
+		goto out;
+	}
+	if (res.has_bound)
+		wr->bound = res.bound;
+	if (res.x && num_lt(res.objective, z0)) {
+		rc = splice_repair(g, budget, &wm, res.x, inc, plan, overflow, err);
 		if (rc < 0)
 			goto out;
 		wr->outcome = rc ? WINDOW_IMPROVED : WINDOW_REJECTED;

@@ -22,6 +22,10 @@ struct window_spec {
 	uint64_t max_bytes;    /* a window whose solve would take more memory
 				* (strategy_model_bytes) is left unsolved, as
 				* WINDOW_NO_GAIN; 0: no limit */
+	int slack;             /* 1: the memory rows of stage t allow the
+				* budget plus a slack column sigma_t, whose
+				* weight in the objective exceeds any cost the
+				* window can change (window_repair) */
 };
 
 struct window_model {
@@ -34,6 +38,9 @@ struct window_model {
 	double fixed_cost; /* cost of the constant R entries of the window */
 	double inc_cost;   /* cost of the incumbent's R in the window */
 	uint64_t unit;     /* bytes per memory unit (gcd of the sizes) */
+	double ubudget;    /* the budget above fixed memory, in units */
+	int *sigma;        /* slack windows: column of sigma_t at [t - a], -1 none */
+	double weight;     /* slack windows: objective of a unit of sigma */
 	double *start;     /* the incumbent as a point of the model (ncols) */
 	int start_ok;      /* 1 when start satisfies every row and bound */
 };
@@ -77,5 +84,24 @@ int window_improve(const struct graph *g, uint64_t budget, const struct solver_o
 		   const struct solve_opts *o, const struct window_spec *w,
 		   struct stages *inc, struct plan **plan, struct window_result *wr,
 		   struct cm_error *err);
+
+/* Overflow of plan p (steps staged, as plan_from_stages makes them) over
+ * budget: the sum over stages of (the stage's peak - budget) where
+ * positive, in bytes; the largest such term in *worst (may be NULL). A
+ * window with slack minimizes the same sum over its own stages. */
+double window_overflow(const struct graph *g, const struct plan *p, uint64_t budget,
+		       double *worst);
+
+/* Solves window w of g (w->slack set) around the incumbent inc, which may
+ * not fit budget (its replayed plan *plan), with ops within o's limits:
+ * the least overflow (window_overflow) the window allows, then the least
+ * cost. A solution whose replay is valid and has less overflow, or as
+ * little and a lower cost, replaces *inc and *plan (*overflow updated).
+ * Returns 0 (what happened in *wr: WINDOW_IMPROVED, WINDOW_OPTIMAL when
+ * the incumbent is the window's optimum, ...), or -1 with err set. */
+int window_repair(const struct graph *g, uint64_t budget, const struct solver_ops *ops,
+		  const struct solve_opts *o, const struct window_spec *w,
+		  struct stages *inc, struct plan **plan, double *overflow,
+		  struct window_result *wr, struct cm_error *err);
 
 #endif

@@ -187,16 +187,23 @@ static void test_unstaged(const struct graph *g, uint64_t budget, const struct l
 	stages_release(&st);
 }
 
-/* A start over the budget is refused, not improved. */
-static void test_refused(const struct graph *g, const struct lns_opts *o)
+/* A start over budget is repaired first (solvers/repair.h; tests/t_repair.c
+ * tests it further), then improved. */
+static void test_repaired(const struct graph *g, const struct lns_opts *o)
 {
 	struct plan *start = plan_new(), *out = NULL;
+	struct lns_stats st;
+	struct sim_result sim = { 0 };
 	struct cm_error err;
+	uint64_t budget = graph_peak_all(g) - 1;
 	int rc;
 
 	baseline_checkpoint_all(g, start, &err);
-	rc = lns_improve(g, graph_peak_all(g) - 1, start, o, &out, NULL, &err);
-	ok(rc == 1 && out == NULL, "a start over budget is refused (%s)", rc == 1 ? err.msg : "");
+	rc = lns_improve(g, budget, start, o, &out, &st, &err);
+	if (rc == 0)
+		plan_simulate(g, out, budget, &sim, &err);
+	ok(rc == 0 && st.repaired && sim.valid && sim.fits,
+	   "a start over budget is repaired, then improved (%s)", rc ? err.msg : "");
 	plan_free(start);
 	plan_free(out);
 }
@@ -231,7 +238,7 @@ int main(void)
 		sweep(g, 4, &o, &lin, g->id);
 		if (n == 6) {
 			test_unstaged(g, graph_lower_bound(g) + 2, &o);
-			test_refused(g, &o);
+			test_repaired(g, &o);
 		}
 		graph_free(g);
 	}
