@@ -552,7 +552,9 @@ static int shave_alloc(struct shave *sh)
 	sh->rq = malloc(n);
 	sh->mark = calloc(n, sizeof(int));
 	sh->stack = malloc(n * sizeof(int));
-	sh->cand = malloc(4 * n * sizeof(*sh->cand));
+	/* Per value at most four drops (two stretches, two recompute
+	 * stages each) and one keep. */
+	sh->cand = malloc(5 * n * sizeof(*sh->cand));
 	return sh->pk && sh->stuck && sh->last && sh->res && sh->ra && sh->rq && sh->mark &&
 	       sh->stack && sh->cand ? 0 : -1;
 }

@@ -343,7 +343,8 @@ static void fill_start(struct wbuild *wb)
 				int fc = wb->f[(size_t)(t - wm->a) * (size_t)wb->ne + (size_t)e];
 				int i = g->deps[e], later = 0;
 
-				if (fc < 0 || !STAGE_R(st, t, k) || STAGE_S(st, t + 1, i))
+				if (fc < 0 || !STAGE_R(st, t, k) ||
+				    (t + 1 < st->n && STAGE_S(st, t + 1, i)))
 					continue;
 				for (int q = g->user_off[i]; q < g->user_off[i + 1]; q++) {
 					int j = g->users[q];

@@ -92,8 +92,9 @@ int window_improve(const struct graph *g, uint64_t budget, const struct solver_o
 double window_overflow(const struct graph *g, const struct plan *p, uint64_t budget,
 		       double *worst);
 
-/* Solves window w of g (w->slack set) around the incumbent inc, which may
- * not fit budget (its replayed plan *plan), with ops within o's limits:
+/* Solves window w of g with slack (w->slack is taken as set) around the
+ * incumbent inc, which may not fit budget (its replayed plan *plan), with
+ * ops within o's limits:
  * the least overflow (window_overflow) the window allows, then the least
  * cost. A solution whose replay is valid and has less overflow, or as
  * little and a lower cost, replaces *inc and *plan (*overflow updated).

@@ -82,6 +82,9 @@ static void sweep(const struct graph *g, int steps, const struct repair_opts *o,
 	uint64_t lb = graph_lower_bound(g), peak = graph_peak_all(g);
 	char what[128];
 
+	/* Below the lower bound no plan fits (SPEC 2): nothing may be claimed. */
+	snprintf(what, sizeof(what), "%s (%d nodes) below the lower bound", label, g->n);
+	check_repair(g, lb - 1, -1, o, ty, what);
 	for (int s = 0; s < steps; s++) {
 		uint64_t budget = lb + (peak - lb) * (uint64_t)s / (uint64_t)steps;
 
@@ -93,8 +96,8 @@ static void sweep(const struct graph *g, int steps, const struct repair_opts *o,
 
 static void report(const struct tally *ty, const char *what)
 {
-	diag("%s: %d budgets with a plan (ilp), repair found %d; %d proven infeasible",
-	     what, ty->feasible, ty->found, ty->infeasible);
+	diag("%s: %d budgets with a plan (ilp), repair found %d; %d without (the ilp's proof "
+	     "or below the lower bound)", what, ty->feasible, ty->found, ty->infeasible);
 	ok(ty->invalid == 0, "%s: every repaired plan replays valid", what);
 	ok(ty->lies == 0, "%s: repair says it fits exactly when the simulator agrees", what);
 	ok(ty->below_opt == 0, "%s: no repaired plan costs less than the ilp optimum", what);
@@ -163,7 +166,7 @@ int main(void)
 
 	if (!ok(o.ops != NULL, "cbc backend built"))
 		return tap_done();
-	for (int k = 0; k < tap_cases(12, 4); k++) {
+	for (int k = 0; k < tap_cases(10, 3); k++) {
 		g = gen_dag(6 + k % 9, 25 + 5 * (k % 4), 1, 9);
 		sweep(g, 4, &o, &fwd, "forward DAG");
 		graph_free(g);
@@ -198,7 +201,7 @@ int main(void)
 	}
 	ok(runs > 0 && agree == runs, "the whole-model slack window leaves no overflow exactly "
 	   "where the ilp has a plan (%d of %d)", agree, runs);
-	g = gen_dag(12, 40, 1, 9);
+	g = gen_dag(12, 30, 1, 30);
 	for (int s = 0; s < 3; s++) {
 		uint64_t lb = graph_lower_bound(g), b = lb + (graph_peak_all(g) - lb) * (uint64_t)s / 3;
 

@@ -107,9 +107,9 @@ int main(void)
 	}
 	lin.feasible = lin.runs; /* every budget from the lower bound fits a chain */
 	report(&lin, "linear:2..16 at every budget", 0.9);
-	random_dags(0, tap_cases(20, 6), &fwd);
+	random_dags(0, tap_cases(20, 4), &fwd);
 	report(&fwd, "forward-only random DAGs", 0.9);
-	random_dags(1, tap_cases(12, 4), &train);
+	random_dags(1, tap_cases(12, 3), &train);
 	report(&train, "random training graphs", 0.6);
 	for (int k = 0; k < 2; k++) {
 		uint64_t lb, peak;
