@@ -40,6 +40,7 @@ struct incumbent {
 	char bound_by[64];
 	char why[256];        /* why a phase found nothing, for the summary */
 	char refused[512];    /* the phases refused for memory, and why */
+	char failed[256];     /* the phase that failed (a solver crash), and why */
 	int cols, rows, nnz;  /* the model the last phase built, if any */
 };
 
@@ -154,15 +155,16 @@ static int has_phase(const struct phase *ph, int n, const char *name)
 
 /* Runs strategy name on rq's budget with the time left, from start (the
  * incumbent when NULL), into in; *refused set when it refused the model
- * (memory). */
-static int run_phase(const struct graph *g, const struct solve_request *rq, const char *name,
-		     double t0, double left, const struct plan *start, struct incumbent *in,
-		     int *refused,
-		     struct cm_error *err)
+ * (memory). A phase that fails (its solver crashed twice, say) is noted
+ * in in->failed and costs auto nothing it had. */
+static void run_phase(const struct graph *g, const struct solve_request *rq, const char *name,
+		      double t0, double left, const struct plan *start, struct incumbent *in,
+		      int *refused)
 {
 	struct solve_request sub = *rq;
 	struct relay relay = { rq, in, t0, name };
 	struct solve_outcome o;
+	struct cm_error err;
 
 	if (rq->progress) {
 		sub.progress = relay_progress;
@@ -172,8 +174,12 @@ static int run_phase(const struct graph *g, const struct solve_request *rq, cons
 	sub.time_limit = left;
 	sub.start = start ? start : in->plan;
 	sub.n_params = 0; /* auto's parameters are its own */
-	if (strategy_solve(g, &sub, &o, err))
-		return -1;
+	*refused = 0;
+	if (strategy_solve(g, &sub, &o, &err)) {
+		if (in->failed[0] == 0)
+			snprintf(in->failed, sizeof(in->failed), "%s failed: %.200s", name, err.msg);
+		return;
+	}
 	*refused = o.status == STATUS_UNSUPPORTED;
 	if (*refused) {
 		size_t used = strlen(in->refused);
@@ -181,14 +187,13 @@ static int run_phase(const struct graph *g, const struct solve_request *rq, cons
 		snprintf(in->refused + used, sizeof(in->refused) - used, "%s%s: %.200s",
 			 used ? "; " : "", name, o.why);
 		strategy_outcome_release(&o);
-		return 0;
+		return;
 	}
 	take(in, name, &o);
 	in->cols = o.cols;
 	in->rows = o.rows;
 	in->nnz = o.nnz;
 	strategy_outcome_release(&o);
-	return 0;
 }
 
 /* When no heuristic fits: lns from the checkpoint-all plan, which it
@@ -201,7 +206,7 @@ static int repair_phase(const struct graph *g, const struct solve_request *rq,
 {
 	double left = limit - (cm_clock() - t0);
 	struct plan *all;
-	int rc, refused = 0;
+	int refused = 0;
 
 	if (left <= 0.5 || !has_phase(ph, n_ph, "lns") || g->n > REPAIR_MAX_NODES)
 		return 0;
@@ -214,10 +219,10 @@ static int repair_phase(const struct graph *g, const struct solve_request *rq,
 	if (n_ph > 1)
 		left /= 2;
 	report(rq, in, t0, "repair");
-	rc = run_phase(g, rq, "lns", t0, left, all, in, &refused, err);
+	run_phase(g, rq, "lns", t0, left, all, in, &refused);
 	in->repaired = 1;
 	plan_free(all);
-	return rc;
+	return 0;
 }
 
 int strategy_run_auto(const struct strategy *s, const struct graph *g,
@@ -252,11 +257,7 @@ int strategy_run_auto(const struct strategy *s, const struct graph *g,
 				    (in.plan == NULL || (in.repaired && n_ph == 1))))
 			break;
 		report(rq, &in, t0, ph[k].name);
-		if (run_phase(g, rq, ph[k].name, t0, left * ph[k].share, NULL, &in, &refused,
-			      err)) {
-			plan_free(in.plan);
-			return -1;
-		}
+		run_phase(g, rq, ph[k].name, t0, left * ph[k].share, NULL, &in, &refused);
 		/* The MILP refused for memory: its LP in its place, unless that
 		 * ran or comes anyway (lns, the last, takes over from it). */
 		if (refused && strcmp(ph[k].name, "ilp") == 0 && !has_phase(ph, n_ph, "approx")) {
@@ -269,15 +270,18 @@ int strategy_run_auto(const struct strategy *s, const struct graph *g,
 	out->nnz = in.nnz;
 	snprintf(out->param, sizeof(out->param), "plan=%.24s;bound=%.24s",
 		 in.plan ? in.plan_by : "none", in.has_bound ? in.bound_by : "none");
-	if (in.refused[0])
-		snprintf(out->why, sizeof(out->why), "refused for memory: %.480s", in.refused);
+	if (in.refused[0] || in.failed[0])
+		snprintf(out->why, sizeof(out->why), "%s%.300s%s%.150s",
+			 in.refused[0] ? "refused for memory: " : "", in.refused,
+			 in.refused[0] && in.failed[0] ? "; " : "", in.failed);
 	if (in.plan == NULL) {
 		strategy_set_status(out, in.infeasible ? STATUS_INFEASIBLE : STATUS_NO_PLAN);
 		/* Stopped, strategy_solve says why. */
 		if (!stop_requested())
-			snprintf(out->why, sizeof(out->why), "no plan found within %.0f s%s%.200s%s%.250s",
+			snprintf(out->why, sizeof(out->why), "no plan found within %.0f s%s%.150s%s%.150s%s%.150s",
 				 limit, in.why[0] ? "; " : "", in.why,
-				 in.refused[0] ? "; refused for memory: " : "", in.refused);
+				 in.refused[0] ? "; refused for memory: " : "", in.refused,
+				 in.failed[0] ? "; " : "", in.failed);
 		if (in.has_bound)
 			strategy_set_bound(g, out, in.bound);
 		return 0;

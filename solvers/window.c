@@ -564,21 +564,27 @@ static int splice_repair(const struct graph *g, uint64_t budget, const struct wi
 	return rc;
 }
 
-int window_improve(const struct graph *g, uint64_t budget, const struct solver_ops *ops,
-		   const struct solve_opts *o, const struct window_spec *w,
-		   struct stages *inc, struct plan **plan, struct window_result *wr,
-		   struct cm_error *err)
+/* window_improve and window_repair: builds window w (with slack columns
+ * when overflow is not NULL), solves it to optimality from the incumbent
+ * and splices a better solution in: cheaper (improve), or with less
+ * overflow, or as little at a lower cost (repair). */
+static int window_solve(const struct graph *g, uint64_t budget, const struct solver_ops *ops,
+			const struct solve_opts *o, const struct window_spec *w,
+			struct stages *inc, struct plan **plan, double *overflow,
+			struct window_result *wr, struct cm_error *err)
 {
 	struct window_model wm;
 	struct milp_result res = { 0 };
 	struct solve_opts so = *o;
-	double t0 = cm_clock();
+	struct window_spec ws = *w;
+	double t0 = cm_clock(), z0, offset;
 	int rc;
 
 	memset(wr, 0, sizeof(*wr));
 	wr->bound = -1;
 	wr->outcome = WINDOW_NO_GAIN;
-	if (window_build(g, budget, inc, w, &wm, err))
+	ws.slack = overflow != NULL;
+	if (window_build(g, budget, inc, &ws, &wm, err))
 		return -1;
 	wr->cols = wm.milp.ncols;
 	wr->rows = wm.milp.nrows;
@@ -599,6 +605,11 @@ int window_improve(const struct graph *g, uint64_t budget, const struct solver_o
 		rc = 0;
 		goto out;
 	}
+	/* What turns the window's objective into the plan's cost (nothing
+	 * with slack: that objective is not a cost), and the incumbent's
+	 * value of it. */
+	offset = overflow ? 0 : wm.fixed_cost;
+	z0 = overflow ? milp_objective(&wm.milp, wm.start) : wm.inc_cost;
 	so.start = wm.start;
 	so.gap = 0;
 	so.relaxation = 0;
@@ -613,9 +624,10 @@ int window_improve(const struct graph *g, uint64_t budget, const struct solver_o
 		goto out;
 	}
 	if (res.has_bound)
-		wr->bound = res.bound + wm.fixed_cost;
-	if (res.x && num_lt(res.objective + wm.fixed_cost, wm.inc_cost)) {
-		rc = splice(g, budget, &wm, res.x, inc, plan, err);
+		wr->bound = res.bound + offset;
+	if (res.x && num_lt(res.objective + offset, z0)) {
+		rc = overflow ? splice_repair(g, budget, &wm, res.x, inc, plan, overflow, err) :
+				splice(g, budget, &wm, res.x, inc, plan, err);
 		if (rc < 0)
 			goto out;
 		wr->outcome = rc ? WINDOW_IMPROVED : WINDOW_REJECTED;
@@ -630,55 +642,18 @@ out:
 	return rc;
 }
 
+int window_improve(const struct graph *g, uint64_t budget, const struct solver_ops *ops,
+		   const struct solve_opts *o, const struct window_spec *w,
+		   struct stages *inc, struct plan **plan, struct window_result *wr,
+		   struct cm_error *err)
+{
+	return window_solve(g, budget, ops, o, w, inc, plan, NULL, wr, err);
+}
+
 int window_repair(const struct graph *g, uint64_t budget, const struct solver_ops *ops,
 		  const struct solve_opts *o, const struct window_spec *w,
 		  struct stages *inc, struct plan **plan, double *overflow,
 		  struct window_result *wr, struct cm_error *err)
 {
-	struct window_model wm;
-	struct milp_result res = { 0 };
-	struct solve_opts so = *o;
-	struct window_spec ws = *w;
-	double t0 = cm_clock(), z0;
-	int rc;
-
-	memset(wr, 0, sizeof(*wr));
-	wr->bound = -1;
-	wr->outcome = WINDOW_NO_GAIN;
-	ws.slack = 1;
-	if (window_build(g, budget, inc, &ws, &wm, err))
-		return -1;
-	wr->cols = wm.milp.ncols;
-	wr->rows = wm.milp.nrows;
-	wr->nnz = wm.milp.nnz;
-	if (!wm.start_ok) {
-		rc = cm_errorf(err, "the incumbent is not a point of window %d..%d", w->a, w->b);
-		goto out;
-	}
-	z0 = milp_objective(&wm.milp, wm.start);
-	so.start = wm.start;
-	so.gap = 0;
-	so.relaxation = 0;
-	rc = solver_solve(ops, &wm.milp, &so, &res, err);
-	if (rc) {
-		wr->outcome = WINDOW_CRASHED;
-		rc = 0;
-		goto out;
-	}
-	if (res.has_bound)
-		wr->bound = res.bound;
-	if (res.x && num_lt(res.objective, z0)) {
-		rc = splice_repair(g, budget, &wm, res.x, inc, plan, overflow, err);
-		if (rc < 0)
-			goto out;
-		wr->outcome = rc ? WINDOW_IMPROVED : WINDOW_REJECTED;
-	} else if (res.status == MILP_OPTIMAL) {
-		wr->outcome = WINDOW_OPTIMAL;
-	}
-	rc = 0;
-out:
-	milp_result_release(&res);
-	window_release(&wm);
-	wr->seconds = cm_clock() - t0;
-	return rc;
+	return window_solve(g, budget, ops, o, w, inc, plan, overflow, wr, err);
 }

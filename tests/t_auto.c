@@ -164,7 +164,7 @@ static void test_shared(void)
 		sound = judge(g, "auto", b, 2, &a, &sa);
 		ok(sound && (h == NULL || (a >= 0 && num_le(a, sim.cost))),
 		   "%s at f = .5: auto %s, overhead %.4f (best heuristic %.4f)", names[i],
-		   strategy_status_names[sa], a / graph_total_cost(g),
+		   sa >= 0 ? strategy_status_names[sa] : "failed", a / graph_total_cost(g),
 		   h ? sim.cost / graph_total_cost(g) : -1);
 		plan_free(h);
 		graph_free(g);

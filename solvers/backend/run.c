@@ -706,10 +706,20 @@ int solver_solve(const struct solver_ops *ops, const struct milp *m,
 		while (waitpid(ch[c].pid, &wstatus, 0) < 0 && errno == EINTR)
 			;
 		stop_child_remove(ch[c].pid);
-		if (rc && rc != -2 && rc != -3 && !crashed && WIFSIGNALED(wstatus) &&
-		    WTERMSIG(wstatus) != SIGKILL) {
-			cm_errorf(err, "%s crashed (signal %d: %s)%s", ops->name, WTERMSIG(wstatus),
-				  strsignal(WTERMSIG(wstatus)),
+		/* A child that answered exits 0; one that died otherwise
+		 * crashed (a signal, or the exit status a sanitizer gives
+		 * after its report). */
+		if (rc && rc != -2 && rc != -3 && !crashed &&
+		    ((WIFSIGNALED(wstatus) && WTERMSIG(wstatus) != SIGKILL) ||
+		     (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) != 0))) {
+			char how[64];
+
+			if (WIFSIGNALED(wstatus))
+				snprintf(how, sizeof(how), "signal %d: %s", WTERMSIG(wstatus),
+					 strsignal(WTERMSIG(wstatus)));
+			else
+				snprintf(how, sizeof(how), "exit status %d", WEXITSTATUS(wstatus));
+			cm_errorf(err, "%s crashed (%s)%s", ops->name, how,
 				  o->memory_cap && solver_caps_memory() ?
 				  ", its memory capped (--memory-limit)" : "");
 			crashed = 1;
