@@ -14,6 +14,12 @@ for g in resnet50 mobilenet; do
 		run $g $f
 	done
 done > bench/results/lns-paper.csv
+# The same from the best of every heuristic (dtr, shave, the DP too).
+for g in resnet50 mobilenet; do
+	for f in f0.25 f0.5 f0.75 50; do
+		LNS_FROM_HEURISTICS=1 run $g $f
+	done
+done > bench/results/lns-paper-dtr.csv
 for n in 100 250 500 1000; do
 	for f in f0.25 f0.5 f0.75 80 90; do
 		run random_layered_n$n $f

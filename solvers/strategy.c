@@ -226,7 +226,10 @@ int strategy_solve(const struct graph *g, const struct solve_request *rq,
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	if (s == NULL || strategy_check_params(&s, 1, rq, err))
+	/* An unknown solver is an error whichever strategy runs (auto would
+	 * otherwise keep a heuristic's plan). */
+	if (s == NULL || (rq->solver && strategy_backend(rq, err) == NULL) ||
+	    strategy_check_params(&s, 1, rq, err))
 		return -1;
 	if (rq->budget < lb) {
 		strategy_set_status(out, STATUS_INFEASIBLE);
