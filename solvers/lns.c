@@ -335,128 +335,176 @@ static void value_window(struct lns *l, int p, int lp, int q, int lq, struct win
 	ws->free = count == n ? NULL : l->free;
 }
 
+/* The windows of one pass (see pass), sorted: regular blocks of size
+ * overlapping by step, each keyed by the recomputation it holds, or
+ * n / step random pairs of block starts. NULL when out of memory. */
+static struct win *pass_windows(struct lns *l, int values, int size, int step, int *nwin)
+{
+	int n = l->g->n, k = 0;
+	struct win *wins = malloc(((size_t)n / (size_t)step + 2) * sizeof(*wins));
+
+	if (wins == NULL)
+		return NULL;
+	for (int a = 0; a < n && values < 2; a += step) {
+		int b = a + size - 1 < n - 1 ? a + size - 1 : n - 1;
+
+		wins[k].a = a;
+		wins[k].b = b;
+		wins[k++].key = values ? value_recompute_cost(l, a, b + 1) : recompute_cost(l, a, b);
+		if (b == n - 1)
+			break;
+	}
+	/* Random pairs of half blocks: a and b are the two blocks' starts. */
+	for (int j = 0; values == 2 && j < n / step; j++) {
+		wins[k].a = (int)(rnd(l) % (uint64_t)n);
+		wins[k].b = (int)(rnd(l) % (uint64_t)n);
+		wins[k++].key = 0;
+	}
+	qsort(wins, (size_t)k, sizeof(*wins), by_key);
+	*nwin = k;
+	return wins;
+}
+
+/* 1 when the window a..b (two blocks' starts when values == 2), of eff
+ * stages or values, holds recomputation: one that holds none costs its
+ * floor already. */
+static int pass_can_gain(const struct lns *l, int values, int a, int b, int eff)
+{
+	int n = l->g->n, half = eff / 2 + 2;
+
+	if (values == 2)
+		return value_recompute_cost(l, a, a + half < n ? a + half : n) +
+		       value_recompute_cost(l, b, b + half < n ? b + half : n) > 0;
+	return (values ? value_recompute_cost(l, a, b + 1) : recompute_cost(l, a, b)) > 0;
+}
+
+/* The free values of window ws (stages ws->a..ws->b; for random pairs,
+ * blocks of eff / 2 values from wn's two starts), at most nw_eff in a
+ * stage window. */
+static void pass_free(struct lns *l, int values, const struct win *wn, int eff, int nw_eff,
+		      struct window_spec *ws)
+{
+	if (values == 1) {
+		int len = ws->b - ws->a + 1;
+
+		value_window(l, ws->a, len, ws->a, len, ws);
+	} else if (values == 2) {
+		int half = eff / 2 > 2 ? eff / 2 : 2;
+
+		value_window(l, wn->a, half, wn->b, half, ws);
+	} else if (choose_free(l, ws->a, ws->b, nw_eff)) {
+		ws->free = l->free;
+	}
+}
+
+/* Counts a window's outcome wr in the stats and the pass's flags (see
+ * pass); a window that ran out of time shrinks the next ones (eff above
+ * min). Returns 1 on an improvement, 0 otherwise, -1 with err set (out
+ * of memory, or the third backend failure in a row). */
+static int pass_note(struct lns *l, const struct window_spec *ws, const struct window_result *wr,
+		     int eff, int min, int *all_opt, int *whole, struct cm_error *err)
+{
+	int rc = 0;
+
+	l->st->windows++;
+	l->st->window_seconds += wr->seconds;
+	if (wr->outcome != WINDOW_CRASHED)
+		l->crashes_in_row = 0;
+	if (wr->outcome == WINDOW_IMPROVED) {
+		l->st->improved++;
+		rc = record(l) ? cm_errorf(err, "out of memory") : 1;
+	} else if (wr->outcome == WINDOW_REJECTED) {
+		l->st->rejected++;
+	} else if (wr->outcome == WINDOW_CRASHED) {
+		l->st->crashed++;
+		/* One crash is the backend's bad luck; three in a row, a
+		 * backend that does not work (err says how it failed). */
+		if (++l->crashes_in_row >= 3)
+			rc = -1;
+	} else if (wr->outcome == WINDOW_OPTIMAL) {
+		l->st->optimal++;
+		if (ws->a == 0 && ws->b == l->g->n - 1 && ws->free == NULL)
+			*whole = 1;
+	}
+	if (wr->outcome != WINDOW_OPTIMAL)
+		*all_opt = 0;
+	if (wr->outcome == WINDOW_NO_GAIN && eff > min &&
+	    !(l->o->time_limit > 0 && l->deadline - cm_clock() < 0.2))
+		l->shrink++;
+	return rc;
+}
+
+/* Window wn of a pass (see pass) of size stages or values, at most nw
+ * free: shrunk after timeouts, skipped when it cannot gain, else solved
+ * and its outcome noted and reported. Returns 1 on an improvement, 0
+ * otherwise, 2 when the time is up or a stop was requested (nothing
+ * solved), -1 with err set. */
+static int pass_window(struct lns *l, int values, const struct win *wn, int size, int nw,
+		       int *all_opt, int *whole, struct cm_error *err)
+{
+	struct window_spec ws = { .a = wn->a, .b = wn->b,
+				  .max_bytes = mem_budget(l->o->memory_limit) };
+	struct solve_opts so = { .memory_cap = l->o->memory_limit };
+	struct window_result wr;
+	double left = l->deadline - cm_clock();
+	int eff = size >> l->shrink, nw_eff = nw >> l->shrink, min = values ? 4 : 2, rc;
+	char label[96];
+
+	/* After windows that ran out of time, smaller ones. */
+	eff = eff < min ? min : eff;
+	nw_eff = nw_eff < 4 ? 4 : nw_eff;
+	if (values < 2 && ws.a + eff - 1 < ws.b)
+		ws.b = ws.a + eff - 1;
+	if ((l->o->time_limit > 0 && left < 0.2) || stop_requested())
+		return 2;
+	if (!pass_can_gain(l, values, ws.a, ws.b, eff))
+		return 0;
+	pass_free(l, values, wn, eff, nw_eff, &ws);
+	so.time_limit = l->o->window_time_limit > 0 ? l->o->window_time_limit : 10;
+	if (l->o->time_limit > 0 && so.time_limit > left)
+		so.time_limit = left;
+	if (window_improve(l->g, l->budget, l->o->ops, &so, &ws, &l->inc, &l->plan, &wr, err))
+		return -1;
+	rc = pass_note(l, &ws, &wr, eff, min, all_opt, whole, err);
+	if (rc < 0)
+		return -1;
+	snprintf(label, sizeof(label), "lns pass %d, %s window %d..%d (%d columns): %s",
+		 l->st->passes, values ? "value" : "stage", wn->a, wn->b, wr.cols,
+		 outcome_names[wr.outcome]);
+	report(l, label);
+	return rc;
+}
+
 /* One pass of windows. Stage windows (values == 0): w stages, at most nw
  * free values chosen by choose_free. Value windows (values == 1): the
  * values of a block of nw consecutive nodes free in every stage from the
  * block's first on, every other value fixed: the shape that can move a
  * checkpoint kept from the forward into the backward pass, which no short
- * stage window can. Windows in order of the recomputation they hold, most
+ * stage window can. Random pairs (values == 2): two blocks of nw / 2
+ * values anywhere. Windows in order of the recomputation they hold, most
  * first. Returns the number of improvements, -1 with err set; *all_opt
  * is cleared when a window was not proven optimal, *whole set when a
  * window was the whole model, every value free, proven optimal. */
 static int pass(struct lns *l, int values, int w, int nw, int *all_opt, int *whole,
 		struct cm_error *err)
 {
-	const struct graph *g = l->g;
-	int n = g->n, size = values ? nw : w, nwin = 0, gains = 0, step;
+	int size = values ? nw : w, nwin, gains = 0, step, got = 0;
 	struct win *wins;
-	char label[96];
 
-	step = size / 2 > 0 ? size / 2 : 1;
-	if (values == 2)
-		step = size;
-	wins = malloc(((size_t)n / (size_t)step + 2) * sizeof(*wins));
+	step = values == 2 ? size : size / 2 > 0 ? size / 2 : 1;
+	wins = pass_windows(l, values, size, step, &nwin);
 	if (wins == NULL)
 		return cm_errorf(err, "out of memory");
-	for (int a = 0; a < n && values < 2; a += step) {
-		int b = a + size - 1 < n - 1 ? a + size - 1 : n - 1;
-
-		wins[nwin].a = a;
-		wins[nwin].b = b;
-		wins[nwin++].key = values ? value_recompute_cost(l, a, b + 1)
-					  : recompute_cost(l, a, b);
-		if (b == n - 1)
-			break;
-	}
-	/* Random pairs of half blocks: a and b are the two blocks' starts. */
-	for (int k = 0; values == 2 && k < n / step; k++) {
-		wins[nwin].a = (int)(rnd(l) % (uint64_t)n);
-		wins[nwin].b = (int)(rnd(l) % (uint64_t)n);
-		wins[nwin++].key = 0;
-	}
-	qsort(wins, (size_t)nwin, sizeof(*wins), by_key);
-	for (int k = 0; k < nwin; k++) {
-		struct window_spec ws = { .a = wins[k].a, .b = wins[k].b,
-					  .max_bytes = mem_budget(l->o->memory_limit) };
-		struct solve_opts so = { .memory_cap = l->o->memory_limit };
-		struct window_result wr;
-		double left = l->deadline - cm_clock();
-		int eff = size >> l->shrink, nw_eff = nw >> l->shrink, min = values ? 4 : 2;
-
-		/* After windows that ran out of time, smaller ones. */
-		eff = eff < min ? min : eff;
-		nw_eff = nw_eff < 4 ? 4 : nw_eff;
-		if (values < 2 && ws.a + eff - 1 < ws.b)
-			ws.b = ws.a + eff - 1;
-
-		if ((l->o->time_limit > 0 && left < 0.2) || stop_requested()) {
+	for (int k = 0; k < nwin && got >= 0; k++) {
+		got = pass_window(l, values, &wins[k], size, nw, all_opt, whole, err);
+		if (got == 2) {
 			*all_opt = 0;
 			break;
 		}
-		/* A window that recomputes nothing costs its floor. */
-		if (values == 2 ? !(value_recompute_cost(l, ws.a, ws.a + eff / 2 + 2 < n ?
-							 ws.a + eff / 2 + 2 : n) +
-				    value_recompute_cost(l, ws.b, ws.b + eff / 2 + 2 < n ?
-							 ws.b + eff / 2 + 2 : n) > 0)
-				: !((values ? value_recompute_cost(l, ws.a, ws.b + 1)
-					    : recompute_cost(l, ws.a, ws.b)) > 0))
-			continue;
-		if (values == 1) {
-			int len = ws.b - ws.a + 1;
-
-			value_window(l, ws.a, len, ws.a, len, &ws);
-		} else if (values == 2) {
-			int half = eff / 2 > 2 ? eff / 2 : 2;
-
-			value_window(l, wins[k].a, half, wins[k].b, half, &ws);
-		} else if (choose_free(l, ws.a, ws.b, nw_eff)) {
-			ws.free = l->free;
-		}
-		so.time_limit = l->o->window_time_limit > 0 ? l->o->window_time_limit : 10;
-		if (l->o->time_limit > 0 && so.time_limit > left)
-			so.time_limit = left;
-		if (window_improve(g, l->budget, l->o->ops, &so, &ws, &l->inc, &l->plan, &wr, err)) {
-			free(wins);
-			return -1;
-		}
-		l->st->windows++;
-		l->st->window_seconds += wr.seconds;
-		if (wr.outcome != WINDOW_CRASHED)
-			l->crashes_in_row = 0;
-		if (wr.outcome == WINDOW_IMPROVED) {
-			gains++;
-			l->st->improved++;
-			if (record(l)) {
-				free(wins);
-				return cm_errorf(err, "out of memory");
-			}
-		} else if (wr.outcome == WINDOW_REJECTED) {
-			l->st->rejected++;
-		} else if (wr.outcome == WINDOW_CRASHED) {
-			l->st->crashed++;
-			/* One crash is the backend's bad luck; three in a
-			 * row, a backend that does not work. */
-			if (++l->crashes_in_row >= 3) {
-				free(wins);
-				return -1;
-			}
-		} else if (wr.outcome == WINDOW_OPTIMAL) {
-			l->st->optimal++;
-			if (ws.a == 0 && ws.b == n - 1 && ws.free == NULL)
-				*whole = 1;
-		}
-		if (wr.outcome != WINDOW_OPTIMAL)
-			*all_opt = 0;
-		if (wr.outcome == WINDOW_NO_GAIN && eff > min &&
-		    !(l->o->time_limit > 0 && l->deadline - cm_clock() < 0.2))
-			l->shrink++;
-		snprintf(label, sizeof(label), "lns pass %d, %s window %d..%d (%d columns): %s",
-			 l->st->passes, values ? "value" : "stage", wins[k].a, wins[k].b, wr.cols,
-			 outcome_names[wr.outcome]);
-		report(l, label);
+		gains += got > 0;
 	}
 	free(wins);
-	return gains;
+	return got < 0 ? -1 : gains;
 }
 
 static void finish_stats(struct lns *l)
