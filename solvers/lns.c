@@ -97,7 +97,6 @@ int lns_stages_of_plan(const struct graph *g, uint64_t budget, const struct plan
 	for (int i = 0; i < p->n; i++)
 		staged &= p->steps[i].stage >= 0;
 	if (staged && stages_from_plan(g, p, st) == 0) {
-		stages_drop_unused(g, st);
 		fits = replay_stages(g, budget, st, &cost, err);
 		if (fits != 0)
 			return fits;
@@ -147,7 +146,27 @@ struct lns {
 	struct lns_stats *st;
 	int shrink;            /* windows are halved this many times (after timeouts) */
 	int crashes_in_row;    /* windows on which the backend failed, in a row */
+	double sec_per_cell;   /* a window's build time per cell (window_cells),
+				* measured; LNS_SEC_PER_CELL before any */
+	double reserve;        /* seconds kept before the deadline for what
+				* follows a solve (the splice: as long as
+				* staging the start took) */
 };
+
+/* Seconds a window's build takes per cell of its index arrays, and
+ * staging the start per cell of its n x n matrices, before any is
+ * measured: about 3-4e-8 on the loaded 2-core machine of the bench
+ * (page faults included), doubled and more to be safe. */
+#define LNS_SEC_PER_CELL 1e-7
+/* The share of the time left a window's build may take: the rest is the
+ * solver's. */
+#define LNS_BUILD_SHARE 0.4
+/* Seconds staging the start (lns_stages_of_plan and a replay) takes per
+ * cell of the n x n matrices: 2e-8 measured on linear:5000 (10,001
+ * nodes, 2 s), doubled. */
+#define LNS_STAGE_SEC_PER_CELL 4e-8
+/* Seconds left below which no window starts. */
+#define LNS_MIN_LEFT 0.2
 
 static uint64_t rnd(struct lns *l)
 {
@@ -335,6 +354,19 @@ static void value_window(struct lns *l, int p, int lp, int q, int lq, struct win
 	ws->free = count == n ? NULL : l->free;
 }
 
+/* The incumbent's recomputation cost per stage (values == 0) or per
+ * value (values == 1) into c[0..n): one scan of R for every window's key. */
+static void recompute_profile(const struct lns *l, int values, double *c)
+{
+	const struct graph *g = l->g;
+
+	memset(c, 0, (size_t)g->n * sizeof(*c));
+	for (int t = 0; t < g->n; t++)
+		for (int i = 0; i < t; i++)
+			if (STAGE_R(&l->inc, t, i))
+				c[values ? i : t] += g->nodes[i].cost;
+}
+
 /* The windows of one pass (see pass), sorted: regular blocks of size
  * overlapping by step, each keyed by the recomputation it holds, or
  * n / step random pairs of block starts. NULL when out of memory. */
@@ -342,18 +374,28 @@ static struct win *pass_windows(struct lns *l, int values, int size, int step, i
 {
 	int n = l->g->n, k = 0;
 	struct win *wins = malloc(((size_t)n / (size_t)step + 2) * sizeof(*wins));
+	double *c = values < 2 ? malloc((size_t)n * sizeof(*c) + 1) : NULL;
 
-	if (wins == NULL)
+	if (wins == NULL || (values < 2 && c == NULL)) {
+		free(wins);
+		free(c);
 		return NULL;
+	}
+	if (c)
+		recompute_profile(l, values, c);
 	for (int a = 0; a < n && values < 2; a += step) {
 		int b = a + size - 1 < n - 1 ? a + size - 1 : n - 1;
 
 		wins[k].a = a;
 		wins[k].b = b;
-		wins[k++].key = values ? value_recompute_cost(l, a, b + 1) : recompute_cost(l, a, b);
+		wins[k].key = 0;
+		for (int j = a; j <= b; j++)
+			wins[k].key += c[j];
+		k++;
 		if (b == n - 1)
 			break;
 	}
+	free(c);
 	/* Random pairs of half blocks: a and b are the two blocks' starts. */
 	for (int j = 0; values == 2 && j < n / step; j++) {
 		wins[k].a = (int)(rnd(l) % (uint64_t)n);
@@ -434,6 +476,46 @@ static int pass_note(struct lns *l, const struct window_spec *ws, const struct w
 	return rc;
 }
 
+/* Fits window ws to the time left (and to the memory limit): its stages
+ * cut so that its build is predicted to take at most LNS_BUILD_SHARE of
+ * left (a cut window is still an exact sub-problem, S fixed at its ends).
+ * Returns 0, or 1 when not even two stages fit. */
+static int pass_fit(const struct lns *l, struct window_spec *ws, double left)
+{
+	const struct graph *g = l->g;
+	double per_stage = 3.0 * g->n + g->n_edges, span = ws->b - ws->a + 1, cap = span;
+
+	if (l->o->time_limit > 0)
+		cap = LNS_BUILD_SHARE * left / (l->sec_per_cell * per_stage);
+	if (ws->max_bytes > 0 && cap > (double)ws->max_bytes / (4 * per_stage))
+		cap = (double)ws->max_bytes / (4 * per_stage);
+	if (cap >= span)
+		return 0;
+	if (cap < 2)
+		return 1;
+	ws->b = ws->a + (int)cap - 1;
+	return 0;
+}
+
+/* The solver's time limit and the deadline of window ws, left seconds
+ * before the window's deadline wdl: what its predicted build leaves, a
+ * little less so that the solver stops on its own (with its incumbent)
+ * before it is killed at wdl. */
+static void pass_timing(const struct lns *l, struct window_spec *ws, struct solve_opts *so,
+			double left, double wdl)
+{
+	double solve = left - window_cells(l->g, ws) * l->sec_per_cell;
+
+	so->time_limit = l->o->window_time_limit > 0 ? l->o->window_time_limit : 10;
+	if (l->o->time_limit <= 0)
+		return;
+	ws->deadline = wdl;
+	if (so->time_limit > 0.8 * solve)
+		so->time_limit = 0.8 * solve;
+	if (so->time_limit < 0.1)
+		so->time_limit = 0.1;
+}
+
 /* Window wn of a pass (see pass) of size stages or values, at most nw
  * free: shrunk after timeouts, skipped when it cannot gain, else solved
  * and its outcome noted and reported. Returns 1 on an improvement, 0
@@ -446,7 +528,7 @@ static int pass_window(struct lns *l, int values, const struct win *wn, int size
 				  .max_bytes = mem_budget(l->o->memory_limit) };
 	struct solve_opts so = { .memory_cap = l->o->memory_limit };
 	struct window_result wr;
-	double left = l->deadline - cm_clock();
+	double wdl = l->deadline - l->reserve, left = wdl - cm_clock();
 	int eff = size >> l->shrink, nw_eff = nw >> l->shrink, min = values ? 4 : 2, rc;
 	char label[96];
 
@@ -455,16 +537,18 @@ static int pass_window(struct lns *l, int values, const struct win *wn, int size
 	nw_eff = nw_eff < 4 ? 4 : nw_eff;
 	if (values < 2 && ws.a + eff - 1 < ws.b)
 		ws.b = ws.a + eff - 1;
-	if ((l->o->time_limit > 0 && left < 0.2) || stop_requested())
+	if ((l->o->time_limit > 0 && left < LNS_MIN_LEFT) || stop_requested())
 		return 2;
 	if (!pass_can_gain(l, values, ws.a, ws.b, eff))
 		return 0;
 	pass_free(l, values, wn, eff, nw_eff, &ws);
-	so.time_limit = l->o->window_time_limit > 0 ? l->o->window_time_limit : 10;
-	if (l->o->time_limit > 0 && so.time_limit > left)
-		so.time_limit = left;
+	if (pass_fit(l, &ws, left))
+		return 2;
+	pass_timing(l, &ws, &so, left, wdl);
 	if (window_improve(l->g, l->budget, l->o->ops, &so, &ws, &l->inc, &l->plan, &wr, err))
 		return -1;
+	if (!wr.late && wr.build_seconds > 0.05)
+		l->sec_per_cell = 0.5 * (l->sec_per_cell + wr.build_seconds / window_cells(l->g, &ws));
 	rc = pass_note(l, &ws, &wr, eff, min, all_opt, whole, err);
 	if (rc < 0)
 		return -1;
@@ -621,16 +705,110 @@ static int lns_repair(const struct graph *g, uint64_t budget, const struct plan 
 	return 0;
 }
 
+/* The search's buffers; 0, or -1 with err set. */
+static int lns_alloc(struct lns *l, struct cm_error *err)
+{
+	size_t n = (size_t)l->g->n;
+
+	l->free = malloc(n + 1);
+	l->dist = malloc((n + 1) * sizeof(int));
+	l->queue = malloc((n + 1) * sizeof(int));
+	l->plan = plan_new();
+	l->cap_hist = 64;
+	l->hist_t = malloc(l->cap_hist * sizeof(double));
+	l->hist_c = malloc(l->cap_hist * sizeof(double));
+	if (!l->free || !l->dist || !l->queue || !l->plan || !l->hist_t || !l->hist_c)
+		return cm_errorf(err, "out of memory");
+	return 0;
+}
+
+/* 1 when the time left cannot cover staging the start (n x n matrices)
+ * and a splice as long after a window: the start is then the answer. */
+static int lns_no_time(const struct lns *l)
+{
+	double cells = (double)l->g->n * (double)l->g->n;
+
+	return l->o->time_limit > 0 &&
+	       2 * cells * LNS_STAGE_SEC_PER_CELL + LNS_MIN_LEFT > l->deadline - cm_clock();
+}
+
+/* The incumbent from the fitting start: its stages (lns_stages_of_plan)
+ * and their replayed plan; the time it took is kept as l->reserve.
+ * Returns 1, 0 when the start cannot be staged (err says why), -1 with
+ * err set. */
+static int lns_stage_start(struct lns *l, const struct plan *start, struct cm_error *err)
+{
+	const struct graph *g = l->g;
+	struct sim_result sim;
+	double t = cm_clock();
+	int got;
+
+	if (stages_init(&l->inc, g->n, err))
+		return -1;
+	got = lns_stages_of_plan(g, l->budget, start, &l->inc, err);
+	if (got <= 0)
+		return got;
+	if (plan_from_stages(g, &l->inc, l->plan, err) ||
+	    plan_simulate(g, l->plan, l->budget, &sim, err))
+		return -1;
+	l->plan->cost = sim.cost;
+	l->plan->peak = sim.peak;
+	l->hist_t[0] = 0;
+	l->hist_c[0] = sim.cost;
+	l->nhist = 1;
+	l->reserve = cm_clock() - t;
+	return 1;
+}
+
+/* The start's steps as the incumbent plan (cost and peak replayed). */
+static int lns_take_start(struct lns *l, const struct plan *start, double cost, uint64_t peak,
+			  struct cm_error *err)
+{
+	plan_clear(l->plan);
+	for (int k = 0; k < start->n; k++)
+		if (plan_push(l->plan, (enum plan_op)start->steps[k].op, start->steps[k].node,
+			      start->steps[k].stage))
+			return cm_errorf(err, "out of memory");
+	l->plan->cost = cost;
+	l->plan->peak = peak;
+	l->st->proven = 0;
+	return 0;
+}
+
+/* The search from a fitting start (repaired or not) of cost and peak;
+ * the start itself when no time is left to stage it. Returns 0, 1 when
+ * the start cannot be staged (err says why), -1 with err set. */
+static int lns_run(struct lns *l, const struct plan *start, double cost, uint64_t peak,
+		   struct cm_error *err)
+{
+	int got;
+
+	l->st->first_cost = cost;
+	if (lns_alloc(l, err))
+		return -1;
+	if (lns_no_time(l))
+		return lns_take_start(l, start, cost, peak, err);
+	got = lns_stage_start(l, start, err);
+	if (got <= 0)
+		return got < 0 ? -1 : 1;
+	if (search(l, err))
+		return -1;
+	/* Cannot happen (the staged start replays no costlier than the
+	 * start), but the promise is kept regardless. */
+	if (num_lt(cost, l->plan->cost))
+		return lns_take_start(l, start, cost, peak, err);
+	return 0;
+}
+
 int lns_improve(const struct graph *g, uint64_t budget, const struct plan *start,
 		const struct lns_opts *o, struct plan **out, struct lns_stats *st,
 		struct cm_error *err)
 {
-	struct lns l = { .g = g, .budget = budget, .o = o };
+	struct lns l = { .g = g, .budget = budget, .o = o, .sec_per_cell = LNS_SEC_PER_CELL };
 	struct lns_stats dummy;
 	struct sim_result sim;
 	struct plan *fixed = NULL;
-	int n = g->n, rc = -1, got;
-	uint64_t start_peak;
+	int rc = -1, got;
 
 	*out = NULL;
 	l.st = st ? st : &dummy;
@@ -654,50 +832,9 @@ int lns_improve(const struct graph *g, uint64_t budget, const struct plan *start
 		if (plan_simulate(g, start, budget, &sim, err))
 			goto out;
 	}
-	l.st->first_cost = sim.cost;
-	start_peak = sim.peak;
-	if (stages_init(&l.inc, n, err))
+	rc = lns_run(&l, start, sim.cost, sim.peak, err);
+	if (rc)
 		goto out;
-	l.free = malloc((size_t)n + 1);
-	l.dist = malloc(((size_t)n + 1) * sizeof(int));
-	l.queue = malloc(((size_t)n + 1) * sizeof(int));
-	l.plan = plan_new();
-	l.cap_hist = 64;
-	l.hist_t = malloc(l.cap_hist * sizeof(double));
-	l.hist_c = malloc(l.cap_hist * sizeof(double));
-	if (!l.free || !l.dist || !l.queue || !l.plan || !l.hist_t || !l.hist_c) {
-		cm_errorf(err, "out of memory");
-		goto out;
-	}
-	got = lns_stages_of_plan(g, budget, start, &l.inc, err);
-	if (got <= 0) {
-		rc = got < 0 ? -1 : 1;
-		goto out;
-	}
-	if (plan_from_stages(g, &l.inc, l.plan, err) ||
-	    plan_simulate(g, l.plan, budget, &sim, err))
-		goto out;
-	l.plan->cost = sim.cost;
-	l.plan->peak = sim.peak;
-	l.hist_t[0] = 0;
-	l.hist_c[0] = sim.cost;
-	l.nhist = 1;
-	if (search(&l, err))
-		goto out;
-	if (num_lt(l.st->first_cost, l.plan->cost)) {
-		/* Cannot happen (the staged start replays no costlier than
-		 * the start), but the promise is kept regardless. */
-		plan_clear(l.plan);
-		for (int k = 0; k < start->n; k++)
-			if (plan_push(l.plan, (enum plan_op)start->steps[k].op,
-				      start->steps[k].node, start->steps[k].stage)) {
-				cm_errorf(err, "out of memory");
-				goto out;
-			}
-		l.plan->cost = l.st->first_cost;
-		l.plan->peak = start_peak;
-		l.st->proven = 0;
-	}
 	finish_stats(&l);
 	snprintf(l.plan->strategy, sizeof(l.plan->strategy), "lns");
 	snprintf(l.plan->solver, sizeof(l.plan->solver), "%s", o->ops->name);
@@ -710,7 +847,6 @@ int lns_improve(const struct graph *g, uint64_t budget, const struct plan *start
 	}
 	*out = l.plan;
 	l.plan = NULL;
-	rc = 0;
 out:
 	plan_free(fixed);
 	stages_release(&l.inc);
@@ -740,6 +876,7 @@ int strategy_run_lns(const struct strategy *s, const struct graph *g,
 	struct plan *own = NULL, *best = NULL;
 	const struct plan *start = rq->start;
 	struct lns_stats st;
+	double t0 = cm_clock();
 	int rc;
 
 	if (o.ops == NULL || strategy_param_whole(rq, "stages", 1, 1000, &stages, err) ||
@@ -762,6 +899,10 @@ int strategy_run_lns(const struct strategy *s, const struct graph *g,
 		}
 		snprintf(own->strategy, sizeof(own->strategy), "checkpoint-all");
 	}
+	/* The heuristics' time counts: --time-limit is for the whole row. */
+	o.time_limit -= cm_clock() - t0;
+	if (o.time_limit <= 0)
+		o.time_limit = 1e-3;
 	rc = lns_improve(g, rq->budget, start, &o, &best, &st, err);
 	snprintf(out->param, sizeof(out->param), "start=%s%.40s%s", st.repaired ? "repair(" : "",
 		 start->strategy[0] ? start->strategy : "plan", st.repaired ? ")" : "");
