@@ -97,7 +97,6 @@ int lns_stages_of_plan(const struct graph *g, uint64_t budget, const struct plan
 	for (int i = 0; i < p->n; i++)
 		staged &= p->steps[i].stage >= 0;
 	if (staged && stages_from_plan(g, p, st) == 0) {
-		stages_drop_unused(g, st);
 		fits = replay_stages(g, budget, st, &cost, err);
 		if (fits != 0)
 			return fits;
@@ -147,7 +146,27 @@ struct lns {
 	struct lns_stats *st;
 	int shrink;            /* windows are halved this many times (after timeouts) */
 	int crashes_in_row;    /* windows on which the backend failed, in a row */
+	double sec_per_cell;   /* a window's build time per cell (window_cells),
+				* measured; LNS_SEC_PER_CELL before any */
+	double reserve;        /* seconds kept before the deadline for what
+				* follows a solve (the splice: as long as
+				* staging the start took) */
 };
+
+/* Seconds a window's build takes per cell of its index arrays, and
+ * staging the start per cell of its n x n matrices, before any is
+ * measured: about 3-4e-8 on the loaded 2-core machine of the bench
+ * (page faults included), doubled and more to be safe. */
+#define LNS_SEC_PER_CELL 1e-7
+/* The share of the time left a window's build may take: the rest is the
+ * solver's. */
+#define LNS_BUILD_SHARE 0.4
+/* Seconds staging the start (lns_stages_of_plan and a replay) takes per
+ * cell of the n x n matrices: 2e-8 measured on linear:5000 (10,001
+ * nodes, 2 s), doubled. */
+#define LNS_STAGE_SEC_PER_CELL 4e-8
+/* Seconds left below which no window starts. */
+#define LNS_MIN_LEFT 0.2
 
 static uint64_t rnd(struct lns *l)
 {
@@ -335,128 +354,241 @@ static void value_window(struct lns *l, int p, int lp, int q, int lq, struct win
 	ws->free = count == n ? NULL : l->free;
 }
 
+/* The incumbent's recomputation cost per stage (values == 0) or per
+ * value (values == 1) into c[0..n): one scan of R for every window's key. */
+static void recompute_profile(const struct lns *l, int values, double *c)
+{
+	const struct graph *g = l->g;
+
+	memset(c, 0, (size_t)g->n * sizeof(*c));
+	for (int t = 0; t < g->n; t++)
+		for (int i = 0; i < t; i++)
+			if (STAGE_R(&l->inc, t, i))
+				c[values ? i : t] += g->nodes[i].cost;
+}
+
+/* The windows of one pass (see pass), sorted: regular blocks of size
+ * overlapping by step, each keyed by the recomputation it holds, or
+ * n / step random pairs of block starts. NULL when out of memory. */
+static struct win *pass_windows(struct lns *l, int values, int size, int step, int *nwin)
+{
+	int n = l->g->n, k = 0;
+	struct win *wins = malloc(((size_t)n / (size_t)step + 2) * sizeof(*wins));
+	double *c = values < 2 ? malloc((size_t)n * sizeof(*c) + 1) : NULL;
+
+	if (wins == NULL || (values < 2 && c == NULL)) {
+		free(wins);
+		free(c);
+		return NULL;
+	}
+	if (c)
+		recompute_profile(l, values, c);
+	for (int a = 0; a < n && values < 2; a += step) {
+		int b = a + size - 1 < n - 1 ? a + size - 1 : n - 1;
+
+		wins[k].a = a;
+		wins[k].b = b;
+		wins[k].key = 0;
+		for (int j = a; j <= b; j++)
+			wins[k].key += c[j];
+		k++;
+		if (b == n - 1)
+			break;
+	}
+	free(c);
+	/* Random pairs of half blocks: a and b are the two blocks' starts. */
+	for (int j = 0; values == 2 && j < n / step; j++) {
+		wins[k].a = (int)(rnd(l) % (uint64_t)n);
+		wins[k].b = (int)(rnd(l) % (uint64_t)n);
+		wins[k++].key = 0;
+	}
+	qsort(wins, (size_t)k, sizeof(*wins), by_key);
+	*nwin = k;
+	return wins;
+}
+
+/* 1 when the window a..b (two blocks' starts when values == 2), of eff
+ * stages or values, holds recomputation: one that holds none costs its
+ * floor already. */
+static int pass_can_gain(const struct lns *l, int values, int a, int b, int eff)
+{
+	int n = l->g->n, half = eff / 2 + 2;
+
+	if (values == 2)
+		return value_recompute_cost(l, a, a + half < n ? a + half : n) +
+		       value_recompute_cost(l, b, b + half < n ? b + half : n) > 0;
+	return (values ? value_recompute_cost(l, a, b + 1) : recompute_cost(l, a, b)) > 0;
+}
+
+/* The free values of window ws (stages ws->a..ws->b; for random pairs,
+ * blocks of eff / 2 values from wn's two starts), at most nw_eff in a
+ * stage window. */
+static void pass_free(struct lns *l, int values, const struct win *wn, int eff, int nw_eff,
+		      struct window_spec *ws)
+{
+	if (values == 1) {
+		int len = ws->b - ws->a + 1;
+
+		value_window(l, ws->a, len, ws->a, len, ws);
+	} else if (values == 2) {
+		int half = eff / 2 > 2 ? eff / 2 : 2;
+
+		value_window(l, wn->a, half, wn->b, half, ws);
+	} else if (choose_free(l, ws->a, ws->b, nw_eff)) {
+		ws->free = l->free;
+	}
+}
+
+/* Counts a window's outcome wr in the stats and the pass's flags (see
+ * pass); a window that ran out of time shrinks the next ones (eff above
+ * min). Returns 1 on an improvement, 0 otherwise, -1 with err set (out
+ * of memory, or the third backend failure in a row). */
+static int pass_note(struct lns *l, const struct window_spec *ws, const struct window_result *wr,
+		     int eff, int min, int *all_opt, int *whole, struct cm_error *err)
+{
+	int rc = 0;
+
+	l->st->windows++;
+	l->st->window_seconds += wr->seconds;
+	if (wr->outcome != WINDOW_CRASHED)
+		l->crashes_in_row = 0;
+	if (wr->outcome == WINDOW_IMPROVED) {
+		l->st->improved++;
+		rc = record(l) ? cm_errorf(err, "out of memory") : 1;
+	} else if (wr->outcome == WINDOW_REJECTED) {
+		l->st->rejected++;
+	} else if (wr->outcome == WINDOW_CRASHED) {
+		l->st->crashed++;
+		/* One crash is the backend's bad luck; three in a row, a
+		 * backend that does not work (err says how it failed). */
+		if (++l->crashes_in_row >= 3)
+			rc = -1;
+	} else if (wr->outcome == WINDOW_OPTIMAL) {
+		l->st->optimal++;
+		if (ws->a == 0 && ws->b == l->g->n - 1 && ws->free == NULL)
+			*whole = 1;
+	}
+	if (wr->outcome != WINDOW_OPTIMAL)
+		*all_opt = 0;
+	if (wr->outcome == WINDOW_NO_GAIN && eff > min &&
+	    !(l->o->time_limit > 0 && l->deadline - cm_clock() < 0.2))
+		l->shrink++;
+	return rc;
+}
+
+/* Fits window ws to the time left (and to the memory limit): its stages
+ * cut so that its build is predicted to take at most LNS_BUILD_SHARE of
+ * left (a cut window is still an exact sub-problem, S fixed at its ends).
+ * Returns 0, or 1 when not even two stages fit. */
+static int pass_fit(const struct lns *l, struct window_spec *ws, double left)
+{
+	const struct graph *g = l->g;
+	double per_stage = 3.0 * g->n + g->n_edges, span = ws->b - ws->a + 1, cap = span;
+
+	if (l->o->time_limit > 0)
+		cap = LNS_BUILD_SHARE * left / (l->sec_per_cell * per_stage);
+	if (ws->max_bytes > 0 && cap > (double)ws->max_bytes / (4 * per_stage))
+		cap = (double)ws->max_bytes / (4 * per_stage);
+	if (cap >= span)
+		return 0;
+	if (cap < 2)
+		return 1;
+	ws->b = ws->a + (int)cap - 1;
+	return 0;
+}
+
+/* The solver's time limit and the deadline of window ws, left seconds
+ * before the window's deadline wdl: what its predicted build leaves, a
+ * little less so that the solver stops on its own (with its incumbent)
+ * before it is killed at wdl. */
+static void pass_timing(const struct lns *l, struct window_spec *ws, struct solve_opts *so,
+			double left, double wdl)
+{
+	double solve = left - window_cells(l->g, ws) * l->sec_per_cell;
+
+	so->time_limit = l->o->window_time_limit > 0 ? l->o->window_time_limit : 10;
+	if (l->o->time_limit <= 0)
+		return;
+	ws->deadline = wdl;
+	if (so->time_limit > 0.8 * solve)
+		so->time_limit = 0.8 * solve;
+	if (so->time_limit < 0.1)
+		so->time_limit = 0.1;
+}
+
+/* Window wn of a pass (see pass) of size stages or values, at most nw
+ * free: shrunk after timeouts, skipped when it cannot gain, else solved
+ * and its outcome noted and reported. Returns 1 on an improvement, 0
+ * otherwise, 2 when the time is up or a stop was requested (nothing
+ * solved), -1 with err set. */
+static int pass_window(struct lns *l, int values, const struct win *wn, int size, int nw,
+		       int *all_opt, int *whole, struct cm_error *err)
+{
+	struct window_spec ws = { .a = wn->a, .b = wn->b,
+				  .max_bytes = mem_budget(l->o->memory_limit) };
+	struct solve_opts so = { .memory_cap = l->o->memory_limit };
+	struct window_result wr;
+	double wdl = l->deadline - l->reserve, left = wdl - cm_clock();
+	int eff = size >> l->shrink, nw_eff = nw >> l->shrink, min = values ? 4 : 2, rc;
+	char label[96];
+
+	/* After windows that ran out of time, smaller ones. */
+	eff = eff < min ? min : eff;
+	nw_eff = nw_eff < 4 ? 4 : nw_eff;
+	if (values < 2 && ws.a + eff - 1 < ws.b)
+		ws.b = ws.a + eff - 1;
+	if ((l->o->time_limit > 0 && left < LNS_MIN_LEFT) || stop_requested())
+		return 2;
+	if (!pass_can_gain(l, values, ws.a, ws.b, eff))
+		return 0;
+	pass_free(l, values, wn, eff, nw_eff, &ws);
+	if (pass_fit(l, &ws, left))
+		return 2;
+	pass_timing(l, &ws, &so, left, wdl);
+	if (window_improve(l->g, l->budget, l->o->ops, &so, &ws, &l->inc, &l->plan, &wr, err))
+		return -1;
+	if (!wr.late && wr.build_seconds > 0.05)
+		l->sec_per_cell = 0.5 * (l->sec_per_cell + wr.build_seconds / window_cells(l->g, &ws));
+	rc = pass_note(l, &ws, &wr, eff, min, all_opt, whole, err);
+	if (rc < 0)
+		return -1;
+	snprintf(label, sizeof(label), "lns pass %d, %s window %d..%d (%d columns): %s",
+		 l->st->passes, values ? "value" : "stage", wn->a, wn->b, wr.cols,
+		 outcome_names[wr.outcome]);
+	report(l, label);
+	return rc;
+}
+
 /* One pass of windows. Stage windows (values == 0): w stages, at most nw
  * free values chosen by choose_free. Value windows (values == 1): the
  * values of a block of nw consecutive nodes free in every stage from the
  * block's first on, every other value fixed: the shape that can move a
  * checkpoint kept from the forward into the backward pass, which no short
- * stage window can. Windows in order of the recomputation they hold, most
+ * stage window can. Random pairs (values == 2): two blocks of nw / 2
+ * values anywhere. Windows in order of the recomputation they hold, most
  * first. Returns the number of improvements, -1 with err set; *all_opt
  * is cleared when a window was not proven optimal, *whole set when a
  * window was the whole model, every value free, proven optimal. */
 static int pass(struct lns *l, int values, int w, int nw, int *all_opt, int *whole,
 		struct cm_error *err)
 {
-	const struct graph *g = l->g;
-	int n = g->n, size = values ? nw : w, nwin = 0, gains = 0, step;
+	int size = values ? nw : w, nwin, gains = 0, step, got = 0;
 	struct win *wins;
-	char label[96];
 
-	step = size / 2 > 0 ? size / 2 : 1;
-	if (values == 2)
-		step = size;
-	wins = malloc(((size_t)n / (size_t)step + 2) * sizeof(*wins));
+	step = values == 2 ? size : size / 2 > 0 ? size / 2 : 1;
+	wins = pass_windows(l, values, size, step, &nwin);
 	if (wins == NULL)
 		return cm_errorf(err, "out of memory");
-	for (int a = 0; a < n && values < 2; a += step) {
-		int b = a + size - 1 < n - 1 ? a + size - 1 : n - 1;
-
-		wins[nwin].a = a;
-		wins[nwin].b = b;
-		wins[nwin++].key = values ? value_recompute_cost(l, a, b + 1)
-					  : recompute_cost(l, a, b);
-		if (b == n - 1)
-			break;
-	}
-	/* Random pairs of half blocks: a and b are the two blocks' starts. */
-	for (int k = 0; values == 2 && k < n / step; k++) {
-		wins[nwin].a = (int)(rnd(l) % (uint64_t)n);
-		wins[nwin].b = (int)(rnd(l) % (uint64_t)n);
-		wins[nwin++].key = 0;
-	}
-	qsort(wins, (size_t)nwin, sizeof(*wins), by_key);
-	for (int k = 0; k < nwin; k++) {
-		struct window_spec ws = { .a = wins[k].a, .b = wins[k].b,
-					  .max_bytes = mem_budget(l->o->memory_limit) };
-		struct solve_opts so = { .memory_cap = l->o->memory_limit };
-		struct window_result wr;
-		double left = l->deadline - cm_clock();
-		int eff = size >> l->shrink, nw_eff = nw >> l->shrink, min = values ? 4 : 2;
-
-		/* After windows that ran out of time, smaller ones. */
-		eff = eff < min ? min : eff;
-		nw_eff = nw_eff < 4 ? 4 : nw_eff;
-		if (values < 2 && ws.a + eff - 1 < ws.b)
-			ws.b = ws.a + eff - 1;
-
-		if ((l->o->time_limit > 0 && left < 0.2) || stop_requested()) {
+	for (int k = 0; k < nwin && got >= 0; k++) {
+		got = pass_window(l, values, &wins[k], size, nw, all_opt, whole, err);
+		if (got == 2) {
 			*all_opt = 0;
 			break;
 		}
-		/* A window that recomputes nothing costs its floor. */
-		if (values == 2 ? !(value_recompute_cost(l, ws.a, ws.a + eff / 2 + 2 < n ?
-							 ws.a + eff / 2 + 2 : n) +
-				    value_recompute_cost(l, ws.b, ws.b + eff / 2 + 2 < n ?
-							 ws.b + eff / 2 + 2 : n) > 0)
-				: !((values ? value_recompute_cost(l, ws.a, ws.b + 1)
-					    : recompute_cost(l, ws.a, ws.b)) > 0))
-			continue;
-		if (values == 1) {
-			int len = ws.b - ws.a + 1;
-
-			value_window(l, ws.a, len, ws.a, len, &ws);
-		} else if (values == 2) {
-			int half = eff / 2 > 2 ? eff / 2 : 2;
-
-			value_window(l, wins[k].a, half, wins[k].b, half, &ws);
-		} else if (choose_free(l, ws.a, ws.b, nw_eff)) {
-			ws.free = l->free;
-		}
-		so.time_limit = l->o->window_time_limit > 0 ? l->o->window_time_limit : 10;
-		if (l->o->time_limit > 0 && so.time_limit > left)
-			so.time_limit = left;
-		if (window_improve(g, l->budget, l->o->ops, &so, &ws, &l->inc, &l->plan, &wr, err)) {
-			free(wins);
-			return -1;
-		}
-		l->st->windows++;
-		l->st->window_seconds += wr.seconds;
-		if (wr.outcome != WINDOW_CRASHED)
-			l->crashes_in_row = 0;
-		if (wr.outcome == WINDOW_IMPROVED) {
-			gains++;
-			l->st->improved++;
-			if (record(l)) {
-				free(wins);
-				return cm_errorf(err, "out of memory");
-			}
-		} else if (wr.outcome == WINDOW_REJECTED) {
-			l->st->rejected++;
-		} else if (wr.outcome == WINDOW_CRASHED) {
-			l->st->crashed++;
-			/* One crash is the backend's bad luck; three in a
-			 * row, a backend that does not work. */
-			if (++l->crashes_in_row >= 3) {
-				free(wins);
-				return -1;
-			}
-		} else if (wr.outcome == WINDOW_OPTIMAL) {
-			l->st->optimal++;
-			if (ws.a == 0 && ws.b == n - 1 && ws.free == NULL)
-				*whole = 1;
-		}
-		if (wr.outcome != WINDOW_OPTIMAL)
-			*all_opt = 0;
-		if (wr.outcome == WINDOW_NO_GAIN && eff > min &&
-		    !(l->o->time_limit > 0 && l->deadline - cm_clock() < 0.2))
-			l->shrink++;
-		snprintf(label, sizeof(label), "lns pass %d, %s window %d..%d (%d columns): %s",
-			 l->st->passes, values ? "value" : "stage", wins[k].a, wins[k].b, wr.cols,
-			 outcome_names[wr.outcome]);
-		report(l, label);
+		gains += got > 0;
 	}
 	free(wins);
-	return gains;
+	return got < 0 ? -1 : gains;
 }
 
 static void finish_stats(struct lns *l)
@@ -573,16 +705,110 @@ static int lns_repair(const struct graph *g, uint64_t budget, const struct plan 
 	return 0;
 }
 
+/* The search's buffers; 0, or -1 with err set. */
+static int lns_alloc(struct lns *l, struct cm_error *err)
+{
+	size_t n = (size_t)l->g->n;
+
+	l->free = malloc(n + 1);
+	l->dist = malloc((n + 1) * sizeof(int));
+	l->queue = malloc((n + 1) * sizeof(int));
+	l->plan = plan_new();
+	l->cap_hist = 64;
+	l->hist_t = malloc(l->cap_hist * sizeof(double));
+	l->hist_c = malloc(l->cap_hist * sizeof(double));
+	if (!l->free || !l->dist || !l->queue || !l->plan || !l->hist_t || !l->hist_c)
+		return cm_errorf(err, "out of memory");
+	return 0;
+}
+
+/* 1 when the time left cannot cover staging the start (n x n matrices)
+ * and a splice as long after a window: the start is then the answer. */
+static int lns_no_time(const struct lns *l)
+{
+	double cells = (double)l->g->n * (double)l->g->n;
+
+	return l->o->time_limit > 0 &&
+	       2 * cells * LNS_STAGE_SEC_PER_CELL + LNS_MIN_LEFT > l->deadline - cm_clock();
+}
+
+/* The incumbent from the fitting start: its stages (lns_stages_of_plan)
+ * and their replayed plan; the time it took is kept as l->reserve.
+ * Returns 1, 0 when the start cannot be staged (err says why), -1 with
+ * err set. */
+static int lns_stage_start(struct lns *l, const struct plan *start, struct cm_error *err)
+{
+	const struct graph *g = l->g;
+	struct sim_result sim;
+	double t = cm_clock();
+	int got;
+
+	if (stages_init(&l->inc, g->n, err))
+		return -1;
+	got = lns_stages_of_plan(g, l->budget, start, &l->inc, err);
+	if (got <= 0)
+		return got;
+	if (plan_from_stages(g, &l->inc, l->plan, err) ||
+	    plan_simulate(g, l->plan, l->budget, &sim, err))
+		return -1;
+	l->plan->cost = sim.cost;
+	l->plan->peak = sim.peak;
+	l->hist_t[0] = 0;
+	l->hist_c[0] = sim.cost;
+	l->nhist = 1;
+	l->reserve = cm_clock() - t;
+	return 1;
+}
+
+/* The start's steps as the incumbent plan (cost and peak replayed). */
+static int lns_take_start(struct lns *l, const struct plan *start, double cost, uint64_t peak,
+			  struct cm_error *err)
+{
+	plan_clear(l->plan);
+	for (int k = 0; k < start->n; k++)
+		if (plan_push(l->plan, (enum plan_op)start->steps[k].op, start->steps[k].node,
+			      start->steps[k].stage))
+			return cm_errorf(err, "out of memory");
+	l->plan->cost = cost;
+	l->plan->peak = peak;
+	l->st->proven = 0;
+	return 0;
+}
+
+/* The search from a fitting start (repaired or not) of cost and peak;
+ * the start itself when no time is left to stage it. Returns 0, 1 when
+ * the start cannot be staged (err says why), -1 with err set. */
+static int lns_run(struct lns *l, const struct plan *start, double cost, uint64_t peak,
+		   struct cm_error *err)
+{
+	int got;
+
+	l->st->first_cost = cost;
+	if (lns_alloc(l, err))
+		return -1;
+	if (lns_no_time(l))
+		return lns_take_start(l, start, cost, peak, err);
+	got = lns_stage_start(l, start, err);
+	if (got <= 0)
+		return got < 0 ? -1 : 1;
+	if (search(l, err))
+		return -1;
+	/* Cannot happen (the staged start replays no costlier than the
+	 * start), but the promise is kept regardless. */
+	if (num_lt(cost, l->plan->cost))
+		return lns_take_start(l, start, cost, peak, err);
+	return 0;
+}
+
 int lns_improve(const struct graph *g, uint64_t budget, const struct plan *start,
 		const struct lns_opts *o, struct plan **out, struct lns_stats *st,
 		struct cm_error *err)
 {
-	struct lns l = { .g = g, .budget = budget, .o = o };
+	struct lns l = { .g = g, .budget = budget, .o = o, .sec_per_cell = LNS_SEC_PER_CELL };
 	struct lns_stats dummy;
 	struct sim_result sim;
 	struct plan *fixed = NULL;
-	int n = g->n, rc = -1, got;
-	uint64_t start_peak;
+	int rc = -1, got;
 
 	*out = NULL;
 	l.st = st ? st : &dummy;
@@ -606,50 +832,9 @@ int lns_improve(const struct graph *g, uint64_t budget, const struct plan *start
 		if (plan_simulate(g, start, budget, &sim, err))
 			goto out;
 	}
-	l.st->first_cost = sim.cost;
-	start_peak = sim.peak;
-	if (stages_init(&l.inc, n, err))
+	rc = lns_run(&l, start, sim.cost, sim.peak, err);
+	if (rc)
 		goto out;
-	l.free = malloc((size_t)n + 1);
-	l.dist = malloc(((size_t)n + 1) * sizeof(int));
-	l.queue = malloc(((size_t)n + 1) * sizeof(int));
-	l.plan = plan_new();
-	l.cap_hist = 64;
-	l.hist_t = malloc(l.cap_hist * sizeof(double));
-	l.hist_c = malloc(l.cap_hist * sizeof(double));
-	if (!l.free || !l.dist || !l.queue || !l.plan || !l.hist_t || !l.hist_c) {
-		cm_errorf(err, "out of memory");
-		goto out;
-	}
-	got = lns_stages_of_plan(g, budget, start, &l.inc, err);
-	if (got <= 0) {
-		rc = got < 0 ? -1 : 1;
-		goto out;
-	}
-	if (plan_from_stages(g, &l.inc, l.plan, err) ||
-	    plan_simulate(g, l.plan, budget, &sim, err))
-		goto out;
-	l.plan->cost = sim.cost;
-	l.plan->peak = sim.peak;
-	l.hist_t[0] = 0;
-	l.hist_c[0] = sim.cost;
-	l.nhist = 1;
-	if (search(&l, err))
-		goto out;
-	if (num_lt(l.st->first_cost, l.plan->cost)) {
-		/* Cannot happen (the staged start replays no costlier than
-		 * the start), but the promise is kept regardless. */
-		plan_clear(l.plan);
-		for (int k = 0; k < start->n; k++)
-			if (plan_push(l.plan, (enum plan_op)start->steps[k].op,
-				      start->steps[k].node, start->steps[k].stage)) {
-				cm_errorf(err, "out of memory");
-				goto out;
-			}
-		l.plan->cost = l.st->first_cost;
-		l.plan->peak = start_peak;
-		l.st->proven = 0;
-	}
 	finish_stats(&l);
 	snprintf(l.plan->strategy, sizeof(l.plan->strategy), "lns");
 	snprintf(l.plan->solver, sizeof(l.plan->solver), "%s", o->ops->name);
@@ -662,7 +847,6 @@ int lns_improve(const struct graph *g, uint64_t budget, const struct plan *start
 	}
 	*out = l.plan;
 	l.plan = NULL;
-	rc = 0;
 out:
 	plan_free(fixed);
 	stages_release(&l.inc);
@@ -692,6 +876,7 @@ int strategy_run_lns(const struct strategy *s, const struct graph *g,
 	struct plan *own = NULL, *best = NULL;
 	const struct plan *start = rq->start;
 	struct lns_stats st;
+	double t0 = cm_clock();
 	int rc;
 
 	if (o.ops == NULL || strategy_param_whole(rq, "stages", 1, 1000, &stages, err) ||
@@ -714,6 +899,10 @@ int strategy_run_lns(const struct strategy *s, const struct graph *g,
 		}
 		snprintf(own->strategy, sizeof(own->strategy), "checkpoint-all");
 	}
+	/* The heuristics' time counts: --time-limit is for the whole row. */
+	o.time_limit -= cm_clock() - t0;
+	if (o.time_limit <= 0)
+		o.time_limit = 1e-3;
 	rc = lns_improve(g, rq->budget, start, &o, &best, &st, err);
 	snprintf(out->param, sizeof(out->param), "start=%s%.40s%s", st.repaired ? "repair(" : "",
 		 start->strategy[0] ? start->strategy : "plan", st.repaired ? ")" : "");

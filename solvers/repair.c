@@ -224,6 +224,8 @@ static int repair_window(struct repair *r, int t, struct cm_error *err)
 	so.time_limit = r->o->window_time_limit > 0 ? r->o->window_time_limit : 10;
 	if (r->o->time_limit > 0 && so.time_limit > left)
 		so.time_limit = left;
+	if (r->o->time_limit > 0)
+		ws.deadline = r->deadline; /* the solver killed there */
 	if (window_repair(g, r->budget, r->o->ops, &so, &ws, &r->inc, &r->plan, &r->overflow,
 			  &wr, err))
 		return -1;

@@ -23,6 +23,8 @@ struct wbuild {
 	struct milp_row row; /* the row */
 	double c;      /* its constant part */
 	int slack;     /* memory rows with a slack per stage (window_spec) */
+	double deadline; /* window_spec's */
+	int late;      /* 1 once the deadline has passed */
 };
 
 #define WIN(wm, a_, t, i) ((size_t)((t) - (a_)) * (size_t)(wm)->n + (size_t)(i))
@@ -35,6 +37,15 @@ void window_release(struct window_model *wm)
 	free(wm->sigma);
 	free(wm->start);
 	memset(wm, 0, sizeof(*wm));
+}
+
+/* 1 once the build's deadline has passed; checked once a stage, so that
+ * a window over thousands of stages stops in time. */
+static int late(struct wbuild *wb)
+{
+	if (!wb->late && wb->deadline > 0 && cm_clock() >= wb->deadline)
+		wb->late = 1;
+	return wb->late;
 }
 
 /* R(t,i) for a <= t <= b: its column, or -1 with the constant in *c. */
@@ -111,7 +122,7 @@ static void add_decision_columns(struct wbuild *wb, const struct window_spec *w)
 	const struct graph *g = wb->g;
 	char name[64];
 
-	for (int t = w->a; t <= w->b; t++)
+	for (int t = w->a; t <= w->b && !late(wb); t++)
 		for (int i = 0; i < t; i++) {
 			int free_i = graph_nusers(g, i) > 0 && (!w->free || w->free[i]);
 
@@ -127,7 +138,7 @@ static void add_decision_columns(struct wbuild *wb, const struct window_spec *w)
 				wm->s[WIN(wm, w->a, t, i)] = milp_add_col(&wm->milp, name, 0, 1, 0, 1);
 			}
 		}
-	for (int t = w->a; t <= w->b; t++) {
+	for (int t = w->a; t <= w->b && !wb->late; t++) {
 		wm->fixed_cost += g->nodes[t].cost; /* R(t,t) */
 		for (int i = 0; i <= t; i++)
 			wm->inc_cost += STAGE_R(wb->inc, t, i) ? g->nodes[i].cost : 0;
@@ -142,7 +153,7 @@ static void add_memory_columns(struct wbuild *wb, double ubudget)
 	const struct graph *g = wb->g;
 	char name[64];
 
-	for (int t = wm->a; t <= wm->b; t++)
+	for (int t = wm->a; t <= wm->b && !late(wb); t++)
 		for (int k = 0; k <= t; k++) {
 			if (!relevant(wb, t, k))
 				continue;
@@ -176,7 +187,7 @@ static void add_dependency_rows(struct wbuild *wb)
 	struct window_model *wm = wb->wm;
 	const struct graph *g = wb->g;
 
-	for (int t = wm->a; t <= wm->b; t++) {
+	for (int t = wm->a; t <= wm->b && !late(wb); t++) {
 		for (int k = 0; k <= t; k++) {
 			if (!relevant(wb, t, k))
 				continue;
@@ -222,7 +233,8 @@ static void add_memory_rows(struct wbuild *wb)
 {
 	struct window_model *wm = wb->wm;
 	const struct graph *g = wb->g;
-	for (int t = wm->a; t <= wm->b; t++) {
+
+	for (int t = wm->a; t <= wm->b && !late(wb); t++) {
 		int prev = -1;
 
 		for (int k = 0; k <= t; k++) {
@@ -365,7 +377,8 @@ int window_build(const struct graph *g, uint64_t budget, const struct stages *in
 		 const struct window_spec *w, struct window_model *wm,
 		 struct cm_error *err)
 {
-	struct wbuild wb = { .wm = wm, .g = g, .inc = inc, .ne = g->n_edges, .slack = w->slack };
+	struct wbuild wb = { .wm = wm, .g = g, .inc = inc, .ne = g->n_edges, .slack = w->slack,
+			     .deadline = w->deadline };
 	size_t cells, fcells;
 	int rc = -1;
 
@@ -375,6 +388,8 @@ int window_build(const struct graph *g, uint64_t budget, const struct stages *in
 		return cm_errorf(err, "window %d..%d out of range", w->a, w->b);
 	if (budget < g->fixed_memory)
 		return cm_errorf(err, "budget below fixed memory");
+	if (late(&wb))
+		return 1;
 	wm->n = g->n;
 	wm->a = w->a;
 	wm->b = w->b;
@@ -403,8 +418,12 @@ int window_build(const struct graph *g, uint64_t budget, const struct stages *in
 	add_memory_columns(&wb, wm->ubudget);
 	add_dependency_rows(&wb);
 	add_memory_rows(&wb);
-	if (w->slack)
+	if (w->slack && !wb.late)
 		add_slack_rows(&wb);
+	if (wb.late) {
+		rc = 1;
+		goto out;
+	}
 	if (milp_ok(&wm->milp, err))
 		goto out;
 	wm->start = calloc((size_t)wm->milp.ncols + 1, sizeof(double));
@@ -421,6 +440,11 @@ out:
 	if (rc)
 		window_release(wm);
 	return rc;
+}
+
+double window_cells(const struct graph *g, const struct window_spec *w)
+{
+	return (double)(w->b - w->a + 1) * (3.0 * g->n + g->n_edges);
 }
 
 void window_extract(const struct window_model *wm, const double *x, struct stages *st)
@@ -584,8 +608,15 @@ static int window_solve(const struct graph *g, uint64_t budget, const struct sol
 	wr->bound = -1;
 	wr->outcome = WINDOW_NO_GAIN;
 	ws.slack = overflow != NULL;
-	if (window_build(g, budget, inc, &ws, &wm, err))
-		return -1;
+	if (w->deadline > 0 && (so.deadline <= 0 || w->deadline < so.deadline))
+		so.deadline = w->deadline;
+	rc = window_build(g, budget, inc, &ws, &wm, err);
+	wr->build_seconds = cm_clock() - t0;
+	if (rc) {
+		wr->late = rc > 0;
+		wr->seconds = wr->build_seconds;
+		return rc > 0 ? 0 : -1;
+	}
 	wr->cols = wm.milp.ncols;
 	wr->rows = wm.milp.nrows;
 	wr->nnz = wm.milp.nnz;
@@ -623,6 +654,7 @@ static int window_solve(const struct graph *g, uint64_t budget, const struct sol
 		rc = 0;
 		goto out;
 	}
+	wr->late = so.deadline > 0 && cm_clock() >= so.deadline;
 	if (res.has_bound)
 		wr->bound = res.bound + offset;
 	if (res.x && num_lt(res.objective + offset, z0)) {

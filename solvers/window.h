@@ -26,6 +26,9 @@ struct window_spec {
 				* budget plus a slack column sigma_t, whose
 				* weight in the objective exceeds any cost the
 				* window can change (window_repair) */
+	double deadline;       /* a cm_clock() time: the build stops there
+				* (window_build returns 1) and the solver
+				* process is killed there; 0: none */
 };
 
 struct window_model {
@@ -47,12 +50,17 @@ struct window_model {
 
 /* Builds the window w of the model of g at budget around the incumbent
  * inc (R complete, no unused S: stages_drop_unused). The incumbent's
- * point is left in wm->start. Returns 0, or -1 with err set. Release with
- * window_release. */
+ * point is left in wm->start. Returns 0, 1 when w->deadline passed
+ * before the model was complete (wm released), or -1 with err set.
+ * Release with window_release. */
 int window_build(const struct graph *g, uint64_t budget, const struct stages *inc,
 		 const struct window_spec *w, struct window_model *wm,
 		 struct cm_error *err);
 void window_release(struct window_model *wm);
+
+/* Cells of window w's index arrays, (b - a + 1)(3n + |E|): the build's
+ * time and memory grow with it (4 bytes a cell). */
+double window_cells(const struct graph *g, const struct window_spec *w);
 
 /* Writes the S of a solution x (values above 1/2) into st for the
  * window's variable entries; R is left to stages_complete_r. */
@@ -71,6 +79,9 @@ struct window_result {
 	int outcome;        /* enum window_outcome */
 	int cols, rows, nnz;
 	double seconds;     /* build, solve and replay */
+	double build_seconds; /* of which the model's build */
+	int late;           /* 1 when the deadline (window_spec) ended the
+			     * build or the solve: outcome WINDOW_NO_GAIN */
 	double bound;       /* the solver's bound on the window's cost, or -1 */
 };
 

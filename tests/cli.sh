@@ -83,6 +83,13 @@ ok $? "--time-limit 3 on unet stops the search (${took} s, exit $rc): $out"
 [[ "$err" == *"checkmate: "*" s  "* ]]
 ok $? "a solve over a second reports progress on standard error: $(printf '%s' "$err" | head -n 1)"
 
+# lns on 6,001 nodes with no time to stage its start: the start, as is,
+# and no window (staging alone is predicted to take longer; not timed)
+run solve linear:3000 --budget 90% --strategy lns --time-limit 0.5
+[ "$rc" -eq 0 ] && [[ "$out" == *"status       feasible"* ]] && [[ "$out" == *"start="* ]] &&
+	[[ "$err" != *"lns pass"* ]]
+ok $? "lns --time-limit 0.5 on linear:3000 returns its start without a window (exit $rc)"
+
 # --- compare
 run compare linear:6 --sweep 3 --csv "$TMP/c.csv" --plot "$TMP/c.svg"
 [ "$rc" -eq 0 ] && grep -q '<svg' "$TMP/c.svg" && [ "$(grep -c '^linear:6,' "$TMP/c.csv")" -gt 20 ] &&

@@ -7,6 +7,7 @@
 
 #include "../baselines/baseline.h"
 #include "../solvers/strategy.h"
+#include "../common/clock.h"
 #include "../common/num.h"
 #include "../graph/read.h"
 #include "../solvers/lns.h"
@@ -187,6 +188,46 @@ static void test_unstaged(const struct graph *g, uint64_t budget, const struct l
 	stages_release(&st);
 }
 
+/* Deadlines, with no timing: a window whose deadline has passed builds
+ * nothing and leaves the incumbent as it was, and no solver process
+ * starts past its deadline. */
+static void test_deadline(const struct graph *g, uint64_t budget, const struct lns_opts *o)
+{
+	struct plan *start = best_baseline(g, budget), *inc = NULL;
+	struct window_spec ws = { .a = 0, .b = g->n - 1, .deadline = cm_clock() - 1 };
+	struct solve_opts so = { .time_limit = 5, .deadline = ws.deadline };
+	struct window_model wm;
+	struct window_result wr;
+	struct milp_result res;
+	struct sim_result sim;
+	struct stages st = { 0 };
+	struct cm_error err;
+	double cost;
+
+	if (!ok(start != NULL && stages_init(&st, g->n, &err) == 0 &&
+		lns_stages_of_plan(g, budget, start, &st, &err) == 1 && (inc = plan_new()) &&
+		plan_from_stages(g, &st, inc, &err) == 0 &&
+		plan_simulate(g, inc, budget, &sim, &err) == 0, "a staged start of %s", g->id))
+		goto out;
+	inc->cost = cost = sim.cost;
+	ok(window_build(g, budget, &st, &ws, &wm, &err) == 1 && wm.milp.ncols == 0,
+	   "a window past its deadline is not built");
+	ok(window_improve(g, budget, o->ops, &so, &ws, &st, &inc, &wr, &err) == 0 && wr.late &&
+	   wr.outcome == WINDOW_NO_GAIN && wr.cols == 0 && num_le(inc->cost, cost) &&
+	   num_le(cost, inc->cost), "window_improve past the deadline leaves the incumbent");
+	ws.deadline = 0;
+	ok(window_build(g, budget, &st, &ws, &wm, &err) == 0 && wm.milp.ncols > 0,
+	   "the same window without a deadline is built");
+	ok(solver_solve(o->ops, &wm.milp, &so, &res, &err) == 0 && res.x == NULL &&
+	   res.status == MILP_NO_SOLUTION, "no solver process past solve_opts.deadline");
+	milp_result_release(&res);
+	window_release(&wm);
+out:
+	plan_free(inc);
+	plan_free(start);
+	stages_release(&st);
+}
+
 /* A start over budget is repaired first (solvers/repair.h; tests/t_repair.c
  * tests it further), then improved. */
 static void test_repaired(const struct graph *g, const struct lns_opts *o)
@@ -238,6 +279,7 @@ int main(void)
 		sweep(g, 4, &o, &lin, g->id);
 		if (n == 6) {
 			test_unstaged(g, graph_lower_bound(g) + 2, &o);
+			test_deadline(g, graph_lower_bound(g) + 2, &o);
 			test_repaired(g, &o);
 		}
 		graph_free(g);

@@ -683,9 +683,9 @@ int solver_solve(const struct solver_ops *ops, const struct milp *m,
 	if (jobs > RUN_MAX_JOBS)
 		jobs = RUN_MAX_JOBS;
 	memset(res, 0, sizeof(*res));
-	if (stop_requested()) {
+	if (stop_requested() || (o->deadline > 0 && cm_clock() >= o->deadline)) {
 		res->status = MILP_NO_SOLUTION;
-		res->stopped = 1;
+		res->stopped = stop_requested();
 		return 0;
 	}
 	fflush(NULL);
@@ -695,6 +695,8 @@ int solver_solve(const struct solver_ops *ops, const struct milp *m,
 	if (rc == 0) {
 		if (o->time_limit > 0)
 			deadline = cm_clock() + o->time_limit + RUN_GRACE;
+		if (o->deadline > 0 && (deadline == 0 || o->deadline < deadline))
+			deadline = o->deadline;
 		rc = receive(ch, jobs, m, o, deadline, res, err);
 	}
 	for (int c = 0; c < started; c++) {

@@ -94,6 +94,11 @@ struct solve_opts {
 	 * process, which the runner reports. 0: no cap. Not applied in an
 	 * ASan build, whose shadow memory the cap would not allow for. */
 	unsigned long long memory_cap;
+	/* solver_solve: a cm_clock() time (common/clock.h) at which the
+	 * solver process is killed whatever time_limit allows (the caller's
+	 * own time limit); no solver process is started once it has passed.
+	 * 0: none. */
+	double deadline;
 };
 
 struct milp_result {
