@@ -2,13 +2,46 @@
  * file order and in graph_low_memory_order's order (greedy alone, then the
  * best of RESTARTS runs, default 64), with the lower bound and the seconds
  * taken. One CSV row: graph,n,lb,peak_file,peak_greedy,peak_best,restarts,
- * seconds. */
+ * seconds.
+ * build/bench/order GRAPH lns-dtr BUDGET TIME: lns_improve (Cbc) from
+ * dtr's plan at BUDGET bytes for TIME seconds: one row graph,budget,
+ * start_cost,out_of_order,rc,cost,seconds (rc 1: lns could not start). */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "../common/clock.h"
 #include "../graph/order.h"
 #include "../graph/read.h"
+#include "../plan/sim.h"
+#include "../solvers/dtr.h"
+#include "../solvers/lns.h"
+
+static int lns_dtr(const struct graph *g, uint64_t budget, double limit)
+{
+	struct lns_opts o = { .ops = solver_find("cbc"), .time_limit = limit, .seed = 1 };
+	struct plan *start = plan_new(), *out = NULL;
+	int *order = malloc((size_t)g->n * sizeof(int)), ooo = 0, rc;
+	struct cm_error err;
+	double t0 = cm_clock();
+
+	if (dtr_plan(g, budget, NULL, start, &err)) {
+		fprintf(stderr, "order: dtr has no plan at %llu\n", (unsigned long long)budget);
+		return 1;
+	}
+	plan_first_computes(start, g->n, order);
+	for (int k = 0; k < g->n; k++)
+		ooo |= order[k] != k;
+	rc = lns_improve(g, budget, start, &o, &out, NULL, &err);
+	if (rc)
+		fprintf(stderr, "order: lns: %s\n", err.msg);
+	printf("%s,%llu,%.17g,%d,%d,%.17g,%.1f\n", g->id, (unsigned long long)budget,
+	       start->cost, ooo, rc, out ? out->cost : 0, cm_clock() - t0);
+	plan_free(start);
+	plan_free(out);
+	free(order);
+	return rc != 0;
+}
 
 int main(int argc, char **argv)
 {
@@ -23,6 +56,8 @@ int main(int argc, char **argv)
 			argc < 2 ? "" : err.msg);
 		return 2;
 	}
+	if (argc == 5 && strcmp(argv[2], "lns-dtr") == 0)
+		return lns_dtr(g, strtoull(argv[3], NULL, 10), atof(argv[4]));
 	order = malloc((size_t)g->n * sizeof(int));
 	greedy = graph_low_memory_order(g, 1, 1, order, &err);
 	t0 = cm_clock();
