@@ -43,6 +43,33 @@ static int lns_dtr(const struct graph *g, uint64_t budget, double limit)
 	return rc != 0;
 }
 
+/* The least f (5% steps) where dtr finds a plan, in file order and in the
+ * low-memory order: graph,f_file,f_order. */
+static int dtr_sweep(const struct graph *g)
+{
+	int *order = malloc((size_t)g->n * sizeof(int));
+	struct cm_error err;
+	struct graph *h;
+	uint64_t lb = graph_lower_bound(g), peak = graph_peak_all(g);
+	double least[2] = { -1, -1 };
+
+	graph_low_memory_order(g, 256, 1, order, &err);
+	h = graph_permute(g, order, &err);
+	for (int w = 0; w < 2; w++)
+		for (int pct = 0; pct <= 100 && least[w] < 0; pct += 5) {
+			struct plan *p = plan_new();
+
+			if (dtr_plan(w ? h : g, lb + (peak - lb) * (uint64_t)pct / 100, NULL, p,
+				     &err) == 0)
+				least[w] = pct / 100.0;
+			plan_free(p);
+		}
+	printf("%s,%.2f,%.2f\n", g->id, least[0], least[1]);
+	graph_free(h);
+	free(order);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct cm_error err;
@@ -56,6 +83,8 @@ int main(int argc, char **argv)
 			argc < 2 ? "" : err.msg);
 		return 2;
 	}
+	if (argc == 3 && strcmp(argv[2], "dtr-sweep") == 0)
+		return dtr_sweep(g);
 	if (argc == 5 && strcmp(argv[2], "lns-dtr") == 0)
 		return lns_dtr(g, strtoull(argv[3], NULL, 10), atof(argv[4]));
 	order = malloc((size_t)g->n * sizeof(int));

@@ -3,7 +3,9 @@
  * graph they handle), then what pays for the graph's size, each started
  * from the incumbent: the whole MILP when its model is small, the LP
  * relaxation and its rounding when the LP is tractable, the search over
- * windows of the model (lns) on the rest. */
+ * windows of the model (lns) on the rest. When no heuristic fits in file
+ * order, the heuristics again in a low-memory order (graph/order.h), the
+ * plan mapped back; then the repair. */
 #include "strategy.h"
 
 #include <math.h>
@@ -285,8 +287,8 @@ static int reorder_heuristics(const struct graph *g, const struct solve_request 
  * g's only phase, else half of it (the phases get the rest, from the
  * repaired plan). */
 static int repair_phase(const struct graph *g, const struct solve_request *rq,
-			const struct phase *ph, int n_ph, const struct reorder *ro, double t0,
-			double limit, struct incumbent *in, struct cm_error *err)
+			const struct phase *ph, int n_ph, double t0, double limit,
+			struct incumbent *in, struct cm_error *err)
 {
 	double left = limit - (cm_clock() - t0);
 	struct plan *all;
@@ -294,15 +296,13 @@ static int repair_phase(const struct graph *g, const struct solve_request *rq,
 
 	if (left <= 0.5 || !has_phase(ph, n_ph, "lns") || g->n > REPAIR_MAX_NODES)
 		return 0;
+	/* In file order: from the low-memory order's checkpoint-all plan the
+	 * repair left more over budget on n500 at f = .5 and fit nothing on
+	 * n100 at f = .25, where file order's fits (docs/lns.md). */
 	all = plan_new();
-	if (all == NULL || baseline_checkpoint_all(ro->h ? ro->h : g, all, err)) {
+	if (all == NULL || baseline_checkpoint_all(g, all, err)) {
 		plan_free(all);
 		return all ? -1 : cm_errorf(err, "out of memory");
-	}
-	/* In the low-memory order (lns runs on g permuted to it). */
-	if (ro->h) {
-		plan_renumber(all, ro->order);
-		in->reordered = 1;
 	}
 	snprintf(all->strategy, sizeof(all->strategy), "checkpoint-all");
 	if (n_ph > 1)
@@ -341,7 +341,7 @@ static int no_fit_phases(const struct graph *g, const struct solve_request *rq,
 	if (reorder_heuristics(g, rq, &ro, t0, limit, in, err))
 		goto out;
 	if (in->plan == NULL && !stop_requested() &&
-	    repair_phase(g, rq, ph, n_ph, &ro, t0, limit, in, err))
+	    repair_phase(g, rq, ph, n_ph, t0, limit, in, err))
 		goto out;
 	rc = 0;
 out:
