@@ -85,6 +85,10 @@ uint64_t graph_peak_of_order(const struct graph *g, const int *order)
 	return peak;
 }
 
+/* Deps looked at by all greedy runs together, at most (past it no run
+ * starts): about a second, however wide the graph. */
+#define ORDER_MAX_WORK 200000000ull
+
 /* One greedy run's state. */
 struct greedy {
 	const struct graph *g;
@@ -92,6 +96,7 @@ struct greedy {
 	int *left;        /* users not yet computed, per node */
 	int *ready, nready;
 	uint64_t rng;     /* 0: deterministic */
+	uint64_t work;    /* deps looked at so far, all runs */
 	double jitter;    /* bytes of noise at most, randomized runs */
 };
 
@@ -105,11 +110,12 @@ static uint64_t greedy_rnd(struct greedy *s)
 
 /* Bytes live after computing v and freeing what only v still needed,
  * minus those before. */
-static double greedy_delta(const struct greedy *s, int v)
+static double greedy_delta(struct greedy *s, int v)
 {
 	const struct graph *g = s->g;
 	double d = graph_nusers(g, v) ? (double)g->nodes[v].memory : 0;
 
+	s->work += (uint64_t)graph_ndeps(g, v) + 1;
 	for (int e = g->dep_off[v]; e < g->dep_off[v + 1]; e++)
 		if (s->left[g->deps[e]] == 1)
 			d -= (double)g->nodes[g->deps[e]].memory;
@@ -185,7 +191,8 @@ uint64_t graph_low_memory_order(const struct graph *g, int restarts, unsigned lo
 	}
 	best = graph_peak_of_order(g, order);
 	s.rng = seed * 0x9e3779b97f4a7c15ull | 1;
-	for (int r = 0; r < (restarts > 1 ? restarts : 1) && best > lb; r++) {
+	for (int r = 0; r < (restarts > 1 ? restarts : 1) && best > lb &&
+			(r == 0 || s.work < ORDER_MAX_WORK); r++) {
 		uint64_t peak;
 		uint64_t keep = s.rng;
 

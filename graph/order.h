@@ -26,7 +26,8 @@ uint64_t graph_peak_of_order(const struct graph *g, const int *order);
 /* Fills order with a topological order of low checkpoint-all peak: greedy
  * (the ready node after which the fewest bytes stay live, ties to the
  * smaller output), then restarts-1 randomized greedy runs from seed; the
- * order with the lowest peak, file order included, wins. Returns that
+ * order with the lowest peak, file order included, wins (the randomized
+ * runs stop early on wide graphs: about a second of work in all). Returns that
  * peak, or 0 with err set when out of memory. */
 uint64_t graph_low_memory_order(const struct graph *g, int restarts, unsigned long long seed,
 				int *order, struct cm_error *err);
