@@ -37,3 +37,28 @@ int plan_push(struct plan *p, enum plan_op op, int node, int stage)
 	p->steps[p->n++] = (struct plan_step){ op, node, stage };
 	return 0;
 }
+
+int plan_first_computes(const struct plan *p, int n, int *order)
+{
+	char *seen = calloc((size_t)n + 1, 1);
+	int k = 0;
+
+	if (seen == NULL)
+		return -1;
+	for (int s = 0; s < p->n; s++) {
+		int v = p->steps[s].node;
+
+		if (p->steps[s].op == PLAN_COMPUTE && v >= 0 && v < n && !seen[v]) {
+			seen[v] = 1;
+			order[k++] = v;
+		}
+	}
+	free(seen);
+	return k;
+}
+
+void plan_renumber(struct plan *p, const int *map)
+{
+	for (int s = 0; s < p->n; s++)
+		p->steps[s].node = map[p->steps[s].node];
+}

@@ -43,4 +43,15 @@ void plan_clear(struct plan *p);
 /* Appends a step; -1 when out of memory. */
 int plan_push(struct plan *p, enum plan_op op, int node, int stage);
 
+/* The nodes of a graph of n nodes in the order p first computes them:
+ * order[k] is the k-th distinct node computed. Returns how many distinct
+ * nodes p computes (n when it computes them all; order holds n ints), or
+ * -1 when out of memory. */
+int plan_first_computes(const struct plan *p, int n, int *order);
+
+/* Renames the nodes of p's steps: node v becomes map[v] (stages and the
+ * description unchanged). With a graph h = graph_permute(g, order), a plan
+ * of h becomes the same plan of g by map = order. */
+void plan_renumber(struct plan *p, const int *map);
+
 #endif

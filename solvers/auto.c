@@ -3,16 +3,21 @@
  * graph they handle), then what pays for the graph's size, each started
  * from the incumbent: the whole MILP when its model is small, the LP
  * relaxation and its rounding when the LP is tractable, the search over
- * windows of the model (lns) on the rest. */
+ * windows of the model (lns) on the rest. When no heuristic fits in file
+ * order, the heuristics again in a low-memory order (graph/order.h), the
+ * plan mapped back; then the repair. */
 #include "strategy.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../common/clock.h"
 #include "../common/num.h"
 #include "../common/stop.h"
+#include "../graph/order.h"
 #include "../plan/stages.h"
+#include "lns_order.h"
 #include "repair.h"
 
 /* Seconds auto takes without --time-limit. */
@@ -29,6 +34,10 @@
  * U-Net's MILP, 18,000 columns estimated, needs 43 s to prove f = .25). */
 #define AUTO_MILP_ALONE 25000.0
 
+/* Randomized greedy runs of the low-memory order (graph_low_memory_order):
+ * 0.1 s on 1,000 nodes. */
+#define AUTO_ORDER_RESTARTS 256
+
 /* What the phases have found so far. */
 struct incumbent {
 	struct plan *plan;    /* the cheapest plan that fits, or NULL */
@@ -37,6 +46,7 @@ struct incumbent {
 	double bound;         /* the best proven lower bound, when has_bound */
 	int has_bound, proven, infeasible;
 	int repaired;         /* lns ran from a plan over budget (repair_phase) */
+	int reordered;        /* the plan was made in the low-memory order */
 	char bound_by[64];
 	char why[256];        /* why a phase found nothing, for the summary */
 	char refused[512];    /* the phases refused for memory, and why */
@@ -196,6 +206,84 @@ static void run_phase(const struct graph *g, const struct solve_request *rq, con
 	strategy_outcome_release(&o);
 }
 
+/* g in a low-memory order, when no heuristic fits in file order: order,
+ * and h, g permuted to it (NULL when that order peaks no lower). */
+struct reorder {
+	int *order;
+	struct graph *h;
+};
+
+static int reorder_make(const struct graph *g, struct reorder *ro, struct cm_error *err)
+{
+	uint64_t peak;
+
+	ro->h = NULL;
+	ro->order = malloc((size_t)g->n * sizeof(int));
+	if (ro->order == NULL)
+		return cm_errorf(err, "out of memory");
+	peak = graph_low_memory_order(g, AUTO_ORDER_RESTARTS, 1, ro->order, err);
+	if (peak == 0)
+		return -1;
+	if (peak < graph_peak_all(g) && (ro->h = graph_permute(g, ro->order, err)) == NULL)
+		return -1;
+	return 0;
+}
+
+static void reorder_release(struct reorder *ro)
+{
+	free(ro->order);
+	graph_free(ro->h);
+}
+
+/* p, a plan of ro->h, as a plan of g replayed at budget into in when it
+ * fits and is cheaper; takes p. */
+static int reorder_take(const struct graph *g, const struct reorder *ro, uint64_t budget,
+			struct plan *p, struct incumbent *in, struct cm_error *err)
+{
+	struct plan *q = lns_order_map(p, ro->order);
+	struct sim_result sim;
+	int rc = -1;
+
+	if (q == NULL) {
+		cm_errorf(err, "out of memory");
+		goto out;
+	}
+	if (plan_simulate(g, q, budget, &sim, err))
+		goto out;
+	if (sim.valid && sim.fits && (in->plan == NULL || num_lt(sim.cost, in->cost))) {
+		snprintf(in->plan_by, sizeof(in->plan_by), "%s", p->strategy);
+		plan_free(in->plan);
+		in->plan = q;
+		q = NULL;
+		in->cost = sim.cost;
+		in->reordered = 1;
+	}
+	rc = 0;
+out:
+	plan_free(q);
+	plan_free(p);
+	return rc;
+}
+
+/* The heuristics on g in the low-memory order, with the time left. */
+static int reorder_heuristics(const struct graph *g, const struct solve_request *rq,
+			      const struct reorder *ro, double t0, double limit,
+			      struct incumbent *in, struct cm_error *err)
+{
+	struct solve_request heur = *rq;
+	struct sim_result sim;
+	struct plan *p;
+
+	/* A quarter of the time left (the heuristics take a third of
+	 * that): the repair after them needs the rest. */
+	heur.time_limit = (limit - (cm_clock() - t0)) / 4;
+	if (ro->h == NULL || heur.time_limit <= 0.5)
+		return 0;
+	report(rq, in, t0, "heuristics, low-memory order");
+	p = strategy_best_heuristic(ro->h, &heur, &sim);
+	return p ? reorder_take(g, ro, rq->budget, p, in, err) : 0;
+}
+
 /* When no heuristic fits: lns from the checkpoint-all plan, which it
  * repairs first (solvers/repair.h), with all the time left when lns is
  * g's only phase, else half of it (the phases get the rest, from the
@@ -210,6 +298,9 @@ static int repair_phase(const struct graph *g, const struct solve_request *rq,
 
 	if (left <= 0.5 || !has_phase(ph, n_ph, "lns") || g->n > REPAIR_MAX_NODES)
 		return 0;
+	/* In file order: from the low-memory order's checkpoint-all plan the
+	 * repair left more over budget on n500 at f = .5 and fit nothing on
+	 * n100 at f = .25, where file order's fits (docs/lns.md). */
 	all = plan_new();
 	if (all == NULL || baseline_checkpoint_all(g, all, err)) {
 		plan_free(all);
@@ -223,6 +314,41 @@ static int repair_phase(const struct graph *g, const struct solve_request *rq,
 	in->repaired = 1;
 	plan_free(all);
 	return 0;
+}
+
+/* 1 when p computes some node for the first time before an earlier one
+ * (a plan made in the low-memory order). */
+static int out_of_order(const struct graph *g, const struct plan *p)
+{
+	int *order = malloc((size_t)g->n * sizeof(int)), got, ooo = 0;
+
+	got = order ? plan_first_computes(p, g->n, order) : 0;
+	for (int k = 0; k < got; k++)
+		ooo |= order[k] != k;
+	free(order);
+	return ooo;
+}
+
+/* When no heuristic fits in file order: the heuristics in the low-memory
+ * order, then, if none fits there either, the repair. */
+static int no_fit_phases(const struct graph *g, const struct solve_request *rq,
+			 const struct phase *ph, int n_ph, double t0, double limit,
+			 struct incumbent *in, struct cm_error *err)
+{
+	struct reorder ro = { 0 };
+	int rc = -1;
+
+	if (g->n <= REPAIR_MAX_NODES && reorder_make(g, &ro, err))
+		goto out;
+	if (reorder_heuristics(g, rq, &ro, t0, limit, in, err))
+		goto out;
+	if (in->plan == NULL && !stop_requested() &&
+	    repair_phase(g, rq, ph, n_ph, t0, limit, in, err))
+		goto out;
+	rc = 0;
+out:
+	reorder_release(&ro);
+	return rc;
 }
 
 int strategy_run_auto(const struct strategy *s, const struct graph *g,
@@ -246,7 +372,7 @@ int strategy_run_auto(const struct strategy *s, const struct graph *g,
 		snprintf(in.plan_by, sizeof(in.plan_by), "%s", in.plan->strategy);
 	}
 	if (in.plan == NULL && !stop_requested() &&
-	    repair_phase(g, rq, ph, n_ph, t0, limit, &in, err)) {
+	    no_fit_phases(g, rq, ph, n_ph, t0, limit, &in, err)) {
 		plan_free(in.plan);
 		return -1;
 	}
@@ -268,8 +394,9 @@ int strategy_run_auto(const struct strategy *s, const struct graph *g,
 	out->cols = in.cols;
 	out->rows = in.rows;
 	out->nnz = in.nnz;
-	snprintf(out->param, sizeof(out->param), "plan=%.24s;bound=%.24s",
-		 in.plan ? in.plan_by : "none", in.has_bound ? in.bound_by : "none");
+	snprintf(out->param, sizeof(out->param), "plan=%.20s;bound=%.12s%s",
+		 in.plan ? in.plan_by : "none", in.has_bound ? in.bound_by : "none",
+		 in.plan && in.reordered && out_of_order(g, in.plan) ? ";order=low-memory" : "");
 	if (in.refused[0] || in.failed[0])
 		snprintf(out->why, sizeof(out->why), "%s%.300s%s%.150s",
 			 in.refused[0] ? "refused for memory: " : "", in.refused,

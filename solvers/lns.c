@@ -1,4 +1,5 @@
 #include "lns.h"
+#include "lns_order.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -811,6 +812,10 @@ int lns_improve(const struct graph *g, uint64_t budget, const struct plan *start
 	int rc = -1, got;
 
 	*out = NULL;
+	/* First computes out of file order: on the graph permuted to them. */
+	got = lns_order_improve(g, budget, start, o, out, st, err);
+	if (got != LNS_ORDER_IN_ORDER)
+		return got;
 	l.st = st ? st : &dummy;
 	memset(l.st, 0, sizeof(*l.st));
 	l.t0 = cm_clock();
