@@ -384,12 +384,18 @@ int window_build(const struct graph *g, uint64_t budget, const struct stages *in
 
 	memset(wm, 0, sizeof(*wm));
 	milp_init(&wm->milp);
-	if (w->a < 0 || w->a > w->b || w->b >= g->n || inc->n != g->n)
-		return cm_errorf(err, "window %d..%d out of range", w->a, w->b);
-	if (budget < g->fixed_memory)
-		return cm_errorf(err, "budget below fixed memory");
-	if (late(&wb))
-		return 1;
+	if (w->a < 0 || w->a > w->b || w->b >= g->n || inc->n != g->n) {
+		cm_errorf(err, "window %d..%d out of range", w->a, w->b);
+		goto out;
+	}
+	if (budget < g->fixed_memory) {
+		cm_errorf(err, "budget below fixed memory");
+		goto out;
+	}
+	if (late(&wb)) {
+		rc = 1;
+		goto out;
+	}
 	wm->n = g->n;
 	wm->a = w->a;
 	wm->b = w->b;
