@@ -245,7 +245,7 @@ int main(void)
 		graph_free(g);
 	}
 	report(&lin, tap_cases(1, 0) ? "linear:3..9" : "linear:3..4", 0.9);
-	for (int k = 0; k < tap_cases(10, 2); k++) {
+	for (int k = 0; k < tap_cases(10, 1); k++) {
 		g = random_training(4 + k % 4, 30);
 		sweep(g, 3, &o, &rnd, "random training graph");
 		graph_free(g);
