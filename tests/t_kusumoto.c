@@ -162,7 +162,7 @@ static void test_random(void)
 	int worse_than_exact = 0;
 	double sum[4] = { 0 }, worst[4] = { 1, 1, 1, 1 };
 
-	for (int trial = 0; trial < tap_cases(100, 4); trial++) {
+	for (int trial = 0; trial < tap_cases(50, 4); trial++) {
 		struct graph *g = gen_random_training(3 + (int)(gen_rnd() % 4), 20 + (int)(gen_rnd() % 40));
 		uint64_t lb, peak;
 
@@ -202,7 +202,7 @@ static void test_random(void)
 		}
 		graph_free(g);
 	}
-	ok(graphs == tap_cases(100, 4), "%d random training graphs built", graphs);
+	ok(graphs == tap_cases(50, 4), "%d random training graphs built", graphs);
 	ok(consistent, "random training graphs: every plan replays with its reported figures");
 	ok(above, "random training graphs: no fitting DP plan costs less than the ilp optimum");
 	for (int v = 0; v < 4; v++)
