@@ -79,7 +79,7 @@ static void test_linear(void)
 {
 	int consistent = 1, nofit = 0, top_ok = 1, agree = 1, runs = 0;
 
-	for (int n = 2; n <= tap_cases(24, 12); n++) {
+	for (int n = 2; n <= tap_cases(24, 8); n++) {
 		struct cm_error err;
 		struct graph *g = graph_linear(n, &err);
 		uint64_t lb = graph_lower_bound(g), peak = graph_peak_all(g);
@@ -104,8 +104,8 @@ static void test_linear(void)
 		}
 		graph_free(g);
 	}
-	ok(consistent, "linear:2..24, every budget, 4 variants (%d runs): every plan replays "
-	   "and reports its replayed cost and peak", runs);
+	ok(consistent, "linear:2..%d, every budget, 4 variants (%d runs): every plan replays "
+	   "and reports its replayed cost and peak", tap_cases(24, 8), runs);
 	diag("linear: %d of %d runs found no plan that fits", nofit, runs);
 	ok(top_ok, "linear: at the checkpoint-all peak every variant costs the checkpoint-all cost");
 	ok(agree, "linear: approx and exact give the same cost (the pruned family is every lower set)");
@@ -124,7 +124,7 @@ static void test_linear_ilp(void)
 		spec &= num_eq(gen_ilp_optimum(g, (uint64_t)b), want[b - 3]);
 	ok(spec, "linear:4: ilp costs 15, 11, 10, 9 at budgets 3..6 (SPEC 6)");
 	graph_free(g);
-	for (int n = 2; n <= tap_cases(8, 5); n++) {
+	for (int n = 2; n <= tap_cases(8, 4); n++) {
 		uint64_t lb, peak;
 
 		g = graph_linear(n, &err);
@@ -150,8 +150,9 @@ static void test_linear_ilp(void)
 		}
 		graph_free(g);
 	}
-	ok(above, "linear:2..8, every budget: exact DP cost >= ilp optimum (%d fitting)", cmp);
-	diag("linear:2..8 exact/ilp: geometric mean %.4f, worst %.4f", exp(sum / (cmp ? cmp : 1)),
+	ok(above, "linear:2..%d, every budget: exact DP cost >= ilp optimum (%d fitting)",
+	   tap_cases(8, 4), cmp);
+	diag("linear exact/ilp: geometric mean %.4f, worst %.4f", exp(sum / (cmp ? cmp : 1)),
 	     worst);
 }
 
@@ -161,7 +162,7 @@ static void test_random(void)
 	int worse_than_exact = 0;
 	double sum[4] = { 0 }, worst[4] = { 1, 1, 1, 1 };
 
-	for (int trial = 0; trial < tap_cases(100, 20); trial++) {
+	for (int trial = 0; trial < tap_cases(50, 4); trial++) {
 		struct graph *g = gen_random_training(3 + (int)(gen_rnd() % 4), 20 + (int)(gen_rnd() % 40));
 		uint64_t lb, peak;
 
@@ -201,15 +202,17 @@ static void test_random(void)
 		}
 		graph_free(g);
 	}
-	ok(graphs == tap_cases(100, 20), "%d random training graphs built", graphs);
+	ok(graphs == tap_cases(50, 4), "%d random training graphs built", graphs);
 	ok(consistent, "random training graphs: every plan replays with its reported figures");
 	ok(above, "random training graphs: no fitting DP plan costs less than the ilp optimum");
 	for (int v = 0; v < 4; v++)
-		diag("%-9s vs ilp: %d fitting of 200, geometric mean %.4f, worst %.4f",
-		     variant_name[v], cmp[v], exp(sum[v] / (cmp[v] ? cmp[v] : 1)), worst[v]);
-	diag("approx dearer than exact at %d of 200 budgets", worse_than_exact);
+		diag("%-9s vs ilp: %d fitting of %d, geometric mean %.4f, worst %.4f",
+		     variant_name[v], cmp[v], 2 * graphs, exp(sum[v] / (cmp[v] ? cmp[v] : 1)),
+		     worst[v]);
+	diag("approx dearer than exact at %d of %d budgets", worse_than_exact, 2 * graphs);
 	for (int v = 0; v < 4; v++)
-		diag("%-9s: no plan that fits at %d of 200 budgets", variant_name[v], nofit[v]);
+		diag("%-9s: no plan that fits at %d of %d budgets", variant_name[v], nofit[v],
+		     2 * graphs);
 }
 
 static void test_too_large(void)
