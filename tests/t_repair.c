@@ -142,8 +142,8 @@ static void test_whole_window(const struct graph *g, uint64_t budget, double opt
 static void test_lns(const struct graph *g, uint64_t budget, double opt)
 {
 	/* Windows over the whole model (12 nodes): the repair is then exact
-	 * (as test_whole_window), not a search whose luck depends on the
-	 * machine's load. */
+	 * (as test_whole_window) once shave has had its share (four tenths
+	 * of the time), not a search whose luck depends on the load. */
 	struct lns_opts o = { .ops = solver_find("cbc"), .time_limit = 40,
 			      .window_time_limit = 10, .seed = 1, .stage_window = 2 * g->n,
 			      .node_window = g->n };
