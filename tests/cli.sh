@@ -66,6 +66,9 @@ ok $? "ilp with glpk: linear:4 at 4 costs 11, optimal: $out"
 run solve linear:4 --budget 4 --solver gurobi
 [ "$rc" -eq 1 ] && [[ "$err" == *"unknown solver 'gurobi' (built: cbc, glpk)"* ]]
 ok $? "an unknown solver names the built ones: $err"
+run compare linear:4 --budgets 4 --solver nope --csv "$TMP/nope.csv"
+[ "$rc" -eq 1 ] && [[ "$err" == *"unknown solver 'nope'"* ]] && [ ! -e "$TMP/nope.csv" ]
+ok $? "compare: an unknown solver is an error, even with baselines only, and no file: $err"
 run solve linear:4 --budget 5 --strategy ilp --write-lp "$TMP/m.lp" --quiet
 [ "$rc" -eq 0 ] && head -n 2 "$TMP/m.lp" | grep -q '^Minimize' && grep -q '^End$' "$TMP/m.lp"
 ok $? "--write-lp writes a whole CPLEX LP file"
