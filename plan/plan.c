@@ -57,8 +57,3 @@ int plan_first_computes(const struct plan *p, int n, int *order)
 	return k;
 }
 
-void plan_renumber(struct plan *p, const int *map)
-{
-	for (int s = 0; s < p->n; s++)
-		p->steps[s].node = map[p->steps[s].node];
-}

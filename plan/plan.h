@@ -49,9 +49,5 @@ int plan_push(struct plan *p, enum plan_op op, int node, int stage);
  * -1 when out of memory. */
 int plan_first_computes(const struct plan *p, int n, int *order);
 
-/* Renames the nodes of p's steps: node v becomes map[v] (stages and the
- * description unchanged). With a graph h = graph_permute(g, order), a plan
- * of h becomes the same plan of g by map = order. */
-void plan_renumber(struct plan *p, const int *map);
 
 #endif

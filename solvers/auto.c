@@ -320,11 +320,9 @@ static int repair_phase(const struct graph *g, const struct solve_request *rq,
  * (a plan made in the low-memory order). */
 static int out_of_order(const struct graph *g, const struct plan *p)
 {
-	int *order = malloc((size_t)g->n * sizeof(int)), got, ooo = 0;
+	int *order = malloc((size_t)g->n * sizeof(int)), ooo;
 
-	got = order ? plan_first_computes(p, g->n, order) : 0;
-	for (int k = 0; k < got; k++)
-		ooo |= order[k] != k;
+	ooo = order && lns_order_first(g, p, order) == 1;
 	free(order);
 	return ooo;
 }

@@ -24,9 +24,7 @@ struct plan *lns_order_map(const struct plan *p, const int *map)
 	return q;
 }
 
-/* order: the start's first computes, when out of file order; 1 then, 0
- * when in file order or incomplete, -1 when out of memory. */
-static int first_order(const struct graph *g, const struct plan *start, int *order)
+int lns_order_first(const struct graph *g, const struct plan *start, int *order)
 {
 	int got = plan_first_computes(start, g->n, order);
 
@@ -51,7 +49,7 @@ int lns_order_improve(const struct graph *g, uint64_t budget, const struct plan 
 	int rc = -1, got;
 
 	*out = NULL;
-	if (order == NULL || pos == NULL || (got = first_order(g, start, order)) < 0) {
+	if (order == NULL || pos == NULL || (got = lns_order_first(g, start, order)) < 0) {
 		cm_errorf(err, "out of memory");
 		goto done;
 	}

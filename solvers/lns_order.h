@@ -20,6 +20,11 @@ int lns_order_improve(const struct graph *g, uint64_t budget, const struct plan 
 		      const struct lns_opts *o, struct plan **out, struct lns_stats *st,
 		      struct cm_error *err);
 
+/* order (g->n ints): start's first computes, when out of g's file order;
+ * 1 then, 0 when in file order or not computing every node, -1 when out
+ * of memory. */
+int lns_order_first(const struct graph *g, const struct plan *start, int *order);
+
 /* A copy of p with node v renamed map[v]; NULL when out of memory. */
 struct plan *lns_order_map(const struct plan *p, const int *map);
 
