@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # auto (solve's default) at f = .25, .5, .75 of the way from the lower bound
 # to the checkpoint-all peak on every shared graph, and the best heuristic
-# beside it; --time-limit ${LIMIT:-60}. Rows go to bench/results/auto.csv,
+# beside it; --time-limit ${LIMIT:-60}. Rows go to ${OUT:-bench/results/auto.csv},
 # a Markdown table to standard output (docs/benchmarks.md records a run).
 #   bench/auto.sh [GRAPH_DIR]
 set -u
 cd "$(dirname "$0")/.."
-dir=${1:-../shared/graphs} limit=${LIMIT:-60} out=bench/results/auto.csv
+dir=${1:-../shared/graphs} limit=${LIMIT:-60} out=${OUT:-bench/results/auto.csv}
 CM=./checkmate
 : >"$out.tmp"
 echo "| graph | f | auto overhead | bound | gap | seconds | plan; bound by | best heuristic |"
