@@ -392,6 +392,13 @@ int strategy_run_auto(const struct strategy *s, const struct graph *g,
 	out->cols = in.cols;
 	out->rows = in.rows;
 	out->nnz = in.nnz;
+	/* Every plan pays the checkpoint-all cost (SPEC 2): a bound when no
+	 * phase proved a higher one. */
+	if (in.plan && (!in.has_bound || graph_total_cost(g) > in.bound)) {
+		in.bound = graph_total_cost(g);
+		in.has_bound = 1;
+		snprintf(in.bound_by, sizeof(in.bound_by), "floor");
+	}
 	snprintf(out->param, sizeof(out->param), "plan=%.20s;bound=%.12s%s",
 		 in.plan ? in.plan_by : "none", in.has_bound ? in.bound_by : "none",
 		 in.plan && in.reordered && out_of_order(g, in.plan) ? ";order=low-memory" : "");
@@ -427,9 +434,6 @@ int strategy_run_auto(const struct strategy *s, const struct graph *g,
 		return 0;
 	}
 	strategy_set_status(out, in.proven ? STATUS_OPTIMAL : STATUS_FEASIBLE);
-	/* The checkpoint-all cost bounds every plan; strategy_set_bound then
-	 * calls a plan that meets it optimal. */
-	if (in.has_bound || num_le(in.cost, graph_total_cost(g)))
-		strategy_set_bound(g, out, fmax(in.has_bound ? in.bound : 0, graph_total_cost(g)));
+	strategy_set_bound(g, out, in.bound); /* optimal when the plan meets it */
 	return 0;
 }
