@@ -655,13 +655,24 @@ static int shave_measure(const struct graph *g, uint64_t budget, const struct st
 	return rc;
 }
 
-static void shave_variant(int k, unsigned long long seed, struct shave_opts *so)
+/* The eight variants: the overflow or its square (bit 0), descents of
+ * 1, 3, 5 or 10 steps (bits 1-2). */
+#define SHAVE_CLASSES 8
+
+/* Attempt k's variant: the first SHAVE_VARIANTS deterministic, then random
+ * ones, every other one of the class whose attempts came closest so far
+ * (best_class), the others of each class in turn. Returns the class. */
+static int shave_variant(int k, unsigned long long seed, int best_class, struct shave_opts *so)
 {
 	static const int descents[] = { 1, 3, 5, 10 };
+	int r = k - SHAVE_VARIANTS, c = k;
 
-	so->squares = k & 1;
-	so->descent = descents[(k / 2) % 4];
+	if (r >= 0)
+		c = r % 2 ? best_class : (SHAVE_VARIANTS + r / 2) % SHAVE_CLASSES;
+	so->squares = c & 1;
+	so->descent = descents[c >> 1];
 	so->seed = k < SHAVE_VARIANTS ? 0 : seed + (unsigned long long)k;
+	return c;
 }
 
 /* Refines the fitting st (shave_opts.refine) until the deadline, for
@@ -688,11 +699,13 @@ int shave_best(const struct graph *g, uint64_t budget, struct stages *st, double
 	struct stages start = { 0 }, trial = { 0 }, swap;
 	struct shave_stats one, dummy;
 	size_t cells = (size_t)g->n * (size_t)g->n;
-	double best_cost = 0, best_over = -1, cost, over;
-	int rc = -1;
+	double best_cost = 0, best_over = -1, cost, over, closest[SHAVE_CLASSES];
+	int rc = -1, best_class = 0;
 
 	ss = ss ? ss : &dummy;
 	memset(ss, 0, sizeof(*ss));
+	for (int c = 0; c < SHAVE_CLASSES; c++)
+		closest[c] = -1;
 	if (stages_init(&start, g->n, err) || stages_init(&trial, g->n, err))
 		goto out;
 	memcpy(start.S, st->S, cells);
@@ -704,7 +717,8 @@ int shave_best(const struct graph *g, uint64_t budget, struct stages *st, double
 			      (best_over == 0 && (k >= SHAVE_VARIANTS ||
 						  (fit_deadline > 0 && now >= fit_deadline)))))
 			break;
-		shave_variant(k, seed, &so);
+		int c = shave_variant(k, seed, best_class, &so);
+
 		memcpy(trial.S, start.S, cells);
 		stages_complete_r(g, &trial);
 		if (shave_stages(g, budget, &trial, &so, &one, err) < 0 ||
@@ -712,6 +726,10 @@ int shave_best(const struct graph *g, uint64_t budget, struct stages *st, double
 			goto out;
 		if (ss->attempts++ == 0)
 			ss->first_overflow = one.first_overflow;
+		if (closest[c] < 0 || over < closest[c])
+			closest[c] = over;
+		if (closest[best_class] < 0 || closest[c] < closest[best_class])
+			best_class = c;
 		if (best_over < 0 || num_lt(over, best_over) ||
 		    (num_le(over, best_over) && num_lt(cost, best_cost))) {
 			swap = *st;

@@ -47,7 +47,9 @@ int shave_stages(const struct graph *g, uint64_t budget, struct stages *st,
 
 /* The variants of shave_stages tried in turn from the same start: the
  * overflow or its square, each in 1, 3, 5, 10 budget steps; from the
- * seventh on, random ones. st (R complete) is the start and gets the best
+ * seventh on, random ones (scores perturbed), every other one of the
+ * variant whose attempts came closest to fitting so far, the others of
+ * each variant in turn. st (R complete) is the start and gets the best
  * result: the cheapest that fits, else the one with the least overflow.
  * Stops at the deadline (0: none), after `attempts` attempts, or once one
  * fits and either the deterministic ones are done or fit_deadline (0:
