@@ -13,8 +13,9 @@
 
 /* Runs strategy on g at budget within limit seconds; 1 when the answer is
  * sound: no error, and a plan (if any) valid, fitting, at least the
- * checkpoint-all cost and no lower than its bound. *cost is the plan's cost
- * or -1; *status the outcome's. */
+ * checkpoint-all cost and no lower than its bound, which auto always gives
+ * (the checkpoint-all cost at least, rounded down). *cost is the plan's
+ * cost or -1; *status the outcome's. */
 static int judge(const struct graph *g, const char *strategy, uint64_t budget, double limit,
 		 double *cost, int *status)
 {
@@ -32,7 +33,9 @@ static int judge(const struct graph *g, const char *strategy, uint64_t budget, d
 	*status = o.status;
 	sound = o.plan == NULL ||
 		(o.sim.valid && o.sim.fits && num_le(graph_total_cost(g), o.sim.cost) &&
-		 (!o.has_lower_bound || num_le(o.lower_bound, o.sim.cost)));
+		 (!o.has_lower_bound || num_le(o.lower_bound, o.sim.cost)) &&
+		 (strcmp(strategy, "auto") ||
+		  (o.has_lower_bound && o.lower_bound >= graph_total_cost(g) * (1 - 1e-6))));
 	if (o.plan && o.sim.fits)
 		*cost = o.sim.cost;
 	if (!sound)
