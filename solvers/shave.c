@@ -1,5 +1,6 @@
 #include "shave.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -705,7 +706,7 @@ int shave_best(const struct graph *g, uint64_t budget, struct stages *st, double
 	ss = ss ? ss : &dummy;
 	memset(ss, 0, sizeof(*ss));
 	for (int c = 0; c < SHAVE_CLASSES; c++)
-		closest[c] = -1;
+		closest[c] = HUGE_VAL;
 	if (stages_init(&start, g->n, err) || stages_init(&trial, g->n, err))
 		goto out;
 	memcpy(start.S, st->S, cells);
@@ -726,9 +727,8 @@ int shave_best(const struct graph *g, uint64_t budget, struct stages *st, double
 			goto out;
 		if (ss->attempts++ == 0)
 			ss->first_overflow = one.first_overflow;
-		if (closest[c] < 0 || over < closest[c])
-			closest[c] = over;
-		if (closest[best_class] < 0 || closest[c] < closest[best_class])
+		closest[c] = fmin(closest[c], over);
+		if (closest[c] < closest[best_class])
 			best_class = c;
 		if (best_over < 0 || num_lt(over, best_over) ||
 		    (num_le(over, best_over) && num_lt(cost, best_cost))) {
