@@ -42,7 +42,10 @@ def _load(args, spec):
         _die("%s: %s" % (spec, e))
     params = [p.detach() for p in model.parameters()]
     buffers = [b.detach() for b in model.buffers()]
-    a = graph.Analysis(traced, params, buffers, x)
+    try:
+        a = graph.Analysis(traced, params, buffers, x)
+    except graph.AnalysisError as e:
+        _die("%s: %s" % (spec, e))
     return model, x, params, buffers, a
 
 

@@ -264,8 +264,22 @@ class Analysis:
         return out
 
 
+class AnalysisError(Exception):
+    """A node whose shapes the fake run cannot work out; names the node."""
+
+
+def _fake_call(node, value_of):
+    # lift_fresh_copy (a tensor literal such as torch.tensor(0.5) in
+    # forward) recurses without end under torch 1.13's FakeTensorMode
+    # (pytorch/pytorch#89627, #92244); a clone has its shape and dtype.
+    if node.target is torch.ops.aten.lift_fresh_copy.default:
+        return value_of(node.args[0]).clone()
+    return call(node, value_of)
+
+
 def _fake_values(gm, params, buffers, x):
-    """Every fx node's value on fake tensors (shapes and dtypes only)."""
+    """Every fx node's value on fake tensors (shapes and dtypes only).
+    Raises AnalysisError naming the node whose op fails."""
     from torch._subclasses.fake_tensor import FakeTensorMode
     mode = FakeTensorMode()
     inputs = iter([mode.from_tensor(t.detach()) for t in list(params) + list(buffers) + [x]])
@@ -277,5 +291,10 @@ def _fake_values(gm, params, buffers, x):
             elif n.op == "get_attr":
                 val[n] = mode.from_tensor(getattr(gm, n.target))
             elif n.op == "call_function":
-                val[n] = call(n, val.__getitem__)
+                try:
+                    val[n] = _fake_call(n, val.__getitem__)
+                except Exception as exc:  # whatever the op raised, on one line
+                    why = str(exc).strip().splitlines() or [type(exc).__name__]
+                    raise AnalysisError("shape propagation failed at node %s (op %s): %s"
+                                        % (n.name, n.target, why[0])) from exc
     return val

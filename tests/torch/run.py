@@ -194,6 +194,37 @@ def failure_tests(checkmate, tmp):
        "tracing a data-dependent branch fails with a one-line error naming the op", se)
     ok(not os.path.exists(out) and not [f for f in os.listdir(tmp) if f.startswith(".branchy")],
        "no graph file (nor temporary file) after a tracing failure")
+    # A tensor literal (aten.lift_fresh_copy) is exported and run like any op.
+    lit = "checkmate_torch/examples/literal.py:model"
+    g = os.path.join(tmp, "literal.json")
+    st, _, err = cli(["export", lit, "--batch", "2", "--input", "8", "-o", g])
+    if ok(st == 0 and any(op_name(n) == "lift_fresh_copy" for n in json.load(open(g))["nodes"]),
+          "a tensor literal (aten.lift_fresh_copy) exports", err):
+        p = os.path.join(tmp, "literal-all.json")
+        st, text = solve(checkmate, g, "100%", "checkpoint-all", p)
+        st, out_, err = cli(["run", lit, p, "--batch", "2", "--input", "8", "--json"])
+        ok(st == 0 and json.loads(out_.strip().splitlines()[-1])["gradients_ok"],
+           "a plan of the module with a tensor literal runs with the training step's gradients",
+           err)
+    # An op that fails on fake tensors: a one-line error naming the node.
+    import torch
+    from checkmate_torch import graph
+    real_call = graph._fake_call
+
+    def failing(node, value_of):
+        if node.target is torch.ops.aten.relu.default:
+            raise RuntimeError("simulated failure\nsecond line")
+        return real_call(node, value_of)
+    graph._fake_call = failing
+    try:
+        bad_g = os.path.join(tmp, "literal-bad.json")
+        st, _, err = cli(["export", lit, "--batch", "2", "--input", "8", "-o", bad_g])
+    finally:
+        graph._fake_call = real_call
+    lines = err.strip().splitlines()
+    ok(st == 1 and len(lines) == 1 and "relu" in lines[0] and "simulated failure" in lines[0]
+       and not os.path.exists(bad_g),
+       "an op failing in shape propagation: one-line error naming the node, no file", err)
     # An illegal plan: a node computed before its dep.
     spec = "checkmate_torch/examples/residual.py:model"
     g = os.path.join(tmp, "residual.json")
