@@ -52,13 +52,12 @@ struct plan *strategy_best_heuristic(const struct graph *g, const struct solve_r
 	double t_end = cm_clock() + rq->time_limit / 3;
 	int n = strategy_count();
 
-	/* In three rounds: checkpoint-all (at once, and nothing is cheaper
-	 * when it fits), the general heuristics (dtr, shave,
-	 * kusumoto-approx), then the other paper's heuristics. These sweep a
-	 * parameter, a stage-matrix plan a point (0.13 s a point, 10 s in all
-	 * on 3,000 nodes), and are the furthest from the optimum on large
-	 * graphs: under a short time limit they must not take the others'
-	 * time. */
+	/* Three rounds: checkpoint-all (instant; nothing is cheaper when it
+	 * fits), the general heuristics (dtr, shave, kusumoto-approx), then
+	 * the rest of the paper's. Those sweep a parameter with a
+	 * stage-matrix plan a point (0.13 s a point on 3,000 nodes, 10 s for
+	 * them all) and are the furthest from the optimum on large graphs:
+	 * under a short time limit they must not take the others' time. */
 	for (int i = 0; i < 3 * n; i++) {
 		const struct strategy *s = strategy_at(i % n);
 		struct solve_request h = *rq;
@@ -69,9 +68,7 @@ struct plan *strategy_best_heuristic(const struct graph *g, const struct solve_r
 
 		if (!(s->flags & STRATEGY_HEURISTIC) || round != i / n)
 			continue;
-		if (best && num_le(sim->cost, graph_total_cost(g)))
-			break;
-		if (stop_requested())
+		if (stop_requested() || (best && num_le(sim->cost, graph_total_cost(g))))
 			break;
 		h.strategy = s->name;
 		h.cost_cap = 0;

@@ -97,6 +97,31 @@ static void test_linear_heuristics(void)
 	   top, cases);
 }
 
+/* The heuristics' order: checkpoint-all alone when it fits; with no time
+ * left after the first plan, that plan is a general heuristic's, not a
+ * paper's sweep (these come last). */
+static void test_heuristic_order(void)
+{
+	struct cm_error err;
+	struct graph *g = graph_linear(16, &err);
+	struct solve_request rq = { .budget = graph_peak_all(g) };
+	struct sim_result sim;
+	struct plan *p = strategy_best_heuristic(g, &rq, &sim);
+
+	ok(p && strcmp(p->strategy, "checkpoint-all") == 0,
+	   "linear:16 at its peak: checkpoint-all's plan (%s)", p ? p->strategy : "none");
+	plan_free(p);
+	rq.budget = graph_lower_bound(g) + (graph_peak_all(g) - graph_lower_bound(g)) / 2;
+	rq.time_limit = 1e-9;
+	p = strategy_best_heuristic(g, &rq, &sim);
+	ok(p && strategy_find(p->strategy, NULL) &&
+	   !(strategy_find(p->strategy, NULL)->flags & STRATEGY_PAPER),
+	   "linear:16 at f = .5 with no time: a general heuristic's plan (%s)",
+	   p ? p->strategy : "none");
+	plan_free(p);
+	graph_free(g);
+}
+
 /* 60 random DAGs, half training-like, at f = .25, .5, .75: sound; the
  * first 20 with the time for the MILP (which auto runs on graphs this
  * small) and never worse than ilp, the rest with the heuristics alone
@@ -180,6 +205,7 @@ int main(void)
 {
 	test_linear_small();
 	test_linear_heuristics();
+	test_heuristic_order();
 	test_random();
 	test_shared();
 	return tap_done();
