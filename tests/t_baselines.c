@@ -1,8 +1,10 @@
 /* The heuristics of the paper's Table 1. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../baselines/baseline.h"
+#include "../plan/stages.h"
 #include "../solvers/strategy.h"
 #include "../graph/read.h"
 #include "gen.h"
@@ -228,8 +230,108 @@ static void test_revolve(void)
 	ok(plan_bad == 0, "and so do the forward computes of its plans on linear:l (plus the first)");
 }
 
+/* The plan of a checkpoint set through the stage matrices
+ * (stages_keep, stages_drop_unused, plan_from_stages): the former
+ * baseline_plan_of_checkpoints, the oracle for the sparse one. */
+static int matrix_plan_of_checkpoints(const struct graph *g, const char *ckpt, struct plan *p)
+{
+	int n = g->n, *last = malloc(((size_t)n + 1) * sizeof(int)), *redo = malloc(((size_t)n + 1) * sizeof(int));
+	struct stages st;
+	struct cm_error err;
+	int rc = -1;
+
+	if (last == NULL || redo == NULL || stages_init(&st, n, &err)) {
+		free(last);
+		free(redo);
+		return -1;
+	}
+	graph_last_use(g, last);
+	for (int x = n - 1; x >= 0; x--) {
+		redo[x] = -1;
+		if (g->nodes[x].backward || ckpt[x])
+			continue;
+		for (int e = g->user_off[x]; e < g->user_off[x + 1]; e++) {
+			int y = g->users[e];
+			int s = g->nodes[y].backward ? y : ckpt[y] ? -1 : redo[y];
+
+			if (s >= 0 && (redo[x] < 0 || s < redo[x]))
+				redo[x] = s;
+		}
+	}
+	for (int x = 0; x < n; x++) {
+		int last_fwd = x;
+
+		if (g->nodes[x].backward || ckpt[x]) {
+			stages_keep(&st, x, x, last[x]);
+			continue;
+		}
+		for (int e = g->user_off[x]; e < g->user_off[x + 1]; e++)
+			if (!g->nodes[g->users[e]].backward)
+				last_fwd = g->users[e];
+		stages_keep(&st, x, x, last_fwd);
+		if (redo[x] >= 0)
+			stages_keep(&st, x, redo[x], last[x]);
+	}
+	stages_drop_unused(g, &st);
+	rc = plan_from_stages(g, &st, p, &err);
+	stages_release(&st);
+	free(last);
+	free(redo);
+	return rc;
+}
+
+/* baseline_plan_of_checkpoints (runs of stages, no matrices) makes the
+ * steps the stage matrices make, on random training graphs and random
+ * DAGs with random checkpoint sets, and on the shared graphs. */
+static void test_plan_of_checkpoints(void)
+{
+	static const char *const names[] = { "vgg16", "mobilenet", "resnet50", "unet",
+					      "random_layered_n100" };
+	int cases = 0, bad = 0;
+
+	for (int c = 0; c < tap_cases(300, 40) + 5; c++) {
+		struct cm_error err;
+		struct graph *g;
+		char *ckpt;
+		char path[512];
+
+		if (c >= tap_cases(300, 40)) {
+			snprintf(path, sizeof(path), "%s/%s.json", tap_graph_dir(),
+				 names[c - tap_cases(300, 40)]);
+			g = graph_read_file(path, &err);
+		} else {
+			g = c % 3 ? gen_random_training(2 + c % 17, 10 + c % 50)
+				  : gen_dag(2 + c % 23, 10 + c % 60, 1, 8);
+		}
+		if (g == NULL || (ckpt = calloc((size_t)g->n + 1, 1)) == NULL) {
+			bad++;
+			graph_free(g);
+			continue;
+		}
+		for (int pct = 0; pct <= 100; pct += 25) {
+			struct plan *p = plan_new(), *q = plan_new();
+
+			for (int v = 0; v < g->n; v++)
+				ckpt[v] = !g->nodes[v].backward && (int)(gen_rnd() % 100) < pct;
+			cases++;
+			if (baseline_plan_of_checkpoints(g, ckpt, p, &err) ||
+			    matrix_plan_of_checkpoints(g, ckpt, q) || !same_steps(p, q)) {
+				if (bad++ < 3)
+					diag("%s, %d%% checkpoints: %d steps, the matrices' %d",
+					     g->id, pct, p->n, q->n);
+			}
+			plan_free(p);
+			plan_free(q);
+		}
+		free(ckpt);
+		graph_free(g);
+	}
+	ok(bad == 0, "plan of a checkpoint set: the steps of the stage matrices (%d sets)", cases);
+}
+
 int main(void)
 {
+	test_plan_of_checkpoints();
 	test_revolve();
 	test_linear_equivalence();
 	test_unsupported();
