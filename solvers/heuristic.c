@@ -54,10 +54,8 @@ struct plan *strategy_best_heuristic(const struct graph *g, const struct solve_r
 
 	/* Three rounds: checkpoint-all (instant; nothing is cheaper when it
 	 * fits), the general heuristics (dtr, shave, kusumoto-approx), then
-	 * the rest of the paper's. Those sweep a parameter with a
-	 * stage-matrix plan a point (0.13 s a point on 3,000 nodes, 10 s for
-	 * them all) and are the furthest from the optimum on large graphs:
-	 * under a short time limit they must not take the others' time. */
+	 * the rest of the paper's, the furthest from the optimum on large
+	 * graphs: when the share runs out, it is their turn that is cut. */
 	for (int i = 0; i < 3 * n; i++) {
 		const struct strategy *s = strategy_at(i % n);
 		struct solve_request h = *rq;
