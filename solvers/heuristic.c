@@ -71,8 +71,8 @@ struct plan *strategy_best_heuristic(const struct graph *g, const struct solve_r
 		h.strategy = s->name;
 		h.cost_cap = 0;
 		/* A start must not take the solver's time: a third of it for
-		 * them all (on a large graph a sweep of stage matrices takes
-		 * seconds a point). */
+		 * them all (shave and kusumoto-approx take 4-5 s each on
+		 * 3,000 nodes). */
 		if (rq->time_limit > 0) {
 			h.time_limit = t_end - cm_clock();
 			if (best && h.time_limit <= 0)
