@@ -60,6 +60,13 @@ int baseline_points(const struct baseline *b, const struct graph *g,
 int baseline_plan_of_checkpoints(const struct graph *g, const char *ckpt,
 				 struct plan *p, struct cm_error *err);
 
+/* The stages that scheme keeps each value through, into keep[3 * n]:
+ * value x from its compute through stage keep[3x] (its last forward use;
+ * its last use for checkpoints and gradients) and, when keep[3x + 1] >= 0
+ * (the first backward stage that needs it again), from there through
+ * keep[3x + 2] (its last use). Returns 0, or -1 when memory runs out. */
+int baseline_checkpoint_keeps(const struct graph *g, const char *ckpt, int *keep);
+
 int baseline_checkpoint_all_point(const struct graph *g, int k, struct plan *p,
 				  char *param, size_t len, struct cm_error *err);
 int baseline_chen_sqrtn(const struct graph *g, int k, struct plan *p, char *param,

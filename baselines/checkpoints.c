@@ -248,53 +248,59 @@ static int emit(const struct graph *g, struct runs *rs, struct plan *p)
 	return 0;
 }
 
+int baseline_checkpoint_keeps(const struct graph *g, const char *ckpt, int *keep)
+{
+	int n = g->n, *last = malloc(((size_t)n + 1) * sizeof(int));
+
+	if (last == NULL)
+		return -1;
+	graph_last_use(g, last);
+	/* keep[3x + 1]: the first backward stage that needs forward value x
+	 * again, directly or through another recomputed forward value; -1 if
+	 * none. Users come later, so one backward sweep settles it. */
+	for (int x = n - 1; x >= 0; x--) {
+		int *redo = &keep[3 * x + 1];
+
+		keep[3 * x] = x;
+		*redo = -1;
+		keep[3 * x + 2] = last[x];
+		if (g->nodes[x].backward || ckpt[x]) {
+			keep[3 * x] = last[x];
+			continue;
+		}
+		for (int e = g->user_off[x]; e < g->user_off[x + 1]; e++) {
+			int y = g->users[e];
+			int s = g->nodes[y].backward ? y : keep[3 * y + 1];
+
+			if (!g->nodes[y].backward)
+				keep[3 * x] = y; /* users ascend: the last forward one */
+			if (s >= 0 && (*redo < 0 || s < *redo))
+				*redo = s;
+		}
+	}
+	free(last);
+	return 0;
+}
+
 int baseline_plan_of_checkpoints(const struct graph *g, const char *ckpt,
 				 struct plan *p, struct cm_error *err)
 {
 	int n = g->n, rc = -1;
-	int *last = malloc(((size_t)n + 1) * sizeof(int));
-	int *redo = malloc(((size_t)n + 1) * sizeof(int));
+	int *keep = malloc((3 * (size_t)n + 1) * sizeof(int));
 	struct runs rs;
 
-	if (runs_init(&rs, n) || last == NULL || redo == NULL) {
+	if (runs_init(&rs, n) || keep == NULL || baseline_checkpoint_keeps(g, ckpt, keep)) {
 		cm_errorf(err, "out of memory");
 		goto out;
 	}
-	graph_last_use(g, last);
-	/* redo[x]: the first backward stage that needs forward value x again,
-	 * directly or through another recomputed forward value; -1 if none.
-	 * Users come later, so one backward sweep settles it. */
-	for (int x = n - 1; x >= 0; x--) {
-		redo[x] = -1;
-		if (g->nodes[x].backward || ckpt[x])
-			continue;
-		for (int e = g->user_off[x]; e < g->user_off[x + 1]; e++) {
-			int y = g->users[e];
-			int s = g->nodes[y].backward ? y : ckpt[y] ? -1 : redo[y];
-
-			if (s >= 0 && (redo[x] < 0 || s < redo[x]))
-				redo[x] = s;
-		}
-	}
-	for (int x = 0; x < n; x++) {
-		int last_fwd = x;
-
-		if (g->nodes[x].backward || ckpt[x]) {
-			set_runs(&rs, x, last[x], -1, -1);
-			continue;
-		}
-		for (int e = g->user_off[x]; e < g->user_off[x + 1]; e++)
-			if (!g->nodes[g->users[e]].backward)
-				last_fwd = g->users[e];
-		set_runs(&rs, x, last_fwd, redo[x], last[x]);
-	}
+	for (int x = 0; x < n; x++)
+		set_runs(&rs, x, keep[3 * x], keep[3 * x + 1], keep[3 * x + 2]);
 	if (drop_unused(g, &rs) || emit(g, &rs, p))
 		cm_errorf(err, "out of memory");
 	else
 		rc = 0;
 out:
 	runs_release(&rs);
-	free(last);
-	free(redo);
+	free(keep);
 	return rc;
 }

@@ -230,53 +230,28 @@ static void test_revolve(void)
 	ok(plan_bad == 0, "and so do the forward computes of its plans on linear:l (plus the first)");
 }
 
-/* The plan of a checkpoint set through the stage matrices
- * (stages_keep, stages_drop_unused, plan_from_stages): the former
- * baseline_plan_of_checkpoints, the oracle for the sparse one. */
+/* The plan of a checkpoint set through the stage matrices (stages_keep,
+ * stages_drop_unused, plan_from_stages), as baseline_plan_of_checkpoints
+ * made it before: the oracle for the runs it works on now. */
 static int matrix_plan_of_checkpoints(const struct graph *g, const char *ckpt, struct plan *p)
 {
-	int n = g->n, *last = malloc(((size_t)n + 1) * sizeof(int)), *redo = malloc(((size_t)n + 1) * sizeof(int));
+	int *keep = malloc((3 * (size_t)g->n + 1) * sizeof(int));
 	struct stages st;
 	struct cm_error err;
 	int rc = -1;
 
-	if (last == NULL || redo == NULL || stages_init(&st, n, &err)) {
-		free(last);
-		free(redo);
-		return -1;
-	}
-	graph_last_use(g, last);
-	for (int x = n - 1; x >= 0; x--) {
-		redo[x] = -1;
-		if (g->nodes[x].backward || ckpt[x])
-			continue;
-		for (int e = g->user_off[x]; e < g->user_off[x + 1]; e++) {
-			int y = g->users[e];
-			int s = g->nodes[y].backward ? y : ckpt[y] ? -1 : redo[y];
-
-			if (s >= 0 && (redo[x] < 0 || s < redo[x]))
-				redo[x] = s;
+	if (keep && baseline_checkpoint_keeps(g, ckpt, keep) == 0 &&
+	    stages_init(&st, g->n, &err) == 0) {
+		for (int x = 0; x < g->n; x++) {
+			stages_keep(&st, x, x, keep[3 * x]);
+			if (keep[3 * x + 1] >= 0)
+				stages_keep(&st, x, keep[3 * x + 1], keep[3 * x + 2]);
 		}
+		stages_drop_unused(g, &st);
+		rc = plan_from_stages(g, &st, p, &err);
+		stages_release(&st);
 	}
-	for (int x = 0; x < n; x++) {
-		int last_fwd = x;
-
-		if (g->nodes[x].backward || ckpt[x]) {
-			stages_keep(&st, x, x, last[x]);
-			continue;
-		}
-		for (int e = g->user_off[x]; e < g->user_off[x + 1]; e++)
-			if (!g->nodes[g->users[e]].backward)
-				last_fwd = g->users[e];
-		stages_keep(&st, x, x, last_fwd);
-		if (redo[x] >= 0)
-			stages_keep(&st, x, redo[x], last[x]);
-	}
-	stages_drop_unused(g, &st);
-	rc = plan_from_stages(g, &st, p, &err);
-	stages_release(&st);
-	free(last);
-	free(redo);
+	free(keep);
 	return rc;
 }
 
