@@ -62,11 +62,27 @@ static int runs_init(struct runs *rs, int n)
 	       rs->r && rs->stack && rs->last && rs->seen && rs->resident ? 0 : -1;
 }
 
+/* 1 when run j keeps its value into stage t. */
+static int covers(const struct runs *rs, int j, int t)
+{
+	return rs->from[j] < t && t <= rs->to[j];
+}
+
 /* 1 when x is kept into stage t (S(t, x)). */
 static int kept(const struct runs *rs, int x, int t)
 {
-	return (rs->from[2 * x] < t && t <= rs->to[2 * x]) ||
-	       (rs->from[2 * x + 1] < t && t <= rs->to[2 * x + 1]);
+	return covers(rs, 2 * x, t) || covers(rs, 2 * x + 1, t);
+}
+
+/* Puts x on the stack of stage t's computes unless it is there already
+ * or kept into t; returns the new top. */
+static int push(struct runs *rs, int top, int x, int t)
+{
+	if (rs->seen[x] != rs->stamp && !kept(rs, x, t)) {
+		rs->seen[x] = rs->stamp;
+		rs->stack[top++] = x;
+	}
+	return top;
 }
 
 /* The runs of x: (x, a] and (b, c] (stages_keep's from and to), clipped
@@ -117,20 +133,13 @@ static int complete_r(const struct graph *g, struct runs *rs)
 
 	index_starts(rs);
 	for (int t = 0; t < rs->n; t++) {
-		int top = 0;
+		int top;
 
 		rs->r_off[t] = used;
 		rs->stamp++;
-		rs->stack[top++] = t;
-		rs->seen[t] = rs->stamp;
-		for (int j = rs->s_off[t]; j < rs->s_off[t + 1]; j++) {
-			int x = rs->s_run[j] / 2;
-
-			if (rs->seen[x] != rs->stamp && !kept(rs, x, t)) {
-				rs->seen[x] = rs->stamp;
-				rs->stack[top++] = x;
-			}
-		}
+		top = push(rs, 0, t, t); /* a value is never kept into its own stage */
+		for (int j = rs->s_off[t]; j < rs->s_off[t + 1]; j++)
+			top = push(rs, top, rs->s_run[j] / 2, t);
 		while (top > 0) {
 			int k = rs->stack[--top];
 
@@ -143,14 +152,8 @@ static int complete_r(const struct graph *g, struct runs *rs)
 				rs->r_cap *= 2;
 			}
 			rs->r[used++] = k;
-			for (int e = g->dep_off[k]; e < g->dep_off[k + 1]; e++) {
-				int d = g->deps[e];
-
-				if (rs->seen[d] != rs->stamp && !kept(rs, d, t)) {
-					rs->seen[d] = rs->stamp;
-					rs->stack[top++] = d;
-				}
-			}
+			for (int e = g->dep_off[k]; e < g->dep_off[k + 1]; e++)
+				top = push(rs, top, g->deps[e], t);
 		}
 		qsort(rs->r + rs->r_off[t], (size_t)(used - rs->r_off[t]), sizeof(int), by_index);
 	}
@@ -180,7 +183,7 @@ static int drop_unused(const struct graph *g, struct runs *rs)
 					int d = g->deps[e];
 
 					for (int j = 2 * d; j < 2 * d + 2; j++)
-						if (rs->from[j] < t && t <= rs->to[j])
+						if (covers(rs, j, t))
 							rs->read[j] = t;
 				}
 			}
