@@ -113,7 +113,7 @@ int cli_parse(const char *cmd, const char *help, const struct option *opts,
 {
 	int c, rc;
 
-	*a = (struct cli_args){ .header = 1 };
+	*a = (struct cli_args){ .header = 1, .time_limit = -1 }; /* -1: not given */
 	optind = 0;
 	while ((c = cli_getopt(cmd, argc, argv, shortopts, opts)) != -1)
 		if ((rc = take(cmd, help, c, optarg, a)) != 0)
@@ -137,7 +137,7 @@ int cli_distinct_outputs(const char *cmd, const char *const *paths, int n)
 void cli_request(const struct cli_args *a, struct solve_request *rq)
 {
 	rq->solver = a->solver;
-	rq->time_limit = a->time_limit;
+	rq->time_limit = a->time_limit > 0 ? a->time_limit : 0;
 	rq->gap = a->gap;
 	rq->threads = a->threads;
 	rq->lp_method = a->lp_method;

@@ -66,7 +66,8 @@ struct cli_args {
 	const char *csv, *solver;
 	const char *json;       /* solve, compare and info --json */
 	int matrices;           /* show --matrices */
-	double time_limit, gap, max_overhead;
+	double time_limit;      /* --time-limit, -1 when not given */
+	double gap, max_overhead;
 	unsigned long long seed;
 	int samples, text, bound, ilp, approx, sweep;
 	int threads, lp_method, header, quiet;

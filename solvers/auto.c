@@ -392,8 +392,14 @@ int strategy_run_auto(const struct strategy *s, const struct graph *g,
 	out->cols = in.cols;
 	out->rows = in.rows;
 	out->nnz = in.nnz;
-	/* Every plan pays the checkpoint-all cost (SPEC 2): a bound when no
-	 * phase proved a higher one. */
+	/* The solvers' bounds and proofs are the stage model's (first computes
+	 * in file order); a plan below one is outside that model, which then
+	 * bounds nothing. Every plan pays the checkpoint-all cost (SPEC 2): a
+	 * bound when no phase proved a higher one. */
+	if (in.plan && in.has_bound && num_lt(in.cost, in.bound)) {
+		in.has_bound = 0;
+		in.proven = 0;
+	}
 	if (in.plan && (!in.has_bound || graph_total_cost(g) > in.bound)) {
 		in.bound = graph_total_cost(g);
 		in.has_bound = 1;

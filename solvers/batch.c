@@ -20,6 +20,7 @@ int batch_fits(const struct graph *g, const struct batch_request *br, uint64_t b
 		return 0; /* sizes beyond 2^53 bytes fit no budget */
 	rq.strategy = br->strategy;
 	rq.budget = br->budget;
+	rq.gap = 1; /* any plan within the cap answers */
 	/* A hair above the cap, so that rounding in the cost sum never turns
 	 * away a plan of exactly the allowed cost. */
 	rq.cost_cap = br->ratio * graph_total_cost(h) * (1 + 1e-9);
@@ -59,17 +60,26 @@ double batch_default_ratio(const struct graph *g)
 int batch_search(const struct graph *g, const struct batch_request *br,
 		 struct batch_answer *ans, struct cm_error *err)
 {
-	uint64_t lo = 0, hi = 1;
+	uint64_t lo = 0, hi = 0, step = 1;
 	double t0 = cm_clock();
 	int rc, unknown = 0;
 
 	memset(ans, 0, sizeof(*ans));
 	ans->strategy = br->strategy;
+	if (br->seed > 0) {
+		rc = batch_fits(g, br, br->seed, ans, err);
+		if (rc == -1)
+			return -1;
+		unknown |= rc == -2;
+		if (rc == 1)
+			lo = br->seed;
+	}
 	for (;;) {
 		if (stop_requested()) {
 			ans->interrupted = 1;
 			break;
 		}
+		hi = lo + step < MAXBATCH_LIMIT ? lo + step : MAXBATCH_LIMIT;
 		rc = batch_fits(g, br, hi, ans, err);
 		if (rc == -1)
 			return -1;
@@ -82,7 +92,7 @@ int batch_search(const struct graph *g, const struct batch_request *br,
 			ans->seconds = cm_clock() - t0;
 			return 0;
 		}
-		hi *= 2;
+		step *= 2;
 	}
 	while (hi - lo > 1 && !ans->interrupted) {
 		uint64_t mid = lo + (hi - lo) / 2;
@@ -109,4 +119,3 @@ int batch_search(const struct graph *g, const struct batch_request *br,
 	snprintf(ans->param, sizeof(ans->param), "batch=%llu", (unsigned long long)lo);
 	return 0;
 }
-

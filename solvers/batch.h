@@ -9,14 +9,21 @@
 
 /* The largest batch tried: far beyond any budget for real graphs. */
 #define MAXBATCH_LIMIT ((uint64_t)1 << 32)
+/* Seconds per solve when the command line gives no --time-limit: a probe
+ * of ilp above what the heuristics fit may otherwise never end on a
+ * real model. */
+#define MAXBATCH_TIME_LIMIT 60.0
 
 struct batch_request {
 	const char *strategy;
 	uint64_t budget;    /* total bytes */
 	double ratio;       /* cost cap, as a multiple of the checkpoint-all cost */
-	/* Solver settings (solver, time limit per solve, gap, ...) that each
-	 * probe copies; its strategy, budget and cost cap are ignored. */
+	/* Solver settings (solver, time limit per solve, ...) that each probe
+	 * copies; its strategy, budget, cost cap and gap are ignored. */
 	const struct solve_request *settings;
+	/* A batch some plan is known to fit (an earlier strategy's answer), or
+	 * 0: the search probes it first and, when it fits, goes up from there. */
+	uint64_t seed;
 };
 
 /* What the search found for one strategy. */
@@ -35,7 +42,9 @@ struct batch_answer {
 
 /* Does the strategy fit at batch B under the cap? 1 yes (figures in *ans),
  * 0 no (proven: a baseline's own plans, or a solver's infeasibility proof),
- * -2 unknown (time limit), -1 error with err set. */
+ * -2 unknown (time limit), -1 error with err set. The question is only
+ * whether a plan fits: a solver stops at its first plan (gap 1), so the
+ * cost in *ans is that plan's, not the least at B. */
 int batch_fits(const struct graph *g, const struct batch_request *rq, uint64_t batch,
 	       struct batch_answer *ans, struct cm_error *err);
 
@@ -44,8 +53,9 @@ int batch_fits(const struct graph *g, const struct batch_request *rq, uint64_t b
  * (paper section 6.4). */
 double batch_default_ratio(const struct graph *g);
 
-/* Doubling, then bisection between the last batch that fits and the first
- * that does not; feasibility is monotone in the batch. An unknown answer
+/* Steps that double from the seed (or from 0) while the batch fits, then
+ * bisection between the last batch that fits and the first that does not;
+ * feasibility is monotone in the batch. An unknown answer
  * counts as "does not fit" and leaves the result unproven. A stop request
  * ends the search with what is known (ans->interrupted). 0, or -1 with
  * err set. */

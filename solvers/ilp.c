@@ -30,20 +30,26 @@ static struct plan *plan_of_solution(const struct graph *g, const struct remat_m
 	return p;
 }
 
-/* rq->start, or else the cheapest heuristic plan that fits, as a point of
- * the model, to start the solver from. Returns a malloc'd point, or NULL when none fits (or
- * its plan is not a point of the model). *best gets the heuristic's plan
- * (the caller frees it), NULL with rq->start. */
-static double *warm_start(const struct graph *g, const struct remat_model *rm,
-			  const struct solve_request *rq, struct plan **best)
+/* The plan to start the solver from: rq->start, or else the cheapest
+ * heuristic plan that fits (into *best, which the caller frees), or NULL
+ * when none fits. */
+static const struct plan *start_plan(const struct graph *g, const struct solve_request *rq,
+				     struct plan **best)
 {
 	struct sim_result sim;
-	const struct plan *from;
+
+	*best = rq->start ? NULL : strategy_best_heuristic(g, rq, &sim);
+	return rq->start ? rq->start : *best;
+}
+
+/* from as a point of the model: a malloc'd point, or NULL when from is
+ * NULL or not a point of the model. */
+static double *start_point(const struct graph *g, const struct remat_model *rm,
+			   const struct plan *from)
+{
 	struct stages st;
 	double *x = NULL;
 
-	*best = rq->start ? NULL : strategy_best_heuristic(g, rq, &sim);
-	from = rq->start ? rq->start : *best;
 	if (from == NULL || stages_init(&st, g->n, NULL))
 		return NULL;
 	x = malloc((size_t)rm->milp.ncols * sizeof(double) + 1);
@@ -56,12 +62,27 @@ static double *warm_start(const struct graph *g, const struct remat_model *rm,
 	return x;
 }
 
-/* Stopped before the solver had a solution (and with no warm start in
- * the model): the plan it was started from still answers. 0, or -1 with
- * err set. */
+/* Does from fit the budget within the cost cap? 1 yes (its replayed cost
+ * in *cost), 0 no (or from NULL), -1 error with err set. */
+static int start_fits(const struct graph *g, const struct solve_request *rq,
+		      const struct plan *from, double *cost, struct cm_error *err)
+{
+	struct sim_result sim;
+
+	if (from == NULL)
+		return 0;
+	if (plan_simulate(g, from, rq->budget, &sim, err))
+		return -1;
+	*cost = sim.cost;
+	return sim.fits && (rq->cost_cap <= 0 || num_le(sim.cost, rq->cost_cap));
+}
+
+/* Answers with a copy of from, the plan the solver was started from,
+ * status feasible (or no_plan when it does not fit), why saying how it
+ * came to answer. 0, or -1 with err set. */
 static int take_start_plan(const struct graph *g, const struct solve_request *rq,
-			   const struct plan *from, struct solve_outcome *out,
-			   struct cm_error *err)
+			   const struct plan *from, const char *why,
+			   struct solve_outcome *out, struct cm_error *err)
 {
 	struct plan *p = plan_new();
 
@@ -77,9 +98,33 @@ static int take_start_plan(const struct graph *g, const struct solve_request *rq
 	if (strategy_adopt(g, "ilp", rq->budget, p, out, err))
 		return -1;
 	strategy_set_status(out, out->sim.fits ? STATUS_FEASIBLE : STATUS_NO_PLAN);
-	snprintf(out->why, sizeof(out->why), "the plan the solver started from (%.40s's)",
-		 from->strategy);
+	snprintf(out->why, sizeof(out->why), "%.40s's plan: %s", from->strategy, why);
+	if (out->sim.fits) /* no plan costs less: optimal at that cost */
+		strategy_set_bound(g, out, graph_total_cost(g));
 	return 0;
+}
+
+/* The model's frontier-advancing stages compute node t first in stage t.
+ * A plan outside it (first computes out of file order, as dtr's may be)
+ * can cost less than the model's optimum, or fit where the model has no
+ * plan: then it is the answer, and the model's proof and bound, which do
+ * not cover it, are dropped. 0, or -1 with err set. */
+static int prefer_outside(const struct graph *g, const struct solve_request *rq,
+			  const struct plan *from, struct solve_outcome *out,
+			  struct cm_error *err)
+{
+	double cost;
+	int rc = start_fits(g, rq, from, &cost, err);
+	const char *why = out->status == STATUS_INFEASIBLE ?
+		"outside the stage model, which has no plan at this budget" :
+		"outside the stage model, cheaper than its answer";
+
+	if (rc <= 0 || (out->plan && out->sim.fits && !num_lt(cost, out->sim.cost)))
+		return rc < 0 ? -1 : 0;
+	plan_free(out->plan);
+	out->plan = NULL;
+	out->has_lower_bound = 0;
+	return take_start_plan(g, rq, from, why, out, err);
 }
 
 /* Solves with ops, and once more with the other backend when ops' process
@@ -114,7 +159,8 @@ static int take_answer(const struct graph *g, const struct solve_request *rq,
 	struct plan *p;
 
 	if (x == NULL && res->stopped && from)
-		return take_start_plan(g, rq, from, out, err);
+		return take_start_plan(g, rq, from, "the solver was stopped before a plan of its own",
+				       out, err);
 	if (res->status == MILP_INFEASIBLE) {
 		strategy_set_status(out, STATUS_INFEASIBLE);
 		snprintf(out->why, sizeof(out->why), "the solver proved that no plan fits");
@@ -169,30 +215,45 @@ int strategy_run_ilp(const struct strategy *s, const struct graph *g,
 				 .memory_cap = rq->memory_limit };
 	double *start = NULL;
 	struct plan *best = NULL;
+	const struct plan *from;
 	char crash[256] = "";
-	int rc = -1;
+	double cost;
+	int rc = -1, any;
 
 	(void)s;
 	if (ops == NULL)
 		return -1;
+	from = rq->gap >= 1 ? start_plan(g, rq, &best) : NULL;
+	if ((any = start_fits(g, rq, from, &cost, err)) != 0) {
+		/* Any plan is within a relative gap of 1: no model to build. */
+		snprintf(out->solver, sizeof(out->solver), "%s", ops->name);
+		rc = any < 0 ? -1 : take_start_plan(g, rq, from, "within gap 1, no MILP solved",
+						    out, err);
+		plan_free(best);
+		return rc;
+	}
 	if (rq->cost_cap > 0)
 		mo.cost_cap = rq->cost_cap;
 	snprintf(out->solver, sizeof(out->solver), "%s", ops->name);
 	remat_size(g, &mo, &sz);
-	if (!strategy_check_memory(rq, "the MILP", &sz, 0, out))
-		return 0;
-	if (remat_build(g, rq->budget, &mo, &rm, err))
-		return -1;
+	if (!strategy_check_memory(rq, "the MILP", &sz, 0, out) ||
+	    remat_build(g, rq->budget, &mo, &rm, err)) {
+		plan_free(best);
+		return out->status == STATUS_UNSUPPORTED ? 0 : -1; /* too large, or err */
+	}
 	strategy_set_model(out, &rm.milp);
 	if (rq->lp_out && milp_write_lp(&rm.milp, rq->lp_out)) {
 		cm_errorf(err, "writing the LP file failed");
 		goto out;
 	}
-	so.start = start = warm_start(g, &rm, rq, &best);
+	if (from == NULL)
+		from = start_plan(g, rq, &best);
+	so.start = start = start_point(g, &rm, from);
 	if (solve_or_retry(&ops, &rm.milp, &so, &res, crash, sizeof(crash), err))
 		goto out;
 	snprintf(out->solver, sizeof(out->solver), "%s", ops->name);
-	if (take_answer(g, rq, &rm, &res, start, rq->start ? rq->start : best, out, err))
+	if (take_answer(g, rq, &rm, &res, start, from, out, err) ||
+	    prefer_outside(g, rq, from, out, err))
 		goto out;
 	if (crash[0]) {
 		char why[sizeof(out->why)];

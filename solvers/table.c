@@ -31,7 +31,7 @@ const struct strategy strategy_table[] = {
 	{ "dtr", "greedy eviction in file order, evicted inputs recomputed on demand (after DTR); any DAG",
 	  STRATEGY_HEURISTIC | STRATEGY_MAXBATCH, dtr_params, strategy_run_dtr, NULL },
 	{ "shave", "peak shaving from checkpoint-all: stop keeping values through stages over budget, recompute them where needed; any DAG",
-	  STRATEGY_HEURISTIC, NULL, strategy_run_shave, NULL },
+	  STRATEGY_HEURISTIC | STRATEGY_MAXBATCH, NULL, strategy_run_shave, NULL },
 	{ "kusumoto-approx", "Kusumoto et al.'s DP over the pruned family of lower sets (training graphs)",
 	  STRATEGY_HEURISTIC | STRATEGY_MAXBATCH, kusumoto_params, strategy_run_kusumoto, NULL },
 	{ "kusumoto-exact", "Kusumoto et al.'s DP over all lower sets (up to 20,000 of them)",

@@ -22,7 +22,7 @@ static struct triple run(const struct graph *g, uint64_t budget, const char *sol
 	struct cm_error err;
 	struct triple t = { -1, -1, -1, 1, 1 };
 
-	if (strategy_solve(g, &rq, &o, &err) == 0 && o.status == STATUS_OPTIMAL)
+	if (gen_solve_model(g, &rq, &o, &err) == 0 && o.status == STATUS_OPTIMAL)
 		t.opt = o.sim.cost;
 	strategy_outcome_release(&o);
 	rq.strategy = "approx";

@@ -57,7 +57,7 @@ static double ilp(const struct graph *g, uint64_t budget, const char *solver,
 
 	if (mo)
 		rq.model = *mo;
-	if (strategy_solve(g, &rq, &o, &err)) {
+	if (gen_solve_model(g, &rq, &o, &err)) {
 		snprintf(status, 32, "error");
 		diag("%s", err.msg);
 		return -2;
@@ -209,9 +209,76 @@ static void test_lp_file(void)
 	graph_free(g);
 }
 
+/* ilp never answers worse than the heuristics it starts from, even where
+ * their plan is outside the stage model (dtr's may compute a node first
+ * after a later one) and beats the model's optimum or fits where the model
+ * has no plan. With --gap 1 (maxbatch's probes) the plan it starts from
+ * answers at once, unless it costs more than the cost cap: then the MILP
+ * runs. Random forward DAGs of 8-12 nodes at three budgets each. */
+static void test_starts(void)
+{
+	struct cm_error err;
+	int budgets = 0, outside = 0, at_once = 0, capped = 0, bad = 0;
+
+	for (int k = 0; k < 12; k++) {
+		struct graph *g = gen_dag(8 + k % 5, 30, 1, 9);
+		uint64_t lb = graph_lower_bound(g), peak = graph_peak_all(g);
+
+		for (int f = 0; f < 3; f++) {
+			struct solve_request rq = { .strategy = "dtr",
+						    .budget = lb + (peak - lb) * (uint64_t)f / 4 };
+			struct solve_outcome dtr, opt, any, cap;
+			struct plan *dear;
+
+			budgets++;
+			strategy_solve(g, &rq, &dtr, &err);
+			rq.strategy = "ilp";
+			if (strategy_solve(g, &rq, &opt, &err) ||
+			    (dtr.sim.fits && (!opt.plan || !num_le(opt.sim.cost, dtr.sim.cost))))
+				bad++;
+			outside += strstr(opt.why, "outside the stage model") != NULL;
+			rq.gap = 1;
+			if (opt.plan && (strategy_solve(g, &rq, &any, &err) || !any.sim.fits))
+				bad++;
+			else if (opt.plan)
+				at_once += strstr(any.why, "within gap 1") != NULL;
+			/* Started from a plan dearer than the cap (node 0, a
+			 * source, computed and freed first): a solve. */
+			if (opt.plan && strstr(opt.why, "outside the stage model") == NULL) {
+				rq.start = dear = plan_new();
+				plan_push(dear, PLAN_COMPUTE, 0, -1);
+				plan_push(dear, PLAN_FREE, 0, -1);
+				for (int s = 0; s < opt.plan->n; s++)
+					plan_push(dear, (enum plan_op)opt.plan->steps[s].op,
+						  opt.plan->steps[s].node, -1);
+				rq.cost_cap = opt.sim.cost;
+				if (strategy_solve(g, &rq, &cap, &err) || !cap.sim.fits ||
+				    !num_le(cap.sim.cost, opt.sim.cost) ||
+				    strstr(cap.why, "within gap 1") != NULL)
+					bad++;
+				else
+					capped++;
+				strategy_outcome_release(&cap);
+				plan_free(dear);
+			}
+			if (opt.plan)
+				strategy_outcome_release(&any);
+			strategy_outcome_release(&dtr);
+			strategy_outcome_release(&opt);
+		}
+		graph_free(g);
+	}
+	ok(bad == 0 && outside > 0 && at_once > 0 && capped > 0,
+	   "ilp at %d budgets of 12 random DAGs: never above dtr's plan (%d answers are a plan "
+	   "outside the stage model); gap 1: the start's plan at once %d times, a solve "
+	   "under a cap the start exceeds %d times; %d wrong", budgets, outside, at_once,
+	   capped, bad);
+}
+
 int main(void)
 {
 	test_linear_facts();
+	test_starts();
 	test_lp_file();
 	test_vgg16();
 	test_brute_force();

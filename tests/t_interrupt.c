@@ -148,7 +148,7 @@ static void test_compare_maxbatch(void)
 	struct compare_request rq = { .columns = cols, .ncols = 2, .budgets = budgets, .nb = 3,
 				      .settings = &settings, .row = count_rows };
 	struct compare_result res;
-	struct batch_request br = { "ilp", 8, 2, &settings };
+	struct batch_request br = { "ilp", 8, 2, &settings, 0 };
 	struct batch_answer ans;
 	int rows[2] = { 0, 0 }, rc;
 

@@ -9,7 +9,7 @@
 int main(void)
 {
 	static const uint64_t budgets[] = { 20, 45, 90 };
-	int confirmed = 0, unconfirmed = 0, dominated = 0, searches = 0;
+	int confirmed = 0, unconfirmed = 0, dominated = 0, searches = 0, seeded = 0, differ = 0;
 	struct cm_error err;
 
 	for (int n = 3; n <= tap_cases(8, 4); n++) {
@@ -21,9 +21,10 @@ int main(void)
 		for (size_t bi = 0; bi < sizeof(budgets) / sizeof(budgets[0]); bi++) {
 			/* One extra forward pass: n forward nodes, n + 1 backward. */
 			double ratio = (2.0 * n + n + 1) / (2.0 * n + 1);
-			struct batch_answer ilp, base;
+			struct batch_answer ilp, base, again;
+			uint64_t best = 0;
 			struct solve_request defaults = { 0 };
-			struct batch_request rq = { "ilp", budgets[bi], ratio, &defaults };
+			struct batch_request rq = { "ilp", budgets[bi], ratio, &defaults, 0 };
 
 			if (batch_search(g, &rq, &ilp, &err)) {
 				diag("%s: %s", name, err.msg);
@@ -47,10 +48,22 @@ int main(void)
 					diag("%s budget %llu %s: batch %llu not confirmed", name,
 					     (unsigned long long)budgets[bi], rq.strategy,
 					     (unsigned long long)x->batch);
+				if (s >= 0 && base.batch > best)
+					best = base.batch;
 				if (s >= 0 && base.batch > ilp.batch && dominated++ < 3)
 					diag("%s budget %llu: %s fits batch %llu, ilp only %llu", name,
 					     (unsigned long long)budgets[bi], rq.strategy,
 					     (unsigned long long)base.batch, (unsigned long long)ilp.batch);
+			}
+			/* Started from the best baseline's batch, as the command
+			 * does, ilp's search ends where its own does. */
+			if (best > 0) {
+				rq.strategy = "ilp";
+				rq.seed = best;
+				seeded++;
+				if (batch_search(g, &rq, &again, &err) || again.batch != ilp.batch ||
+				    !again.proven)
+					differ++;
 			}
 		}
 		graph_free(g);
@@ -58,5 +71,7 @@ int main(void)
 	ok(unconfirmed == 0, "%d of %d answers on linear:3..%d confirmed: a plan at B, none at "
 	   "B + 1 (for ilp a proof of infeasibility)", confirmed, searches, tap_cases(8, 4));
 	ok(dominated == 0, "ilp's batch is at least every baseline's");
+	ok(differ == 0 && seeded > 0, "ilp's search from the best baseline's batch ends where "
+	   "its own does, proven, %d times; %d differ", seeded, differ);
 	return tap_done();
 }
