@@ -29,8 +29,8 @@ static const char maxbatch_usage[] =
 	"The CSV has one row per strategy (param: batch=B). ilp starts from the\n"
 	"largest batch of the strategies before it and takes the first plan that\n"
 	"fits (--gap does not apply): its cost is that plan's; solve at that batch\n"
-	"for the cheapest. A solve that runs out of time (-t, per solve; 60 s\n"
-	"unless given, 0 for none) leaves that strategy's answer unproven. A\n"
+	"for the cheapest. A solve that runs out of time (-t, per solve; for ilp\n"
+	"60 s unless given, 0 for none) leaves that strategy's answer unproven. A\n"
 	"first SIGINT or SIGTERM marks the search under way and those after it\n"
 	"interrupted (exit 4); a second ends the process at once.\n\n"
 	CLI_SHARED_HELP;
@@ -152,8 +152,6 @@ int cmd_maxbatch_main(int argc, char **argv)
 	if (g == NULL)
 		return CM_EXIT_ERROR;
 	cli_request(&a, &settings);
-	if (a.time_limit < 0)
-		settings.time_limit = MAXBATCH_TIME_LIMIT;
 	settings.progress = NULL; /* many short solves: the notes say which */
 	if (size_parse(a.budget, graph_peak_all(g), &budget, &err)) {
 		rc = cli_usage("maxbatch", "--budget: %s", err.msg);
@@ -173,12 +171,16 @@ int cmd_maxbatch_main(int argc, char **argv)
 	}
 	ratio = a.max_overhead > 0 ? a.max_overhead : batch_default_ratio(g);
 	for (int i = 0; i < n; i++) {
-		struct batch_request br = { list[i]->name, budget, ratio, &settings, 0 };
+		struct solve_request row = settings;
+		struct batch_request br = { list[i]->name, budget, ratio, &row, 0 };
 
-		/* A solver starts where the strategies before it got to. */
+		/* A solver starts where the strategies before it got to, and
+		 * its solves end (the heuristics size their own effort). */
 		for (int j = 0; j < i && (list[i]->flags & STRATEGY_SOLVER); j++)
 			if (!ans[j].interrupted && ans[j].batch > br.seed)
 				br.seed = ans[j].batch;
+		if (a.time_limit < 0 && (list[i]->flags & STRATEGY_SOLVER))
+			row.time_limit = MAXBATCH_TIME_LIMIT;
 
 		if (cli_interrupted()) {
 			ans[i] = (struct batch_answer){ .strategy = list[i]->name, .interrupted = 1 };

@@ -9,9 +9,9 @@
 
 /* The largest batch tried: far beyond any budget for real graphs. */
 #define MAXBATCH_LIMIT ((uint64_t)1 << 32)
-/* Seconds per solve when the command line gives no --time-limit: a probe
- * of ilp above what the heuristics fit may otherwise never end on a
- * real model. */
+/* Seconds per solve of a solver row (ilp) when the command line gives no
+ * --time-limit: a probe above what the heuristics fit may otherwise never
+ * end on a real model. */
 #define MAXBATCH_TIME_LIMIT 60.0
 
 struct batch_request {
