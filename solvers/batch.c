@@ -48,6 +48,21 @@ int batch_fits(const struct graph *g, const struct batch_request *br, uint64_t b
 	return rc;
 }
 
+/* batch_fits, where "unsupported" above a batch that fitted proves
+ * nothing: ilp answers small batches with a heuristic's plan before it
+ * builds its model, and only the model may be refused for memory. */
+static int probe(const struct graph *g, const struct batch_request *br, uint64_t batch,
+		 uint64_t lo, struct batch_answer *ans, struct cm_error *err)
+{
+	int rc = batch_fits(g, br, batch, ans, err);
+
+	if (rc == 0 && ans->unsupported && lo > 0) {
+		ans->unsupported = 0;
+		rc = -2;
+	}
+	return rc;
+}
+
 double batch_default_ratio(const struct graph *g)
 {
 	double fwd = 0, bwd = 0;
@@ -67,7 +82,7 @@ int batch_search(const struct graph *g, const struct batch_request *br,
 	memset(ans, 0, sizeof(*ans));
 	ans->strategy = br->strategy;
 	if (br->seed > 0) {
-		rc = batch_fits(g, br, br->seed, ans, err);
+		rc = probe(g, br, br->seed, 0, ans, err);
 		if (rc == -1)
 			return -1;
 		unknown |= rc == -2;
@@ -80,7 +95,7 @@ int batch_search(const struct graph *g, const struct batch_request *br,
 			break;
 		}
 		hi = lo + step < MAXBATCH_LIMIT ? lo + step : MAXBATCH_LIMIT;
-		rc = batch_fits(g, br, hi, ans, err);
+		rc = probe(g, br, hi, lo, ans, err);
 		if (rc == -1)
 			return -1;
 		unknown |= rc == -2;
@@ -96,24 +111,25 @@ int batch_search(const struct graph *g, const struct batch_request *br,
 	}
 	while (hi - lo > 1 && !ans->interrupted) {
 		uint64_t mid = lo + (hi - lo) / 2;
-		struct batch_answer probe = *ans;
+		struct batch_answer found = *ans;
 
 		if (stop_requested()) {
 			ans->interrupted = 1;
 			break;
 		}
-		rc = batch_fits(g, br, mid, &probe, err);
+		rc = probe(g, br, mid, lo, &found, err);
 		if (rc == -1)
 			return -1;
 		unknown |= rc == -2;
 		if (rc == 1) {
 			lo = mid;
-			*ans = probe;
+			*ans = found;
 		} else {
 			hi = mid;
 		}
 	}
 	ans->batch = lo;
+	ans->unsupported &= lo == 0;
 	ans->proven = !unknown && !ans->interrupted;
 	ans->seconds = cm_clock() - t0;
 	snprintf(ans->param, sizeof(ans->param), "batch=%llu", (unsigned long long)lo);

@@ -73,5 +73,22 @@ int main(void)
 	ok(dominated == 0, "ilp's batch is at least every baseline's");
 	ok(differ == 0 && seeded > 0, "ilp's search from the best baseline's batch ends where "
 	   "its own does, proven, %d times; %d differ", seeded, differ);
+	{
+		/* Every model refused for memory: ilp answers with the
+		 * heuristics' plans, and the refusal above them proves nothing. */
+		struct graph *g = graph_load("linear:8", &err);
+		struct solve_request tiny = { .memory_limit = 1 };
+		/* Any cost up to twice checkpoint-all's. */
+		struct batch_request rq = { "ilp", 90, 2.0, &tiny, 0 };
+		struct batch_answer ilp, all;
+
+		batch_search(g, &rq, &ilp, &err);
+		rq.strategy = "checkpoint-all";
+		batch_search(g, &rq, &all, &err);
+		ok(ilp.batch >= all.batch && all.batch > 0 && !ilp.proven && !ilp.unsupported,
+		   "models refused for memory: ilp's batch %llu (checkpoint-all's %llu), unproven",
+		   (unsigned long long)ilp.batch, (unsigned long long)all.batch);
+		graph_free(g);
+	}
 	return tap_done();
 }
