@@ -99,7 +99,7 @@ static int take_start_plan(const struct graph *g, const struct solve_request *rq
 		return -1;
 	strategy_set_status(out, out->sim.fits ? STATUS_FEASIBLE : STATUS_NO_PLAN);
 	snprintf(out->why, sizeof(out->why), "%.40s's plan: %s", from->strategy, why);
-	if (out->sim.fits) /* no plan costs less: optimal at that cost */
+	if (out->sim.fits) /* every plan pays the checkpoint-all cost */
 		strategy_set_bound(g, out, graph_total_cost(g));
 	return 0;
 }
