@@ -117,7 +117,8 @@ static int prefer_outside(const struct graph *g, const struct solve_request *rq,
 	int rc = start_fits(g, rq, from, &cost, err);
 	const char *why = out->status == STATUS_INFEASIBLE ?
 		"outside the stage model, which has no plan at this budget" :
-		"outside the stage model, cheaper than its answer";
+		out->plan ? "outside the stage model, cheaper than its answer" :
+		"outside the stage model; the solver found no plan in time";
 
 	if (rc <= 0 || (out->plan && out->sim.fits && !num_lt(cost, out->sim.cost)))
 		return rc < 0 ? -1 : 0;
@@ -191,8 +192,10 @@ static int take_answer(const struct graph *g, const struct solve_request *rq,
 		return 0;
 	}
 	strategy_set_status(out, STATUS_FEASIBLE);
-	if (res->has_bound)
-		strategy_set_bound(g, out, res->bound);
+	/* The solver's bound, or the checkpoint-all cost that every plan pays
+	 * when that is higher: optimal when the plan meets it. */
+	strategy_set_bound(g, out, res->has_bound && res->bound > graph_total_cost(g) ?
+				   res->bound : graph_total_cost(g));
 	if (res->x == NULL)
 		snprintf(out->why, sizeof(out->why), "%s", res->stopped ?
 			 "the solver's warm start (the best heuristic's plan)" :
