@@ -176,11 +176,13 @@ int cmd_maxbatch_main(int argc, char **argv)
 
 		/* A solver starts where the strategies before it got to, and
 		 * its solves end (the heuristics size their own effort). */
-		for (int j = 0; j < i && (list[i]->flags & STRATEGY_SOLVER); j++)
-			if (!ans[j].interrupted && ans[j].batch > br.seed)
-				br.seed = ans[j].batch;
-		if (a.time_limit < 0 && (list[i]->flags & STRATEGY_SOLVER))
-			row.time_limit = MAXBATCH_TIME_LIMIT;
+		if (list[i]->flags & STRATEGY_SOLVER) {
+			for (int j = 0; j < i; j++)
+				if (!ans[j].interrupted && ans[j].batch > br.seed)
+					br.seed = ans[j].batch;
+			if (a.time_limit < 0)
+				row.time_limit = MAXBATCH_TIME_LIMIT;
+		}
 
 		if (cli_interrupted()) {
 			ans[i] = (struct batch_answer){ .strategy = list[i]->name, .interrupted = 1 };

@@ -226,10 +226,10 @@ int strategy_run_ilp(const struct strategy *s, const struct graph *g,
 	(void)s;
 	if (ops == NULL)
 		return -1;
+	snprintf(out->solver, sizeof(out->solver), "%s", ops->name);
 	from = rq->gap >= 1 ? start_plan(g, rq, &best) : NULL;
 	if ((any = start_fits(g, rq, from, &cost, err)) != 0) {
 		/* Any plan is within a relative gap of 1: no model to build. */
-		snprintf(out->solver, sizeof(out->solver), "%s", ops->name);
 		rc = any < 0 ? -1 : take_start_plan(g, rq, from, "within gap 1, no MILP solved",
 						    out, err);
 		plan_free(best);
@@ -237,7 +237,6 @@ int strategy_run_ilp(const struct strategy *s, const struct graph *g,
 	}
 	if (rq->cost_cap > 0)
 		mo.cost_cap = rq->cost_cap;
-	snprintf(out->solver, sizeof(out->solver), "%s", ops->name);
 	remat_size(g, &mo, &sz);
 	if (!strategy_check_memory(rq, "the MILP", &sz, 0, out) ||
 	    remat_build(g, rq->budget, &mo, &rm, err)) {
