@@ -5,7 +5,8 @@
  * relaxation and its rounding when the LP is tractable, the search over
  * windows of the model (lns) on the rest. When no heuristic fits in file
  * order, the heuristics again in a low-memory order (graph/order.h), the
- * plan mapped back; then the repair. */
+ * plan mapped back; then the repair. Before those, when no heuristic
+ * fits, a proof that no plan can (graph/pebble.h) ends the search. */
 #include "strategy.h"
 
 #include <math.h>
@@ -16,6 +17,7 @@
 #include "../common/num.h"
 #include "../common/stop.h"
 #include "../graph/order.h"
+#include "../graph/pebble.h"
 #include "../plan/stages.h"
 #include "lns_order.h"
 #include "repair.h"
@@ -33,6 +35,11 @@
 /* Up to which the MILP has the whole time to itself (the paper's graphs:
  * U-Net's MILP, 18,000 columns estimated, needs 43 s to prove f = .25). */
 #define AUTO_MILP_ALONE 25000.0
+
+/* Seconds, at most, and share of the time limit for the proof that no plan
+ * fits: ResNet50 (353 nodes) below 3.9 GB takes 0.1 s. */
+#define AUTO_PROOF_SECONDS 5.0
+#define AUTO_PROOF_SHARE 0.1
 
 /* Randomized greedy runs of the low-memory order (graph_low_memory_order):
  * 0.1 s on 1,000 nodes. */
@@ -349,6 +356,28 @@ out:
 	return rc;
 }
 
+/* 1 when some node of g cannot be computed within the budget however it is
+ * scheduled: out then says so (status infeasible). */
+static int proven_infeasible(const struct graph *g, const struct solve_request *rq,
+			     double limit, double t0, struct solve_outcome *out)
+{
+	int node, ancestors;
+	struct incumbent none = { 0 };
+
+	report(rq, &none, t0, "proof");
+	if (!graph_pebble_infeasible(g, rq->budget, GRAPH_PEBBLE_STATES,
+				     fmin(AUTO_PROOF_SECONDS, AUTO_PROOF_SHARE * limit),
+				     &node, &ancestors))
+		return 0;
+	strategy_set_status(out, STATUS_INFEASIBLE);
+	snprintf(out->param, sizeof(out->param), "plan=none;bound=pebble");
+	snprintf(out->why, sizeof(out->why), "no plan fits: %.200s cannot be computed within "
+		 "%llu bytes however its %d ancestors are scheduled, freed and recomputed "
+		 "(an exhaustive search, docs/model.md)", g->nodes[node].name,
+		 (unsigned long long)rq->budget, ancestors);
+	return 1;
+}
+
 int strategy_run_auto(const struct strategy *s, const struct graph *g,
 		      const struct solve_request *rq, struct solve_outcome *out,
 		      struct cm_error *err)
@@ -369,6 +398,8 @@ int strategy_run_auto(const struct strategy *s, const struct graph *g,
 		in.cost = sim.cost;
 		snprintf(in.plan_by, sizeof(in.plan_by), "%s", in.plan->strategy);
 	}
+	if (in.plan == NULL && !stop_requested() && proven_infeasible(g, rq, limit, t0, out))
+		return 0;
 	if (in.plan == NULL && !stop_requested() &&
 	    no_fit_phases(g, rq, ph, n_ph, t0, limit, &in, err)) {
 		plan_free(in.plan);

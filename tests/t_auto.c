@@ -201,6 +201,32 @@ static void test_shared(void)
 	}
 }
 
+/* ResNet50 at 3.8 GB, above SPEC 2's bound (3.7 GB) but below what its
+ * first backward node needs: no heuristic fits, and auto proves that no
+ * plan does at once instead of searching for its whole time limit. */
+static void test_proof(void)
+{
+	struct solve_request rq = { .strategy = "auto", .budget = 3800000000ull, .time_limit = 30 };
+	struct solve_outcome o;
+	struct cm_error err;
+	struct graph *g;
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/resnet50.json", tap_graph_dir());
+	g = graph_read_file(path, &err);
+	if (!ok(g != NULL && graph_lower_bound(g) < rq.budget, "resnet50 reads"))
+		return;
+	if (strategy_solve(g, &rq, &o, &err) == 0) {
+		ok(o.status == STATUS_INFEASIBLE && o.plan == NULL && strstr(o.param, "bound=pebble") &&
+		   o.seconds < 15, "resnet50 at 3.8 GB: %s in %.1f s (%s)",
+		   strategy_status_names[o.status], o.seconds, o.why);
+		strategy_outcome_release(&o);
+	} else {
+		ok(0, "resnet50 at 3.8 GB: %s", err.msg);
+	}
+	graph_free(g);
+}
+
 int main(void)
 {
 	test_linear_small();
@@ -208,5 +234,6 @@ int main(void)
 	test_heuristic_order();
 	test_random();
 	test_shared();
+	test_proof();
 	return tap_done();
 }

@@ -1,0 +1,200 @@
+/* The black pebble game on a node's ancestors, played backwards.
+ *
+ * Every plan computes every node v at least once. Let R be values resident
+ * together at some moment, and x the member of R computed last before it.
+ * At x's compute, R \ {x} and deps(x) are resident, and x after it: the plan
+ * holds R U deps(x) then, and R' = (R \ {x}) U deps(x) just before, earlier.
+ * From R = {v} at v's compute, such steps lead back to the empty set, and
+ * each step's R U deps(x) fits the budget when the plan does. So when no
+ * sequence of steps from {v} stays within the budget, no plan fits it. The
+ * search below tries them all, depth-first, latest node first (the order
+ * of a plan that keeps everything), remembering the sets it has seen. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/clock.h"
+#include "pebble.h"
+
+struct game {
+	int k, nw;           /* v and its ancestors in file order (v last); words a set */
+	uint64_t *mem;       /* [k] */
+	uint64_t *deps;      /* [k * nw] */
+	uint64_t *sets;      /* [limit * nw]: the sets seen */
+	uint64_t *held;      /* [limit]: bytes of each */
+	long *stack;         /* [limit] */
+	long n, limit, cap;
+	unsigned *slot, *stamp, gen; /* hash of the sets: index + 1, live when stamp == gen */
+	int *pos, *list;     /* [g->n]: scratch, pos all -1 between uses */
+};
+
+static uint64_t *set_at(const struct game *gm, long i)
+{
+	return gm->sets + i * gm->nw;
+}
+
+static unsigned long set_hash(const struct game *gm, const uint64_t *w)
+{
+	unsigned long h = 1469598103934665603ul;
+
+	for (int i = 0; i < gm->nw; i++) {
+		h ^= w[i];
+		h *= 1099511628211ul;
+		h ^= h >> 29;
+	}
+	return h;
+}
+
+/* Adds w (held bytes) unless seen: 1 added, 0 seen, -1 the limit is reached. */
+static int set_add(struct game *gm, const uint64_t *w, uint64_t held)
+{
+	long i = (long)(set_hash(gm, w) & (unsigned long)(gm->cap - 1));
+
+	for (; gm->stamp[i] == gm->gen; i = (i + 1) & (gm->cap - 1))
+		if (memcmp(set_at(gm, gm->slot[i] - 1), w, (size_t)gm->nw * 8) == 0)
+			return 0;
+	if (gm->n == gm->limit)
+		return -1;
+	memcpy(set_at(gm, gm->n), w, (size_t)gm->nw * 8);
+	gm->held[gm->n] = held;
+	gm->stamp[i] = gm->gen;
+	gm->slot[i] = (unsigned)++gm->n;
+	return 1;
+}
+
+/* v and its ancestors, in file order (topological), as the game's nodes. */
+static void game_build(struct game *gm, const struct graph *g, int v)
+{
+	int k = 0, *pos = gm->pos, *list = gm->list;
+
+	pos[v] = 0;
+	list[k++] = v;
+	for (int i = 0; i < k; i++)
+		for (int j = g->dep_off[list[i]]; j < g->dep_off[list[i] + 1]; j++)
+			if (pos[g->deps[j]] < 0) {
+				pos[g->deps[j]] = 0;
+				list[k++] = g->deps[j];
+			}
+	for (int u = 0, i = 0; u <= v; u++)
+		if (pos[u] >= 0)
+			list[i++] = u;
+	for (int i = 0; i < k; i++)
+		pos[list[i]] = i;
+	gm->k = k;
+	gm->nw = (k + 63) / 64;
+	memset(gm->deps, 0, (size_t)k * (size_t)gm->nw * 8);
+	for (int i = 0; i < k; i++) {
+		gm->mem[i] = g->nodes[list[i]].memory;
+		for (int j = g->dep_off[list[i]]; j < g->dep_off[list[i] + 1]; j++) {
+			int d = pos[g->deps[j]];
+
+			gm->deps[(long)i * gm->nw + (d >> 6)] |= 1ull << (d & 63);
+		}
+	}
+	for (int i = 0; i < k; i++)
+		pos[list[i]] = -1;
+}
+
+/* out = (r \ {x}) U deps(x); returns the bytes of r U deps(x). */
+static uint64_t game_step(const struct game *gm, const uint64_t *r, uint64_t held, int x,
+			  uint64_t *out)
+{
+	const uint64_t *d = gm->deps + (long)x * gm->nw;
+
+	for (int i = 0; i < gm->nw; i++) {
+		uint64_t add = d[i] & ~r[i];
+
+		out[i] = r[i] | d[i];
+		for (; add; add &= add - 1)
+			held += gm->mem[i * 64 + __builtin_ctzll((unsigned long long)add)];
+	}
+	out[x >> 6] &= ~(1ull << (x & 63));
+	return held;
+}
+
+/* 1 when the last node of the game can be computed within room bytes,
+ * 0 when it cannot, -1 when the limit or the deadline comes first. */
+static int game_fits(struct game *gm, uint64_t room, double deadline, uint64_t *w)
+{
+	long sp = 0;
+
+	gm->gen++;
+	gm->n = 0;
+	memset(w, 0, (size_t)gm->nw * 8);
+	w[(gm->k - 1) >> 6] = 1ull << ((gm->k - 1) & 63);
+	set_add(gm, w, gm->mem[gm->k - 1]);
+	gm->stack[sp++] = 0;
+	while (sp) {
+		long s = gm->stack[--sp];
+
+		if ((gm->n & 1023) == 0 && cm_clock() > deadline)
+			return -1;
+		for (int x = 0; x < gm->k; x++) {   /* pushed last, the latest is tried first */
+			uint64_t peak, empty = 0;
+
+			if (!(set_at(gm, s)[x >> 6] >> (x & 63) & 1))
+				continue;
+			peak = game_step(gm, set_at(gm, s), gm->held[s], x, w);
+			if (peak > room)
+				continue;
+			for (int i = 0; i < gm->nw; i++)
+				empty |= w[i];
+			if (empty == 0)
+				return 1;
+			switch (set_add(gm, w, peak - gm->mem[x])) {
+			case -1:
+				return -1;
+			case 1:
+				gm->stack[sp++] = gm->n - 1;
+			}
+		}
+	}
+	return 0;
+}
+
+int graph_pebble_infeasible(const struct graph *g, uint64_t budget, long states,
+			    double seconds, int *node, int *ancestors)
+{
+	double deadline = cm_clock() + seconds;
+	size_t nw = ((size_t)g->n + 63) / 64;
+	struct game gm = { .limit = states > 0 ? states : 1 };
+	uint64_t *w = malloc(nw * 8);
+	int rc = 0;
+
+	if (budget < g->fixed_memory)
+		budget = g->fixed_memory;
+	for (gm.cap = 1; gm.cap < 2 * gm.limit; gm.cap <<= 1)
+		;
+	gm.mem = malloc((size_t)g->n * sizeof(uint64_t));
+	gm.deps = malloc((size_t)g->n * nw * 8);
+	gm.sets = malloc((size_t)gm.limit * nw * 8);
+	gm.held = malloc((size_t)gm.limit * sizeof(uint64_t));
+	gm.stack = malloc((size_t)gm.limit * sizeof(long));
+	gm.slot = malloc((size_t)gm.cap * sizeof(unsigned));
+	gm.stamp = calloc((size_t)gm.cap, sizeof(unsigned));
+	gm.pos = malloc((size_t)g->n * sizeof(int));
+	gm.list = malloc((size_t)g->n * sizeof(int));
+	if (w && gm.mem && gm.deps && gm.sets && gm.held && gm.stack && gm.slot && gm.stamp &&
+	    gm.pos && gm.list) {
+		for (int u = 0; u < g->n; u++)
+			gm.pos[u] = -1;
+		for (int v = g->n - 1; v >= 0 && rc == 0 && cm_clock() <= deadline; v--) {
+			game_build(&gm, g, v);
+			if (game_fits(&gm, budget - g->fixed_memory, deadline, w) == 0) {
+				rc = 1;
+				*node = v;
+				*ancestors = gm.k - 1;
+			}
+		}
+	}
+	free(w);
+	free(gm.mem);
+	free(gm.deps);
+	free(gm.sets);
+	free(gm.held);
+	free(gm.stack);
+	free(gm.slot);
+	free(gm.stamp);
+	free(gm.pos);
+	free(gm.list);
+	return rc;
+}
