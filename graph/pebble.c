@@ -157,8 +157,14 @@ int graph_pebble_infeasible(const struct graph *g, uint64_t budget, long states,
 	double deadline = cm_clock() + seconds;
 	size_t nw = ((size_t)g->n + 63) / 64;
 	struct game gm = { .limit = states > 0 ? states : 1 };
-	uint64_t *w = malloc(nw * 8);
+	uint64_t *w;
 	int rc = 0;
+
+	if (g->n > GRAPH_PEBBLE_MAX_NODES)
+		return 0;
+	if ((size_t)gm.limit * nw * 8 > GRAPH_PEBBLE_BYTES)
+		gm.limit = (long)(GRAPH_PEBBLE_BYTES / (nw * 8));
+	w = malloc(nw * 8);
 
 	if (budget < g->fixed_memory)
 		budget = g->fixed_memory;

@@ -9,14 +9,19 @@
 
 #include "graph.h"
 
-/* States searched a node before graph_pebble_infeasible gives that node up. */
+/* States searched a node before graph_pebble_infeasible gives that node up
+ * (fewer when they would take more than GRAPH_PEBBLE_BYTES), and the
+ * largest graph it searches: the sets of nodes it stores are n bits. */
 #define GRAPH_PEBBLE_STATES 100000
+#define GRAPH_PEBBLE_BYTES ((size_t)64 << 20)
+#define GRAPH_PEBBLE_MAX_NODES 20000
 
 /* 1 when no plan of g fits budget (total bytes, fixed memory included):
  * *node is then a node that cannot be computed within it and *ancestors
  * the size of the search that shows it. 0 when that is not shown within
  * `states` states a node and `seconds` in all (nodes are tried from the
- * last in file order), or out of memory. */
+ * last in file order), on a graph of more than GRAPH_PEBBLE_MAX_NODES, or
+ * out of memory. */
 int graph_pebble_infeasible(const struct graph *g, uint64_t budget, long states,
 			     double seconds, int *node, int *ancestors);
 
