@@ -21,6 +21,8 @@ struct game {
 	uint64_t *deps;      /* [k * nw] */
 	uint64_t *sets;      /* [limit * nw]: the sets seen */
 	uint64_t *held;      /* [limit]: bytes of each */
+	long *parent;        /* [limit]: the set it was reached from, -1 for {v} */
+	int *via;            /* [limit]: the node whose step reached it */
 	long *stack;         /* [limit] */
 	long n, limit, cap;
 	unsigned *slot, *stamp, gen; /* hash of the sets: index + 1, live when stamp == gen */
@@ -44,8 +46,9 @@ static unsigned long set_hash(const struct game *gm, const uint64_t *w)
 	return h;
 }
 
-/* Adds w (held bytes) unless seen: 1 added, 0 seen, -1 the limit is reached. */
-static int set_add(struct game *gm, const uint64_t *w, uint64_t held)
+/* Adds w (held bytes, reached from set `from` by x's step) unless seen:
+ * 1 added, 0 seen, -1 the limit is reached. */
+static int set_add(struct game *gm, const uint64_t *w, uint64_t held, long from, int x)
 {
 	long i = (long)(set_hash(gm, w) & (unsigned long)(gm->cap - 1));
 
@@ -56,6 +59,8 @@ static int set_add(struct game *gm, const uint64_t *w, uint64_t held)
 		return -1;
 	memcpy(set_at(gm, gm->n), w, (size_t)gm->nw * 8);
 	gm->held[gm->n] = held;
+	gm->parent[gm->n] = from;
+	gm->via[gm->n] = x;
 	gm->stamp[i] = gm->gen;
 	gm->slot[i] = (unsigned)++gm->n;
 	return 1;
@@ -112,8 +117,10 @@ static uint64_t game_step(const struct game *gm, const uint64_t *r, uint64_t hel
 }
 
 /* 1 when the last node of the game can be computed within room bytes,
- * 0 when it cannot, -1 when the limit or the deadline comes first. */
-static int game_fits(struct game *gm, uint64_t room, double deadline, uint64_t *w)
+ * 0 when it cannot, -1 when the limit or the deadline comes first. On 1,
+ * *last is the set whose step by *x empties it. */
+static int game_fits(struct game *gm, uint64_t room, double deadline, uint64_t *w,
+		     long *last, int *x_last)
 {
 	long sp = 0;
 
@@ -121,7 +128,7 @@ static int game_fits(struct game *gm, uint64_t room, double deadline, uint64_t *
 	gm->n = 0;
 	memset(w, 0, (size_t)gm->nw * 8);
 	w[(gm->k - 1) >> 6] = 1ull << ((gm->k - 1) & 63);
-	set_add(gm, w, gm->mem[gm->k - 1]);
+	set_add(gm, w, gm->mem[gm->k - 1], -1, -1);
 	gm->stack[sp++] = 0;
 	while (sp) {
 		long s = gm->stack[--sp];
@@ -138,9 +145,12 @@ static int game_fits(struct game *gm, uint64_t room, double deadline, uint64_t *
 				continue;
 			for (int i = 0; i < gm->nw; i++)
 				empty |= w[i];
-			if (empty == 0)
+			if (empty == 0) {
+				*last = s;
+				*x_last = x;
 				return 1;
-			switch (set_add(gm, w, peak - gm->mem[x])) {
+			}
+			switch (set_add(gm, w, peak - gm->mem[x], s, x)) {
 			case -1:
 				return -1;
 			case 1:
@@ -151,56 +161,157 @@ static int game_fits(struct game *gm, uint64_t room, double deadline, uint64_t *
 	return 0;
 }
 
+static void game_close(struct game *gm)
+{
+	free(gm->mem);
+	free(gm->deps);
+	free(gm->sets);
+	free(gm->held);
+	free(gm->parent);
+	free(gm->via);
+	free(gm->stack);
+	free(gm->slot);
+	free(gm->stamp);
+	free(gm->pos);
+	free(gm->list);
+}
+
+/* 0, or -1 when g is too large or memory runs out. */
+static int game_open(struct game *gm, const struct graph *g, long states)
+{
+	size_t nw = ((size_t)g->n + 63) / 64;
+
+	memset(gm, 0, sizeof(*gm));
+	if (g->n > GRAPH_PEBBLE_MAX_NODES)
+		return -1;
+	gm->limit = states > 0 ? states : 1;
+	if ((size_t)gm->limit * nw * 8 > GRAPH_PEBBLE_BYTES)
+		gm->limit = (long)(GRAPH_PEBBLE_BYTES / (nw * 8));
+	for (gm->cap = 1; gm->cap < 2 * gm->limit; gm->cap <<= 1)
+		;
+	gm->mem = malloc((size_t)g->n * sizeof(uint64_t));
+	gm->deps = malloc((size_t)g->n * nw * 8);
+	gm->sets = malloc((size_t)gm->limit * nw * 8);
+	gm->held = malloc((size_t)gm->limit * sizeof(uint64_t));
+	gm->parent = malloc((size_t)gm->limit * sizeof(long));
+	gm->via = malloc((size_t)gm->limit * sizeof(int));
+	gm->stack = malloc((size_t)gm->limit * sizeof(long));
+	gm->slot = malloc((size_t)gm->cap * sizeof(unsigned));
+	gm->stamp = calloc((size_t)gm->cap, sizeof(unsigned));
+	gm->pos = malloc((size_t)g->n * sizeof(int));
+	gm->list = malloc((size_t)g->n * sizeof(int));
+	if (!gm->mem || !gm->deps || !gm->sets || !gm->held || !gm->parent || !gm->via ||
+	    !gm->stack || !gm->slot || !gm->stamp || !gm->pos || !gm->list) {
+		game_close(gm);
+		return -1;
+	}
+	for (int u = 0; u < g->n; u++)
+		gm->pos[u] = -1;
+	return 0;
+}
+
 int graph_pebble_infeasible(const struct graph *g, uint64_t budget, long states,
 			    double seconds, int *node, int *ancestors)
 {
 	double deadline = cm_clock() + seconds;
-	size_t nw = ((size_t)g->n + 63) / 64;
-	struct game gm = { .limit = states > 0 ? states : 1 };
-	uint64_t *w;
-	int rc = 0;
+	struct game gm;
+	uint64_t *w = malloc(((size_t)g->n + 63) / 64 * 8);
+	long last;
+	int rc = 0, x;
 
-	if (g->n > GRAPH_PEBBLE_MAX_NODES)
+	if (w == NULL || budget < g->fixed_memory || game_open(&gm, g, states)) {
+		free(w);
 		return 0;
-	if ((size_t)gm.limit * nw * 8 > GRAPH_PEBBLE_BYTES)
-		gm.limit = (long)(GRAPH_PEBBLE_BYTES / (nw * 8));
-	w = malloc(nw * 8);
-
-	if (budget < g->fixed_memory)
-		budget = g->fixed_memory;
-	for (gm.cap = 1; gm.cap < 2 * gm.limit; gm.cap <<= 1)
-		;
-	gm.mem = malloc((size_t)g->n * sizeof(uint64_t));
-	gm.deps = malloc((size_t)g->n * nw * 8);
-	gm.sets = malloc((size_t)gm.limit * nw * 8);
-	gm.held = malloc((size_t)gm.limit * sizeof(uint64_t));
-	gm.stack = malloc((size_t)gm.limit * sizeof(long));
-	gm.slot = malloc((size_t)gm.cap * sizeof(unsigned));
-	gm.stamp = calloc((size_t)gm.cap, sizeof(unsigned));
-	gm.pos = malloc((size_t)g->n * sizeof(int));
-	gm.list = malloc((size_t)g->n * sizeof(int));
-	if (w && gm.mem && gm.deps && gm.sets && gm.held && gm.stack && gm.slot && gm.stamp &&
-	    gm.pos && gm.list) {
-		for (int u = 0; u < g->n; u++)
-			gm.pos[u] = -1;
-		for (int v = g->n - 1; v >= 0 && rc == 0 && cm_clock() <= deadline; v--) {
-			game_build(&gm, g, v);
-			if (game_fits(&gm, budget - g->fixed_memory, deadline, w) == 0) {
-				rc = 1;
-				*node = v;
-				*ancestors = gm.k - 1;
-			}
+	}
+	for (int v = g->n - 1; v >= 0 && rc == 0 && cm_clock() <= deadline; v--) {
+		game_build(&gm, g, v);
+		if (game_fits(&gm, budget - g->fixed_memory, deadline, w, &last, &x) == 0) {
+			rc = 1;
+			*node = v;
+			*ancestors = gm.k - 1;
 		}
 	}
+	game_close(&gm);
 	free(w);
-	free(gm.mem);
-	free(gm.deps);
-	free(gm.sets);
-	free(gm.held);
-	free(gm.stack);
-	free(gm.slot);
-	free(gm.stamp);
-	free(gm.pos);
-	free(gm.list);
+	return rc;
+}
+
+/* Appends to *steps (grown as needed, *cap entries) the pebbling found
+ * for the game's last node v, from nothing back to nothing: the path from
+ * {v} to `last`, whose step by x_last empties it, played backwards. Going
+ * up from `last` meets the computes in plan order; after each, the inputs
+ * the set before it (in the game's direction) does not hold are freed.
+ * -1 when out of memory. */
+static int game_emit(const struct game *gm, const struct graph *g, long last, int x_last,
+		     int **steps, long *n, long *cap)
+{
+	long len = 1, need;
+	int most = 0;
+
+	for (long s = last; s > 0; s = gm->parent[s])
+		len++;
+	for (int i = 0; i < gm->k; i++)
+		most = graph_ndeps(g, gm->list[i]) > most ? graph_ndeps(g, gm->list[i]) : most;
+	need = *n + len * (1 + (long)most) + 1;
+	if (need > *cap) {
+		int *grown = realloc(*steps, (size_t)(2 * need) * sizeof(int));
+
+		if (grown == NULL)
+			return -1;
+		*steps = grown;
+		*cap = 2 * need;
+	}
+	for (long s = last, x = x_last;; x = gm->via[s], s = gm->parent[s]) {
+		const uint64_t *before = set_at(gm, s), *d = gm->deps + x * gm->nw;
+
+		(*steps)[(*n)++] = gm->list[x];
+		for (int i = 0; i < gm->nw; i++)
+			for (uint64_t f = d[i] & ~before[i]; f; f &= f - 1)
+				(*steps)[(*n)++] = -1 - gm->list[i * 64 + __builtin_ctzll((unsigned long long)f)];
+		if (s == 0)
+			break;
+	}
+	(*steps)[(*n)++] = -1 - gm->list[gm->k - 1];
+	return 0;
+}
+
+int graph_pebble_schedule(const struct graph *g, uint64_t budget, long states, double seconds,
+			  int **steps, long *n_steps)
+{
+	double deadline = cm_clock() + seconds;
+	struct game gm;
+	uint64_t *w = malloc(((size_t)g->n + 63) / 64 * 8);
+	long last, cap = 0;
+	int rc = 1, x;
+
+	*steps = NULL;
+	*n_steps = 0;
+	if (w == NULL || budget < g->fixed_memory || game_open(&gm, g, states)) {
+		free(w);
+		return -1;
+	}
+	for (int v = 0; v < g->n && rc == 1; v++) {
+		if (graph_nusers(g, v) > 0)
+			continue;
+		game_build(&gm, g, v);
+		switch (game_fits(&gm, budget - g->fixed_memory, deadline, w, &last, &x)) {
+		case 1:
+			if (game_emit(&gm, g, last, x, steps, n_steps, &cap))
+				rc = -1;
+			break;
+		case 0:
+			rc = 0;
+			break;
+		default:
+			rc = -1;
+		}
+	}
+	game_close(&gm);
+	free(w);
+	if (rc != 1) {
+		free(*steps);
+		*steps = NULL;
+		*n_steps = 0;
+	}
 	return rc;
 }

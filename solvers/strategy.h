@@ -160,7 +160,7 @@ int strategy_solve(const struct graph *g, const struct solve_request *rq,
 void strategy_outcome_release(struct solve_outcome *out);
 
 /* The run functions of the rows (solvers/heuristic.c, ilp.c, approx.c,
- * dtr.c, shave.c, kusumoto.c, lns.c, auto.c), each as struct strategy's run. */
+ * dtr.c, shave.c, kusumoto.c, lns.c, auto.c, pebble.c), each as struct strategy's run. */
 #define STRATEGY_RUN(fn)                                                           \
 	int fn(const struct strategy *s, const struct graph *g,                     \
 	       const struct solve_request *rq, struct solve_outcome *out,           \
@@ -173,6 +173,7 @@ STRATEGY_RUN(strategy_run_shave);
 STRATEGY_RUN(strategy_run_kusumoto);
 STRATEGY_RUN(strategy_run_lns);
 STRATEGY_RUN(strategy_run_auto);
+STRATEGY_RUN(strategy_run_pebble);
 
 /* The cheapest plan of every heuristic of the table that fits rq->budget,
  * replayed, or NULL when none fits (or on failure): a start for the

@@ -32,6 +32,8 @@ const struct strategy strategy_table[] = {
 	  STRATEGY_HEURISTIC | STRATEGY_MAXBATCH, dtr_params, strategy_run_dtr, NULL },
 	{ "shave", "peak shaving from checkpoint-all: stop keeping values through stages over budget, recompute them where needed; any DAG",
 	  STRATEGY_HEURISTIC | STRATEGY_MAXBATCH, NULL, strategy_run_shave, NULL },
+	{ "pebble", "a plan at any budget a plan fits, whatever it recomputes: each node no other reads pebbled by an exhaustive search",
+	  0, NULL, strategy_run_pebble, NULL },
 	{ "kusumoto-approx", "Kusumoto et al.'s DP over the pruned family of lower sets (training graphs)",
 	  STRATEGY_HEURISTIC | STRATEGY_MAXBATCH, kusumoto_params, strategy_run_kusumoto, NULL },
 	{ "kusumoto-exact", "Kusumoto et al.'s DP over all lower sets (up to 20,000 of them)",

@@ -201,6 +201,26 @@ static void test_shared(void)
 	}
 }
 
+/* random_layered_n100 at 25,050 bytes, the least any plan needs (node 71
+ * alone needs that much): only the pebble row's plan fits there. */
+static void test_pebble(void)
+{
+	struct graph *g;
+	struct cm_error err;
+	char path[512];
+	double a;
+	int sa, sound;
+
+	snprintf(path, sizeof(path), "%s/random_layered_n100.json", tap_graph_dir());
+	if (!ok((g = graph_read_file(path, &err)) != NULL, "random_layered_n100 reads"))
+		return;
+	sound = judge(g, "auto", 25050, 4, &a, &sa);
+	ok(sound && a > 0,
+	   "random_layered_n100 at 25,050 bytes: auto %s, overhead %.4f",
+	   sa >= 0 ? strategy_status_names[sa] : "failed", a / graph_total_cost(g));
+	graph_free(g);
+}
+
 /* ResNet50 at 3.8 GB, above SPEC 2's bound (3.7 GB) but below what its
  * first backward node needs: no heuristic fits, and auto proves that no
  * plan does at once instead of searching for its whole time limit. */
@@ -235,5 +255,6 @@ int main(void)
 	test_random();
 	test_shared();
 	test_proof();
+	test_pebble();
 	return tap_done();
 }
