@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "../common/clock.h"
+#include "../common/stop.h"
 #include "pebble.h"
 
 struct game {
@@ -117,7 +118,8 @@ static uint64_t game_step(const struct game *gm, const uint64_t *r, uint64_t hel
 }
 
 /* 1 when the last node of the game can be computed within room bytes,
- * 0 when it cannot, -1 when the limit or the deadline comes first. On 1,
+ * 0 when it cannot, -1 when the limit, the deadline or a stop request
+ * (common/stop.h) comes first. On 1,
  * *last is the set whose step by *x empties it. */
 static int game_fits(struct game *gm, uint64_t room, double deadline, uint64_t *w,
 		     long *last, int *x_last)
@@ -133,7 +135,7 @@ static int game_fits(struct game *gm, uint64_t room, double deadline, uint64_t *
 	while (sp) {
 		long s = gm->stack[--sp];
 
-		if ((gm->n & 1023) == 0 && cm_clock() > deadline)
+		if ((gm->n & 1023) == 0 && (cm_clock() > deadline || stop_requested()))
 			return -1;
 		for (int x = 0; x < gm->k; x++) {   /* pushed last, the latest is tried first */
 			uint64_t peak, empty = 0;
