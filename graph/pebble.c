@@ -24,7 +24,8 @@ struct game {
 	uint64_t *held;      /* [limit]: bytes of each */
 	long *parent;        /* [limit]: the set it was reached from, -1 for {v} */
 	int *via;            /* [limit]: the node whose step reached it */
-	long *stack;         /* [limit] */
+	long *stack;         /* [limit]: the sets of the depth-first path */
+	int *next;           /* [limit]: the next node to try a step by, for each */
 	long n, limit, cap;
 	unsigned *slot, *stamp, gen; /* hash of the sets: index + 1, live when stamp == gen */
 	int *pos, *list;     /* [g->n]: scratch, pos all -1 between uses */
@@ -131,14 +132,19 @@ static int game_fits(struct game *gm, uint64_t room, double deadline, uint64_t *
 	memset(w, 0, (size_t)gm->nw * 8);
 	w[(gm->k - 1) >> 6] = 1ull << ((gm->k - 1) & 63);
 	set_add(gm, w, gm->mem[gm->k - 1], -1, -1);
-	gm->stack[sp++] = 0;
+	gm->stack[sp] = 0;
+	gm->next[sp++] = gm->k - 1;
+	/* Depth first, one step at a time: the top set's next step (latest
+	 * node first) to a set not seen yet goes on the stack. */
 	while (sp) {
-		long s = gm->stack[--sp];
+		long s = gm->stack[sp - 1];
+		int x = gm->next[sp - 1];
 
 		if ((gm->n & 1023) == 0 && (cm_clock() > deadline || stop_requested()))
 			return -1;
-		for (int x = 0; x < gm->k; x++) {   /* pushed last, the latest is tried first */
+		for (; x >= 0; x--) {
 			uint64_t peak, empty = 0;
+			int added;
 
 			if (!(set_at(gm, s)[x >> 6] >> (x & 63) & 1))
 				continue;
@@ -152,13 +158,18 @@ static int game_fits(struct game *gm, uint64_t room, double deadline, uint64_t *
 				*x_last = x;
 				return 1;
 			}
-			switch (set_add(gm, w, peak - gm->mem[x], s, x)) {
-			case -1:
+			if ((added = set_add(gm, w, peak - gm->mem[x], s, x)) < 0)
 				return -1;
-			case 1:
-				gm->stack[sp++] = gm->n - 1;
-			}
+			if (added)
+				break;
 		}
+		if (x < 0) {
+			sp--;
+			continue;
+		}
+		gm->next[sp - 1] = x - 1;
+		gm->stack[sp] = gm->n - 1;
+		gm->next[sp++] = gm->k - 1;
 	}
 	return 0;
 }
@@ -172,6 +183,7 @@ static void game_close(struct game *gm)
 	free(gm->parent);
 	free(gm->via);
 	free(gm->stack);
+	free(gm->next);
 	free(gm->slot);
 	free(gm->stamp);
 	free(gm->pos);
@@ -198,12 +210,13 @@ static int game_open(struct game *gm, const struct graph *g, long states)
 	gm->parent = malloc((size_t)gm->limit * sizeof(long));
 	gm->via = malloc((size_t)gm->limit * sizeof(int));
 	gm->stack = malloc((size_t)gm->limit * sizeof(long));
+	gm->next = malloc((size_t)gm->limit * sizeof(int));
 	gm->slot = malloc((size_t)gm->cap * sizeof(unsigned));
 	gm->stamp = calloc((size_t)gm->cap, sizeof(unsigned));
 	gm->pos = malloc((size_t)g->n * sizeof(int));
 	gm->list = malloc((size_t)g->n * sizeof(int));
 	if (!gm->mem || !gm->deps || !gm->sets || !gm->held || !gm->parent || !gm->via ||
-	    !gm->stack || !gm->slot || !gm->stamp || !gm->pos || !gm->list) {
+	    !gm->stack || !gm->next || !gm->slot || !gm->stamp || !gm->pos || !gm->list) {
 		game_close(gm);
 		return -1;
 	}
