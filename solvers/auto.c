@@ -5,9 +5,9 @@
  * relaxation and its rounding when the LP is tractable, the search over
  * windows of the model (lns) on the rest. When no heuristic fits in file
  * order, the heuristics again in a low-memory order (graph/order.h), the
- * plan mapped back; then the pebble row's plan, whatever it costs, and the
- * repair, the cheaper of the two. Before those, when no heuristic fits, a proof that no plan
- * can (graph/pebble.h) ends the search. */
+ * plan mapped back; then the repair. Before those, the pebble row: a plan
+ * at any cost, kept if nothing cheaper comes, or a proof that no plan
+ * fits, which ends the search. */
 #include "strategy.h"
 
 #include <math.h>
@@ -18,7 +18,6 @@
 #include "../common/num.h"
 #include "../common/stop.h"
 #include "../graph/order.h"
-#include "../graph/pebble.h"
 #include "../plan/stages.h"
 #include "lns_order.h"
 #include "repair.h"
@@ -37,11 +36,11 @@
  * U-Net's MILP, 18,000 columns estimated, needs 43 s to prove f = .25). */
 #define AUTO_MILP_ALONE 25000.0
 
-/* Seconds, at most, and share of the time limit for the proof that no plan
- * fits, and again for the pebble row: ResNet50 (353 nodes) below 3.9 GB
- * takes 0.1 s to prove, at 4.2 GB 0.02 s to pebble. */
-#define AUTO_PROOF_SECONDS 5.0
-#define AUTO_PROOF_SHARE 0.1
+/* Seconds, at most, and share of the time limit for the pebble row (a plan
+ * at any cost, or a proof that none fits): ResNet50 (353 nodes) at 4.2 GB
+ * takes 0.02 s to pebble, below 3.9 GB 0.1 s to prove. */
+#define AUTO_PEBBLE_SECONDS 5.0
+#define AUTO_PEBBLE_SHARE 0.1
 
 /* Randomized greedy runs of the low-memory order (graph_low_memory_order):
  * 0.1 s on 1,000 nodes. */
@@ -337,66 +336,35 @@ static int out_of_order(const struct graph *g, const struct plan *p)
 }
 
 /* When no heuristic fits in file order: the heuristics in the low-memory
- * order; if none fits there either, a plan at any cost from the pebble
- * search and the repair (lns from the checkpoint-all plan), the cheaper
- * of the two. lns cannot start from pebble's plans: taken as stages, they
- * do not fit. */
+ * order; if none fits there either, the repair (lns from the
+ * checkpoint-all plan). Then the cheapest of those and costly's plan (the
+ * pebble row's, which lns cannot start from: taken as stages, it does not
+ * fit). */
 static int no_fit_phases(const struct graph *g, const struct solve_request *rq,
 			 const struct phase *ph, int n_ph, double t0, double limit,
-			 struct incumbent *in, struct cm_error *err)
+			 struct incumbent *costly, struct incumbent *in, struct cm_error *err)
 {
 	struct reorder ro = { 0 };
-	struct incumbent costly = { 0 }; /* pebble's plan, kept aside from the repair's start */
 	int rc = -1;
 
 	if (g->n <= REPAIR_MAX_NODES && reorder_make(g, &ro, err))
 		goto out;
 	if (reorder_heuristics(g, rq, &ro, t0, limit, in, err))
 		goto out;
-	if (in->plan == NULL && !stop_requested()) {
-		int refused;
-
-		report(rq, in, t0, "pebble");
-		run_phase(g, rq, "pebble", t0, fmin(AUTO_PROOF_SECONDS, AUTO_PROOF_SHARE * limit),
-			  NULL, &costly, &refused);
-	}
 	if (in->plan == NULL && !stop_requested() &&
 	    repair_phase(g, rq, ph, n_ph, t0, limit, in, err))
 		goto out;
-	if (costly.plan && (in->plan == NULL || num_lt(costly.cost, in->cost))) {
+	if (costly->plan && (in->plan == NULL || num_lt(costly->cost, in->cost))) {
 		plan_free(in->plan);
-		in->plan = costly.plan;
-		in->cost = costly.cost;
-		costly.plan = NULL;
+		in->plan = costly->plan;
+		in->cost = costly->cost;
+		costly->plan = NULL;
 		snprintf(in->plan_by, sizeof(in->plan_by), "pebble");
 	}
 	rc = 0;
 out:
-	plan_free(costly.plan);
 	reorder_release(&ro);
 	return rc;
-}
-
-/* 1 when some node of g cannot be computed within the budget however it is
- * scheduled: out then says so (status infeasible). */
-static int proven_infeasible(const struct graph *g, const struct solve_request *rq,
-			     double limit, double t0, struct solve_outcome *out)
-{
-	int node, ancestors;
-	struct incumbent none = { 0 };
-
-	report(rq, &none, t0, "proof");
-	if (!graph_pebble_infeasible(g, rq->budget, GRAPH_PEBBLE_STATES,
-				     fmin(AUTO_PROOF_SECONDS, AUTO_PROOF_SHARE * limit),
-				     &node, &ancestors))
-		return 0;
-	strategy_set_status(out, STATUS_INFEASIBLE);
-	snprintf(out->param, sizeof(out->param), "plan=none;bound=pebble");
-	snprintf(out->why, sizeof(out->why), "no plan fits: %.200s cannot be computed within "
-		 "%llu bytes however its %d ancestors are scheduled, freed and recomputed "
-		 "(an exhaustive search, docs/model.md)", g->nodes[node].name,
-		 (unsigned long long)rq->budget, ancestors);
-	return 1;
 }
 
 int strategy_run_auto(const struct strategy *s, const struct graph *g,
@@ -404,7 +372,7 @@ int strategy_run_auto(const struct strategy *s, const struct graph *g,
 		      struct cm_error *err)
 {
 	double t0 = cm_clock(), limit = rq->time_limit > 0 ? rq->time_limit : AUTO_TIME_LIMIT;
-	struct incumbent in = { 0 };
+	struct incumbent in = { 0 }, costly = { 0 }; /* costly: pebble's */
 	struct sim_result sim;
 	struct phase ph[3];
 	int n_ph = phases_of(g, ph), refused = 0;
@@ -419,12 +387,23 @@ int strategy_run_auto(const struct strategy *s, const struct graph *g,
 		in.cost = sim.cost;
 		snprintf(in.plan_by, sizeof(in.plan_by), "%s", in.plan->strategy);
 	}
-	if (in.plan == NULL && !stop_requested() && proven_infeasible(g, rq, limit, t0, out))
-		return 0;
-	if (in.plan == NULL && !stop_requested() &&
-	    no_fit_phases(g, rq, ph, n_ph, t0, limit, &in, err)) {
-		plan_free(in.plan);
-		return -1;
+	if (in.plan == NULL && !stop_requested()) {
+		/* A plan at any cost, or a proof that none fits. */
+		report(rq, &in, t0, "pebble");
+		run_phase(g, rq, "pebble", t0, fmin(AUTO_PEBBLE_SECONDS, AUTO_PEBBLE_SHARE * limit),
+			  NULL, &costly, &refused);
+		if (costly.infeasible) {
+			strategy_set_status(out, STATUS_INFEASIBLE);
+			snprintf(out->param, sizeof(out->param), "plan=none;bound=pebble");
+			snprintf(out->why, sizeof(out->why), "%s", costly.why);
+			return 0;
+		}
+		if (no_fit_phases(g, rq, ph, n_ph, t0, limit, &costly, &in, err)) {
+			plan_free(costly.plan);
+			plan_free(in.plan);
+			return -1;
+		}
+		plan_free(costly.plan);
 	}
 	for (int k = 0; k < n_ph && !in.proven && !in.infeasible && !stop_requested(); k++) {
 		double left = limit - (cm_clock() - t0);

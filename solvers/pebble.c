@@ -1,11 +1,12 @@
 /* The pebble row: a plan within the budget whatever it costs, from the
- * backward search of graph/pebble.h. For budgets so tight that no
- * heuristic fits (auto runs it then, and lns makes it cheaper). */
+ * backward search of graph/pebble.h, or a proof that none fits. For
+ * budgets so tight that no heuristic fits (auto runs it then). */
 #include "strategy.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "../common/clock.h"
 #include "../common/num.h"
 #include "../common/stop.h"
 #include "../graph/pebble.h"
@@ -13,20 +14,40 @@
 /* Seconds the row takes without --time-limit. */
 #define PEBBLE_TIME_LIMIT 60.0
 
+/* No plan from the search: a proof that none fits, naming the node, or
+ * no_plan. */
+static void no_schedule(const struct graph *g, const struct solve_request *rq, double left,
+			struct solve_outcome *out)
+{
+	int node, ancestors;
+
+	if (left > 0 && !stop_requested() &&
+	    graph_pebble_infeasible(g, rq->budget, GRAPH_PEBBLE_STATES, left, &node, &ancestors)) {
+		strategy_set_status(out, STATUS_INFEASIBLE);
+		snprintf(out->why, sizeof(out->why), "no plan fits: %.200s cannot be computed "
+			 "within %llu bytes however its %d ancestors are scheduled, freed and "
+			 "recomputed (an exhaustive search, docs/model.md)", g->nodes[node].name,
+			 (unsigned long long)rq->budget, ancestors);
+		return;
+	}
+	strategy_set_status(out, STATUS_NO_PLAN);
+	if (g->n > GRAPH_PEBBLE_MAX_NODES)
+		snprintf(out->why, sizeof(out->why), "%d nodes: the search takes up to %d",
+			 g->n, GRAPH_PEBBLE_MAX_NODES);
+	else
+		snprintf(out->why, sizeof(out->why), "the search gave up (%d sets a node, or the "
+			 "time limit)", GRAPH_PEBBLE_STATES);
+}
+
 STRATEGY_RUN(strategy_run_pebble)
 {
-	double limit = rq->time_limit > 0 ? rq->time_limit : PEBBLE_TIME_LIMIT;
+	double limit = rq->time_limit > 0 ? rq->time_limit : PEBBLE_TIME_LIMIT, t0 = cm_clock();
 	struct plan *p;
-	int *steps, rc;
+	int *steps;
 	long n;
 
-	rc = graph_pebble_schedule(g, rq->budget, GRAPH_PEBBLE_STATES, limit, &steps, &n);
-	if (rc != 1) {
-		strategy_set_status(out, rc == 0 ? STATUS_INFEASIBLE : STATUS_NO_PLAN);
-		snprintf(out->why, sizeof(out->why), rc == 0 ?
-			 "no plan fits: a node no other reads cannot be computed within the budget" :
-			 g->n > GRAPH_PEBBLE_MAX_NODES ? "more nodes than the search takes" :
-			 "the search gave up (%d states a node, or the time limit)", GRAPH_PEBBLE_STATES);
+	if (graph_pebble_schedule(g, rq->budget, GRAPH_PEBBLE_STATES, limit, &steps, &n) != 1) {
+		no_schedule(g, rq, limit - (cm_clock() - t0), out);
 		return 0;
 	}
 	if ((p = plan_new()) == NULL) {
