@@ -32,7 +32,7 @@ const struct strategy strategy_table[] = {
 	  STRATEGY_HEURISTIC | STRATEGY_MAXBATCH, dtr_params, strategy_run_dtr, NULL },
 	{ "shave", "peak shaving from checkpoint-all: stop keeping values through stages over budget, recompute them where needed; any DAG",
 	  STRATEGY_HEURISTIC | STRATEGY_MAXBATCH, NULL, strategy_run_shave, NULL },
-	{ "pebble", "a plan at any budget a plan fits, whatever it recomputes: each node no other reads pebbled by an exhaustive search",
+	{ "pebble", "a plan however much it recomputes, or a proof that none fits: the pebble game searched backwards from each node no other reads",
 	  0, NULL, strategy_run_pebble, NULL },
 	{ "kusumoto-approx", "Kusumoto et al.'s DP over the pruned family of lower sets (training graphs)",
 	  STRATEGY_HEURISTIC | STRATEGY_MAXBATCH, kusumoto_params, strategy_run_kusumoto, NULL },
