@@ -20,7 +20,7 @@ int main(int argc, char **argv)
 	struct graph *g;
 	long states = argc > 2 ? atol(argv[2]) : GRAPH_PEBBLE_STATES;
 	double seconds = argc > 3 ? atof(argv[3]) : 600, t0 = cm_clock();
-	uint64_t lo, hi, planned;
+	uint64_t lo, hi, proven, planned;
 	int *steps;
 	long n_steps;
 	int node = -1, witness = -1, ancestors;
@@ -42,6 +42,7 @@ int main(int argc, char **argv)
 			hi = mid;
 		}
 	}
+	proven = lo + 1;
 	planned = hi = graph_peak_all(g);    /* checkpoint-all: a plan */
 	while (hi - lo > 1) {
 		uint64_t mid = lo + (hi - lo) / 2;
@@ -54,7 +55,7 @@ int main(int argc, char **argv)
 		}
 	}
 	printf("%s,%d,%llu,%llu,%s,%llu,%.1f\n", g->id, g->n,
-	       (unsigned long long)graph_lower_bound(g), (unsigned long long)(lo + 1),
+	       (unsigned long long)graph_lower_bound(g), (unsigned long long)proven,
 	       witness < 0 ? "" : g->nodes[witness].name, (unsigned long long)planned,
 	       cm_clock() - t0);
 	graph_free(g);
