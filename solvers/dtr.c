@@ -741,14 +741,6 @@ int strategy_run_dtr(const struct strategy *s, const struct graph *g,
 			plan_free(p);
 		return -1;
 	}
-	if (rq->cost_cap > 0 && !num_le(out->sim.cost, rq->cost_cap)) {
-		strategy_set_status(out, STATUS_INFEASIBLE);
-		snprintf(out->why, sizeof(out->why), "dtr's plan costs %.17g, over the cap %.17g",
-			 out->sim.cost, rq->cost_cap);
-	} else {
-		strategy_set_status(out, STATUS_FEASIBLE);
-		if (num_le(out->sim.cost, graph_total_cost(g)))
-			strategy_set_bound(g, out, graph_total_cost(g));
-	}
+	strategy_settle(g, rq, "dtr", out);
 	return 0;
 }

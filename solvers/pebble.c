@@ -7,7 +7,6 @@
 #include <stdlib.h>
 
 #include "../common/clock.h"
-#include "../common/num.h"
 #include "../common/stop.h"
 #include "../graph/pebble.h"
 
@@ -67,14 +66,6 @@ STRATEGY_RUN(strategy_run_pebble)
 	if (!out->sim.fits)
 		return cm_errorf(err, "internal error: pebble's plan replays over budget: %s",
 				 out->sim.why);
-	if (rq->cost_cap > 0 && !num_le(out->sim.cost, rq->cost_cap)) {
-		strategy_set_status(out, STATUS_INFEASIBLE);
-		snprintf(out->why, sizeof(out->why), "pebble's plan costs %.17g, over the cap %.17g",
-			 out->sim.cost, rq->cost_cap);
-	} else {
-		strategy_set_status(out, STATUS_FEASIBLE);
-		if (num_le(out->sim.cost, graph_total_cost(g)))
-			strategy_set_bound(g, out, graph_total_cost(g));
-	}
+	strategy_settle(g, rq, "pebble", out);
 	return 0;
 }

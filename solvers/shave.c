@@ -822,14 +822,8 @@ int strategy_run_shave(const struct strategy *s, const struct graph *g,
 	if (!out->sim.fits) {
 		rc = cm_errorf(err, "internal error: shave's plan replays over budget: %s",
 			       out->sim.why);
-	} else if (rq->cost_cap > 0 && !num_le(out->sim.cost, rq->cost_cap)) {
-		strategy_set_status(out, STATUS_INFEASIBLE);
-		snprintf(out->why, sizeof(out->why), "shave's plan costs %.17g, over the cap %.17g",
-			 out->sim.cost, rq->cost_cap);
 	} else {
-		strategy_set_status(out, STATUS_FEASIBLE);
-		if (num_le(out->sim.cost, graph_total_cost(g)))
-			strategy_set_bound(g, out, graph_total_cost(g));
+		strategy_settle(g, rq, "shave", out);
 	}
 out:
 	plan_free(p);

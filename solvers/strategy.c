@@ -186,6 +186,20 @@ void strategy_set_bound(const struct graph *g, struct solve_outcome *out, double
 	}
 }
 
+void strategy_settle(const struct graph *g, const struct solve_request *rq, const char *who,
+		     struct solve_outcome *out)
+{
+	if (rq->cost_cap > 0 && !num_le(out->sim.cost, rq->cost_cap)) {
+		strategy_set_status(out, STATUS_INFEASIBLE);
+		snprintf(out->why, sizeof(out->why), "%s's plan costs %.17g, over the cap %.17g",
+			 who, out->sim.cost, rq->cost_cap);
+	} else {
+		strategy_set_status(out, STATUS_FEASIBLE);
+		if (num_le(out->sim.cost, graph_total_cost(g)))
+			strategy_set_bound(g, out, graph_total_cost(g));
+	}
+}
+
 const struct solver_ops *strategy_backend(const struct solve_request *rq, struct cm_error *err)
 {
 	const struct solver_ops *ops = solver_find(rq->solver ? rq->solver : SOLVER_DEFAULT);

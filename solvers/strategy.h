@@ -237,6 +237,12 @@ double strategy_meet_bound(const struct graph *g, double cost, int fits, double 
  * costs no more than the bound becomes "optimal". Set the status first. */
 void strategy_set_bound(const struct graph *g, struct solve_outcome *out, double bound);
 
+/* The status of a fitting plan adopted into out: infeasible when it costs
+ * more than rq's cost cap (maxbatch's question; the reason names who made
+ * it), else feasible, and optimal when it meets the checkpoint-all cost. */
+void strategy_settle(const struct graph *g, const struct solve_request *rq, const char *who,
+		     struct solve_outcome *out);
+
 /* Bytes that a model of nnz nonzeros takes, this process's copy and
  * `processes` solver processes solving it (its LP relaxation when
  * relaxation), as measured (solvers/memory.c, docs/usage.md). */
