@@ -47,7 +47,8 @@ int main(int argc, char **argv)
 	while (hi - lo > 1) {
 		uint64_t mid = lo + (hi - lo) / 2;
 
-		if (graph_pebble_schedule(g, mid, states, seconds, &steps, &n_steps) == 1) {
+		if (graph_pebble_schedule(g, mid, states, seconds, &steps, &n_steps, &node,
+					  &ancestors) == 1) {
 			free(steps);
 			planned = hi = mid;
 		} else {

@@ -291,7 +291,7 @@ static int game_emit(const struct game *gm, const struct graph *g, long last, in
 }
 
 int graph_pebble_schedule(const struct graph *g, uint64_t budget, long states, double seconds,
-			  int **steps, long *n_steps)
+			  int **steps, long *n_steps, int *node, int *ancestors)
 {
 	double deadline = cm_clock() + seconds;
 	struct game gm;
@@ -316,6 +316,8 @@ int graph_pebble_schedule(const struct graph *g, uint64_t budget, long states, d
 			break;
 		case 0:
 			rc = 0;
+			*node = v;
+			*ancestors = gm.k - 1;
 			break;
 		default:
 			rc = -1;

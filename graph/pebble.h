@@ -30,11 +30,12 @@ int graph_pebble_infeasible(const struct graph *g, uint64_t budget, long states,
  * node reads, from nothing back to nothing, in file order: every node is
  * computed on the way. Its steps in *steps (malloc'd, *n_steps of them): k
  * >= 0 computes node k, -1 - k frees it. 1 when found; 0 when some such
- * node is shown not to fit (no plan fits); -1 when a search gives up
- * (`states` states a node, `seconds` in all), on a graph of more than
- * GRAPH_PEBBLE_MAX_NODES, or out of memory. The plans recompute freely:
- * they answer "does anything fit", not "what is cheapest". */
+ * node is shown not to fit (no plan fits; *node and *ancestors as for
+ * graph_pebble_infeasible); -1 when a search gives up (`states` states a
+ * node, `seconds` in all), on a graph of more than GRAPH_PEBBLE_MAX_NODES,
+ * or out of memory. The plans recompute freely: they answer "does
+ * anything fit", not "what is cheapest". */
 int graph_pebble_schedule(const struct graph *g, uint64_t budget, long states, double seconds,
-			  int **steps, long *n_steps);
+			  int **steps, long *n_steps, int *node, int *ancestors);
 
 #endif

@@ -13,15 +13,15 @@
 /* Seconds the row takes without --time-limit. */
 #define PEBBLE_TIME_LIMIT 60.0
 
-/* No plan from the search: a proof that none fits, naming the node, or
- * no_plan. */
-static void no_schedule(const struct graph *g, const struct solve_request *rq, double left,
-			struct solve_outcome *out)
+/* No plan from the search: a proof that none fits, naming the node (the
+ * schedule's own when shown is 1, else one searched for in the time
+ * left), or no_plan. */
+static void no_schedule(const struct graph *g, const struct solve_request *rq, int shown,
+			int node, int ancestors, double left, struct solve_outcome *out)
 {
-	int node, ancestors;
-
-	if (left > 0 && !stop_requested() &&
-	    graph_pebble_infeasible(g, rq->budget, GRAPH_PEBBLE_STATES, left, &node, &ancestors)) {
+	if (shown || (left > 0 && !stop_requested() &&
+		      graph_pebble_infeasible(g, rq->budget, GRAPH_PEBBLE_STATES, left, &node,
+					      &ancestors))) {
 		strategy_set_status(out, STATUS_INFEASIBLE);
 		snprintf(out->why, sizeof(out->why), "no plan fits: %.200s cannot be computed "
 			 "within %llu bytes however its %d ancestors are scheduled, freed and "
@@ -42,11 +42,13 @@ STRATEGY_RUN(strategy_run_pebble)
 {
 	double limit = rq->time_limit > 0 ? rq->time_limit : PEBBLE_TIME_LIMIT, t0 = cm_clock();
 	struct plan *p;
-	int *steps;
+	int *steps, rc, node = -1, ancestors = 0;
 	long n;
 
-	if (graph_pebble_schedule(g, rq->budget, GRAPH_PEBBLE_STATES, limit, &steps, &n) != 1) {
-		no_schedule(g, rq, limit - (cm_clock() - t0), out);
+	rc = graph_pebble_schedule(g, rq->budget, GRAPH_PEBBLE_STATES, limit, &steps, &n, &node,
+				   &ancestors);
+	if (rc != 1) {
+		no_schedule(g, rq, rc == 0, node, ancestors, limit - (cm_clock() - t0), out);
 		return 0;
 	}
 	if ((p = plan_new()) == NULL) {

@@ -114,17 +114,23 @@ static int row_answers(const struct graph *g, uint64_t budget, int want_plan)
 static void check(struct graph *g, const char *what, int *wrong, int *above_lb)
 {
 	uint64_t least = brute_least(g);
-	int node = -1, ancestors = -1, *steps;
+	int node = -1, ancestors = -1, snode = -1, sanc = -1, below, at, *steps = NULL;
 	long n_steps;
 
 	*above_lb += least > graph_lower_bound(g);
+	below = graph_pebble_schedule(g, least - 1, GRAPH_PEBBLE_STATES, 60, &steps, &n_steps,
+				      &snode, &sanc);
+	free(steps);
+	at = graph_pebble_schedule(g, least, GRAPH_PEBBLE_STATES, 60, &steps, &n_steps, &node,
+				   &ancestors);
+	free(steps);
 	if (graph_pebble_infeasible(g, least, GRAPH_PEBBLE_STATES, 60, &node, &ancestors) ||
 	    graph_pebble_infeasible(g, least, 1, 60, &node, &ancestors) ||
 	    !graph_pebble_infeasible(g, least - 1, GRAPH_PEBBLE_STATES, 60, &node, &ancestors) ||
 	    node < 0 || node >= g->n || ancestors < 0 || ancestors >= g->n ||
-	    graph_pebble_schedule(g, least - 1, GRAPH_PEBBLE_STATES, 60, &steps, &n_steps) != 0 ||
-	    graph_pebble_schedule(g, least, GRAPH_PEBBLE_STATES, 60, &steps, &n_steps) != 1 ||
-	    (free(steps), 0) || !row_answers(g, least, 1) || !row_answers(g, least - 1, 0)) {
+	    below != 0 || snode < 0 || snode >= g->n || graph_nusers(g, snode) != 0 ||
+	    sanc < 0 || sanc >= g->n || at != 1 ||
+	    !row_answers(g, least, 1) || !row_answers(g, least - 1, 0)) {
 		(*wrong)++;
 		diag("%s: least peak %llu, node %d", what, (unsigned long long)least, node);
 	}
