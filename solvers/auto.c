@@ -336,13 +336,10 @@ static int out_of_order(const struct graph *g, const struct plan *p)
 }
 
 /* When no heuristic fits in file order: the heuristics in the low-memory
- * order; if none fits there either, the repair (lns from the
- * checkpoint-all plan). Then the cheapest of those and costly's plan (the
- * pebble row's, which lns cannot start from: taken as stages, it does not
- * fit). */
+ * order, then, if none fits there either, the repair. */
 static int no_fit_phases(const struct graph *g, const struct solve_request *rq,
 			 const struct phase *ph, int n_ph, double t0, double limit,
-			 struct incumbent *costly, struct incumbent *in, struct cm_error *err)
+			 struct incumbent *in, struct cm_error *err)
 {
 	struct reorder ro = { 0 };
 	int rc = -1;
@@ -354,13 +351,6 @@ static int no_fit_phases(const struct graph *g, const struct solve_request *rq,
 	if (in->plan == NULL && !stop_requested() &&
 	    repair_phase(g, rq, ph, n_ph, t0, limit, in, err))
 		goto out;
-	if (costly->plan && (in->plan == NULL || num_lt(costly->cost, in->cost))) {
-		plan_free(in->plan);
-		in->plan = costly->plan;
-		in->cost = costly->cost;
-		costly->plan = NULL;
-		snprintf(in->plan_by, sizeof(in->plan_by), "pebble");
-	}
 	rc = 0;
 out:
 	reorder_release(&ro);
@@ -398,10 +388,19 @@ int strategy_run_auto(const struct strategy *s, const struct graph *g,
 			snprintf(out->why, sizeof(out->why), "%s", costly.why);
 			return 0;
 		}
-		if (no_fit_phases(g, rq, ph, n_ph, t0, limit, &costly, &in, err)) {
+		if (no_fit_phases(g, rq, ph, n_ph, t0, limit, &in, err)) {
 			plan_free(costly.plan);
 			plan_free(in.plan);
 			return -1;
+		}
+		/* pebble's plan when nothing cheaper came: lns cannot start from
+		 * it (taken as stages, it does not fit), so it waits aside. */
+		if (costly.plan && (in.plan == NULL || num_lt(costly.cost, in.cost))) {
+			plan_free(in.plan);
+			in.plan = costly.plan;
+			in.cost = costly.cost;
+			costly.plan = NULL;
+			snprintf(in.plan_by, sizeof(in.plan_by), "pebble");
 		}
 		plan_free(costly.plan);
 	}
