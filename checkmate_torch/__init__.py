@@ -1,4 +1,12 @@
-"""checkmate_torch: export a PyTorch model's joint forward and backward graph
-as a checkmate-graph v1 file, and replay a checkmate plan on it with real
-tensors. Run as `/usr/bin/python3 -m checkmate_torch --help`; docs/torch.md
-describes the choices."""
+"""checkmate_torch: train a PyTorch model under a checkmate plan
+(checkmate_torch.remat), export a model's joint forward and backward graph
+as a checkmate-graph v1 file, and replay a plan on it with real tensors.
+Run as `python3 -m checkmate_torch --help`; docs/torch.md describes the
+choices."""
+
+
+def remat(model, example_args, example_kwargs=None, **settings):
+    """See checkmate_torch.remat.remat (imported on first use, so that
+    importing the package does not import torch)."""
+    from .remat import remat as _remat
+    return _remat(model, example_args, example_kwargs, **settings)

@@ -1,8 +1,7 @@
 """Node costs: FLOPs from a table of common ATen ops (a multiply-add is 2
-FLOPs), one FLOP per output element for every other op; or measured time."""
+FLOPs), one FLOP per output element for every other op (measured times:
+execute.measure_costs)."""
 import math
-import statistics
-import time
 
 import torch
 from torch.utils import _pytree as pytree
@@ -141,39 +140,3 @@ def flops(node, fake):
     if f is None:
         f = _numel(out)
     return int(f)
-
-
-def measure(analysis, real_value, repeats=5):
-    """Median wall time in milliseconds of each real node's op, run
-    `repeats` times (after one warm-up) on the real tensors real_value(n)
-    gives; the values of the nodes are computed in traced order."""
-    from .graph import call
-    env = {}
-
-    def value_of(n):
-        if n in env:
-            return env[n]
-        k = analysis.kind[n]
-        if k == "real":
-            raise KeyError(n.name)
-        if n.op in ("placeholder", "get_attr"):
-            return real_value(n)
-        return call(n, value_of)
-
-    last = {}
-    for r in analysis.real:
-        for d in analysis.deps[r]:
-            last[d] = r
-    times = {}
-    for r in analysis.real:
-        env[r] = call(r, value_of)
-        samples = []
-        for _ in range(repeats):
-            t0 = time.perf_counter()
-            call(r, value_of)
-            samples.append((time.perf_counter() - t0) * 1e3)
-        times[r] = round(statistics.median(samples), 6)
-        for d in analysis.deps[r]:
-            if last[d] is r:
-                del env[d]
-    return times

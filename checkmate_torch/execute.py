@@ -1,95 +1,182 @@
-"""Replaying a checkmate plan on the traced step with real tensors."""
+"""Running a checkmate plan's steps on real tensors.
+
+A step changes memory and time, never results:
+  - a random op's first compute draws from the generator as the ordinary
+    step would (the graph's rng tokens make first computes follow the
+    traced order); its generator state before is kept, and a recompute
+    runs from that state and puts the generator back as it found it;
+  - an op that updates buffers it is given (batch norm's running
+    statistics) updates them on its first compute only; a recompute gets
+    clones;
+  - buffer writes that are not nodes (num_batches_tracked += 1) run once,
+    with run_effects.
+"""
+import statistics
+import time
+
 import torch
 
-from .graph import call, is_random, nbytes, tensors_of
-from .trace import loss_of
-
-RNG_BASE = 1000  # random ops run under manual_seed(RNG_BASE + node index)
+from .graph import Synthetic, call, is_random, mutated_args, nbytes, tensors_of
 
 
 class PlanError(Exception):
     pass
 
 
-def fixed_values(analysis, params, buffers, x):
-    """fx placeholder or get_attr node -> its real tensor."""
+def _device_of(value):
+    ts = tensors_of(value)
+    return ts[0].device if ts else torch.device("cpu")
+
+
+def rng_state(device):
+    if device.type == "cuda":
+        return torch.cuda.get_rng_state(device)
+    return torch.get_rng_state()
+
+
+def set_rng_state(device, state):
+    if device.type == "cuda":
+        torch.cuda.set_rng_state(state, device)
+    else:
+        torch.set_rng_state(state)
+
+
+def fixed_values(analysis, tensors):
+    """fx placeholder or get_attr node -> its real tensor; tensors are the
+    placeholders' values in order (tangents left out, or zeros)."""
     gm = analysis.traced.gm
-    inputs = iter(list(params) + list(buffers) + [x])
+    it = iter(tensors)
     vals = {}
     for n in analysis.nodes:
         if n.op == "placeholder":
-            vals[n] = next(inputs)
+            if analysis.role[n] != "tangent":
+                vals[n] = next(it)
         elif n.op == "get_attr":
             vals[n] = getattr(gm, n.target)
     return vals
 
 
-class Replay:
-    """Runs compute and free steps, checking each against the memory model,
-    and measures the bytes of live tensors after every compute: distinct
-    storages of the resident values, the parameters, buffers, input and
-    constants, and the gradients (those not produced yet at the size the
+class Executor:
+    """Runs compute and free steps, checking each against the memory model.
+    With measure=True it also measures, after every compute, the bytes of
+    live tensors: distinct storages of the resident values, the fixed
+    values, and the gradients (those not produced yet at the size the
     exporter counted, as fixed_memory does)."""
 
-    def __init__(self, analysis, fixed):
+    def __init__(self, analysis, fixed, measure=False):
         self.a = analysis
         self.fixed = fixed
         self.env = {}
-        self.grads = {}  # index into analysis.grads -> tensor
-        self.by_name = {r.name: r for r in analysis.real}
-        self.index = {r: i for i, r in enumerate(analysis.real)}
+        self.grads = {}
         self.computed = set()
+        self.rng_before = {}
+        self.tangent_values = None
         self.computes = 0
+        self.measure = measure
         self.peak = 0
-        self.model_bytes = 0   # the same walk by the exporter's byte counts
+        self.model_bytes = 0
         self.model_peak = 0
+        self.tangent_index = {p: i for i, p in enumerate(
+            [p for p in analysis.placeholders if analysis.role[p] == "tangent"])}
 
     def value_of(self, n):
-        if n in self.env:
-            return self.env[n]
-        k = self.a.kind[n]
+        a = self.a
+        k = a.kind[n]
         if k == "real":
-            raise PlanError("'%s' is needed but not resident" % n.name)
+            if n not in self.env:
+                raise PlanError("'%s' is needed but not resident" % n.name)
+            return self.env[n]
+        if k == "real-element":
+            owner = a.needs[n][0]
+            if owner not in self.env:
+                raise PlanError("'%s' is needed but not resident" % owner.name)
+            v = self.env[owner]
+            return v if isinstance(owner, Synthetic) else v[n.args[1]]
+        if n.op == "placeholder" and a.role[n] == "tangent":
+            if a.tangents not in self.env:
+                raise PlanError("the tangents are needed but not resident")
+            return self.env[a.tangents][self.tangent_index[n]]
         if n.op in ("placeholder", "get_attr"):
             return self.fixed[n]
         return call(n, self.value_of)  # a view: rebuilt on demand
 
-    def compute(self, name):
-        r = self._node(name, "compute")
+    def compute(self, r):
         if r in self.env:
-            raise PlanError("compute '%s': already resident" % name)
+            raise PlanError("compute '%s': already resident" % r.name)
         for d in self.a.deps[r]:
             if d not in self.env:
-                raise PlanError("compute '%s': dep '%s' is not resident" % (name, d.name))
-        if is_random(r.target):
-            torch.manual_seed(RNG_BASE + self.index[r])
-        self.env[r] = call(r, self.value_of)
+                raise PlanError("compute '%s': dep '%s' is not resident" % (r.name, d.name))
+        first = r not in self.computed
+        if isinstance(r, Synthetic):
+            self.env[r] = self._synthetic(r)
+        elif is_random(r.target):
+            self.env[r] = self._random(r, first)
+        else:
+            clone = () if first else mutated_args(r.target, r.args)
+            self.env[r] = call(r, self.value_of, clone)
         self.computed.add(r)
         self.computes += 1
-        self.model_bytes += self.a.memory[r]
         self._collect_grads()
-        self.peak = max(self.peak, self.live_bytes())
-        self.model_peak = max(self.model_peak, self.model_bytes + self.a.fixed_memory)
+        if self.measure:
+            self.model_bytes += self.a.memory[r]
+            self.peak = max(self.peak, self.live_bytes())
+            self.model_peak = max(self.model_peak, self.model_bytes + self.a.fixed_memory)
 
-    def free(self, name):
-        r = self._node(name, "free")
+    def _synthetic(self, r):
+        if r.kind == "projection":
+            return self.env[r.base][r.index]
+        if r.kind == "tangents":
+            if self.tangent_values is None:
+                raise PlanError("the tangents are computed before the backward")
+            return self.tangent_values
+        return True  # an rng token: its state is in rng_before
+
+    def _random(self, r, first):
+        device = _device_of(self.a.fake[r])
+        if first:
+            self.rng_before[r] = rng_state(device)
+            return call(r, self.value_of)
+        now = rng_state(device)
+        set_rng_state(device, self.rng_before[r])
+        try:
+            return call(r, self.value_of)
+        finally:
+            set_rng_state(device, now)
+
+    def free(self, r):
         if r not in self.env:
-            raise PlanError("free '%s': not resident" % name)
+            raise PlanError("free '%s': not resident" % r.name)
         del self.env[r]
-        self.model_bytes -= self.a.memory[r]
+        if self.measure:
+            self.model_bytes -= self.a.memory[r]
 
-    def _node(self, name, op):
-        r = self.by_name.get(name)
-        if r is None:
-            raise PlanError("%s '%s': no such node in the traced graph" % (op, name))
-        return r
+    def run_effects(self):
+        """The buffer writes of the forward, once, in traced order, on the
+        real buffers."""
+        for n in self.a.effects:
+            args = torch.fx.node.map_arg(n.args, self.value_of)
+            kwargs = torch.fx.node.map_arg(n.kwargs, self.value_of)
+            n.target(*args, **kwargs)
+
+    def run(self, steps, start=0):
+        """Runs steps (dicts {"op", "node"} with graph nodes resolved, see
+        resolve) from index start; errors name the step."""
+        for k, (op, r) in enumerate(steps):
+            try:
+                if op == "compute":
+                    self.compute(r)
+                else:
+                    self.free(r)
+            except PlanError as e:
+                raise PlanError("step %d: %s" % (start + k, e))
 
     def _collect_grads(self):
         for i, g in enumerate(self.a.grads):
-            if i in self.grads:
-                continue
-            if all(d in self.env for d in self.a.needs[g]):
+            if i not in self.grads and all(d in self.env for d in self.a.needs[g]):
                 self.grads[i] = self.value_of(g)
+
+    def outputs(self):
+        return [self.value_of(o) for o in self.a.outputs]
 
     def live_bytes(self):
         seen = {}
@@ -115,44 +202,33 @@ class Replay:
         return [self.grads[i] for i in range(len(self.a.grads))]
 
 
-def replay(analysis, fixed, steps):
-    rp = Replay(analysis, fixed)
+def resolve(analysis, steps):
+    """A plan's steps as (op, graph node); PlanError names the bad step."""
+    out = []
     for k, s in enumerate(steps):
-        op, name = s.get("op"), s.get("node")
-        try:
-            if op == "compute":
-                rp.compute(name)
-            elif op == "free":
-                rp.free(name)
-            else:
-                raise PlanError("unknown op '%s'" % op)
-        except PlanError as e:
-            raise PlanError("step %d: %s" % (k, e))
-    return rp, rp.finish()
+        op, name = (s.get("op"), s.get("node")) if isinstance(s, dict) else (None, None)
+        if op not in ("compute", "free"):
+            raise PlanError("step %d: unknown op '%s'" % (k, op))
+        r = analysis.by_name.get(name)
+        if r is None:
+            raise PlanError("step %d: %s '%s': no such node in the traced graph" % (k, op, name))
+        out.append((op, r))
+    return out
 
 
 def in_order_steps(analysis):
-    """Every node once in traced order, each freed after its last use."""
+    """Every node once in file order, each freed after its last use."""
     last = {}
     for r in analysis.real:
         for d in analysis.deps[r]:
             last[d] = r
     steps = []
     for r in analysis.real:
-        steps.append({"op": "compute", "node": r.name})
+        steps.append(("compute", r))
         for d in analysis.deps[r]:
             if last[d] is r:
-                steps.append({"op": "free", "node": d.name})
+                steps.append(("free", d))
     return steps
-
-
-def eager_gradients(model, x, grad_params):
-    """The gradients of an ordinary training step: forward, the same loss,
-    loss.backward()."""
-    model.zero_grad(set_to_none=True)
-    loss_of(model(x)).backward()
-    params = list(model.parameters())
-    return [params[i].grad for i in grad_params]
 
 
 def compare(got, want):
@@ -170,3 +246,28 @@ def compare(got, want):
         rel_d = max(rel_d, d / scale if scale > 0 else d)
     return exact, abs_d, rel_d
 
+
+def measure_costs(analysis, fixed, repeats=5):
+    """Median wall time in milliseconds of each node's op, computed again
+    `repeats` times right after its first compute, the nodes in file order
+    (synthetic nodes cost 0)."""
+    ex = Executor(analysis, fixed)
+    ex.tangent_values = [torch.zeros_like(analysis.fake[p], device="cpu")
+                         for p in analysis.placeholders if analysis.role[p] == "tangent"]
+    times = {}
+    for op, r in in_order_steps(analysis):
+        if op == "free":
+            ex.free(r)
+            continue
+        ex.compute(r)
+        if isinstance(r, Synthetic):
+            times[r] = 0
+            continue
+        samples = []
+        for _ in range(repeats):
+            ex.free(r)
+            t0 = time.perf_counter()
+            ex.compute(r)
+            samples.append((time.perf_counter() - t0) * 1e3)
+        times[r] = round(statistics.median(samples), 6)
+    return times

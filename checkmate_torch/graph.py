@@ -3,12 +3,26 @@
 Each fx node is one of
   fixed  a placeholder (parameter, buffer, input) or constant, or an alias
          of only such values: always resident, counted in fixed_memory;
-  alias  a view or other value sharing the storage of an argument (getitem
-         of a tuple, view, t, expand, _unsafe_view, ...): no node of its own,
-         its consumers depend on the real nodes it is computed from;
-  real   a node of the checkmate graph (its output bytes are its memory).
-An in-place op (its return aliases an argument it writes, as add_) is run
-out of place, on a clone of that argument, and is a real node.
+  alias  a view or other value sharing the storage of an argument (view, t,
+         expand, _unsafe_view, getitem of a tuple whose elements are not
+         nodes of their own, ...): no node of its own, its consumers depend
+         on the nodes it is computed from;
+  real   a node of the checkmate graph (its output bytes are its memory);
+  effect an in-place write to a buffer (num_batches_tracked += 1): run once
+         per step, after the forward, not a node.
+Besides the fx nodes the graph has synthetic nodes (class Synthetic):
+  projection  element k of a tuple-returning op whose elements live for
+              different times (batch norm's output and its saved
+              statistics): its own node, so that the element the backward
+              needs does not keep the others alive;
+  tangents    the gradients of the module's outputs, the backward's input
+              (only when the step is traced with tangents);
+  rng token   'the generator state after random node r': makes the next
+              random node depend on r, so that every plan draws random
+              numbers in the order an ordinary step does.
+An in-place op on an activation (relu_, add_, bernoulli_) is a real node
+run on a clone of the argument it writes; later readers of that argument
+read the op's result instead (what functionalization does).
 """
 import operator
 
@@ -16,6 +30,10 @@ import torch
 from torch.utils import _pytree as pytree
 
 from . import cost as costmod
+
+
+class AnalysisError(Exception):
+    """A graph the memory model cannot express; names the node."""
 
 
 def _is_op(target):
@@ -38,6 +56,27 @@ def written_arg(target):
                    for r in rets):
                 return i
     return None
+
+
+# Batch norm ops that update the running statistics they are given (args 3
+# and 4) in training mode, although torch 1.13's schemas do not say so.
+_BN_UPDATES = ("native_batch_norm", "cudnn_batch_norm", "miopen_batch_norm")
+
+
+def mutated_args(target, args):
+    """Indices of the arguments an op writes besides what it returns: the
+    schema's mutable arguments, and the running statistics of a batch norm
+    in training mode. A recompute must not write them again."""
+    if not _is_op(target):
+        return ()
+    out = [i for i, a in enumerate(_schema_args(target))
+           if a.alias_info is not None and a.alias_info.is_write and i < len(args)]
+    w = written_arg(target)
+    out = [i for i in out if i != w]
+    name = target.overloadpacket.__name__
+    if name in _BN_UPDATES and len(args) > 5 and args[5] is True:
+        out += [3, 4]
+    return tuple(sorted(set(out)))
 
 
 def aliased_arg(target):
@@ -63,15 +102,18 @@ def is_random(target):
     return _is_op(target) and torch.Tag.nondeterministic_seeded in target.tags
 
 
-def call(node, value_of):
+def call(node, value_of, clone_args=()):
     """Runs one fx call_function node on the values value_of(arg) gives,
-    in-place ops on a clone of the argument they write."""
+    in-place ops on a clone of the argument they write, and the arguments
+    in clone_args on clones too."""
     args = torch.fx.node.map_arg(node.args, value_of)
     kwargs = torch.fx.node.map_arg(node.kwargs, value_of)
     w = written_arg(node.target)
-    if w is not None:
+    if w is not None or clone_args:
         args = list(args)
-        args[w] = args[w].clone()
+        for i in ((w,) if w is not None else ()) + tuple(clone_args):
+            if isinstance(args[i], torch.Tensor):
+                args[i] = args[i].clone()
     return node.target(*args, **kwargs)
 
 
@@ -89,107 +131,319 @@ def _tensor_inputs(node):
     return out
 
 
+class Synthetic:
+    """A graph node that is no fx node: kind is 'projection' (element
+    `index` of `base`), 'tangents' or 'rng' (the token after random node
+    `base`)."""
+
+    def __init__(self, kind, name, base=None, index=None):
+        self.kind, self.name, self.base, self.index = kind, name, base, index
+        self.op = "synthetic"
+        self.target = kind
+
+    def __repr__(self):
+        return self.name
+
+
 class Analysis:
     """The checkmate view of a traced step: see the module comment.
 
-    real       fx nodes of the checkmate graph, in traced order
-    deps       fx node -> list of real fx nodes it needs resident
-    memory     real fx node -> bytes counted for it
-    cost       real fx node -> FLOPs (or the time set by set_costs)
-    backward   set of real fx nodes that are the loss or computed from it
-    grad_of    real fx node -> forward real fx node
-    fixed_memory, loss (fx node), grads (fx nodes, in traced.grad_params
-    order), fake (fx node -> fake value, for shapes)
+    real       graph nodes (fx or Synthetic), in file order
+    deps       graph node -> list of graph nodes it needs resident
+    needs      fx node -> the graph nodes its value is computed from
+    memory     graph node -> bytes counted for it
+    cost       graph node -> FLOPs (or the time set by set_costs)
+    backward   set of graph nodes that are the loss or the tangents or are
+               computed from them
+    grad_of    graph node -> forward graph node
+    effects    fx nodes run once after the forward (buffer updates)
+    randoms    random fx nodes, in traced order
+    outputs    fx nodes of the module's flat tensor outputs (tangent mode)
+    tangents   the Synthetic tangents node, or None (sum-loss mode)
+    fixed_memory, loss (fx node or None), grads (fx nodes, in the order of
+    traced.grad_of), fake (fx node -> fake value, for shapes)
     """
 
-    def __init__(self, traced, params, buffers, x):
+    def __init__(self, traced, fixed):
+        """fixed: the real tensors of the placeholders, in order."""
         self.traced = traced
         gm = traced.gm
+        self.fake = _fake_values(gm, fixed)
         self.nodes = list(gm.graph.nodes)
-        self.fake = _fake_values(gm, params, buffers, x)
-        self.kind = {}
-        self.source = {}   # alias -> fx node whose storage it shares
-        needs = {}
-        for n in self.nodes:
-            if n.op in ("placeholder", "get_attr"):
-                self.kind[n] = "fixed"
-                needs[n] = ()
-            elif n.op == "call_function":
-                a = None if written_arg(n.target) is not None else aliased_arg(n.target)
-                ins = _tensor_inputs(n)
-                if a is not None and isinstance(n.args[a], torch.fx.Node):
-                    dep = []
-                    for i in ins:
-                        dep += [d for d in needs[i] if d not in dep]
-                    self.kind[n] = "alias" if dep else "fixed"
-                    self.source[n] = n.args[a]
-                    needs[n] = tuple(dep)
-                else:
-                    self.kind[n] = "real"
-                    needs[n] = (n,)
-            elif n.op == "output":
-                self.output = n
-            else:
-                raise ValueError("unexpected fx node %s (%s)" % (n.name, n.op))
-        self.needs = needs
+        self.order = {n: i for i, n in enumerate(self.nodes)}
+        self.placeholders = [n for n in self.nodes if n.op == "placeholder"]
+        self.output = self.nodes[-1]
+        roles = traced.placeholder_roles()
+        self.role = dict(zip(self.placeholders, roles))
+        self.kind, self.source, self.needs = {}, {}, {}
+        self.effects = []
+        self.proj = {}      # (fx tuple node, index) -> Synthetic projection
+        self.tangents = None
+        if "tangent" in roles:
+            self.tangents = Synthetic("tangents", "tangents")
+        self._classify()
         flat = pytree.tree_flatten(self.output.args[0])[0]
-        self.loss, self.grads = flat[0], flat[1:]
+        self.loss, self.outputs, self.grads = traced.split_outputs(flat)
         self._prune()
-        self._memory(params, buffers, x)
+        self._memory(fixed)
         self._backward()
         self._grad_of()
-        self.cost = {n: costmod.flops(n, self.fake) for n in self.real}
+        self.cost = {}
+        for r in self.real:
+            if isinstance(r, Synthetic):
+                self.cost[r] = 0
+            else:
+                self.cost[r] = costmod.flops(r, self.fake)
         self.cost_unit = "flops"
+        self.by_name = {r.name: r for r in self.real}
+
+    # --- classification -------------------------------------------------
+
+    def _fail(self, n, why):
+        raise AnalysisError("node %s (op %s): %s" % (n.name, n.target, why))
+
+    def _classify(self):
+        for n in self.nodes:
+            if n.op == "placeholder":
+                self.kind[n] = "fixed"
+                self.needs[n] = (self.tangents,) if self.role[n] == "tangent" else ()
+            elif n.op == "get_attr":
+                self.kind[n] = "fixed"
+                self.needs[n] = ()
+            elif n.op == "call_function":
+                self._classify_call(n)
+            elif n.op != "output":
+                raise AnalysisError("unexpected fx node %s (%s)" % (n.name, n.op))
+
+    def _root(self, n):
+        """The fx node whose storage n is (through aliases; an element of a
+        tuple counts as its own storage)."""
+        while n in self.source and self.kind[n] != "real-element":
+            n = self.source[n]
+        return n
+
+    def _classify_call(self, n):
+        ins = _tensor_inputs(n)
+        w = written_arg(n.target)
+        if w is not None and isinstance(n.args[w], torch.fx.Node):
+            self._in_place(n, n.args[w])
+            if self.kind.get(n) == "effect":
+                return
+        a = None if w is not None else aliased_arg(n.target)
+        if a is not None and isinstance(n.args[a], torch.fx.Node):
+            src = n.args[a]
+            if n.target is operator.getitem and self.kind[src] == "real" and \
+                    isinstance(self.fake[src], (tuple, list)):
+                self.kind[n] = "real-element"
+                self.source[n] = src
+                self.needs[n] = (src,)  # replaced by a projection if any
+                return
+            dep = []
+            for i in ins:
+                dep += [d for d in self.needs[i] if d not in dep]
+            self.kind[n] = "alias" if dep else "fixed"
+            self.source[n] = src
+            self.needs[n] = tuple(dep)
+            return
+        self.kind[n] = "real"
+        self.needs[n] = (n,)
+        for i in ins:
+            if self.kind.get(i) == "effect":
+                self._fail(n, "reads a buffer written in place earlier in the step")
+
+    def _in_place(self, n, arg):
+        """n writes arg in place: either a buffer update (an effect, run once
+        after the forward), or an activation, whose later readers are moved
+        to n's result."""
+        root = self._root(arg)
+        if self.kind[arg] == "fixed":
+            if root.op != "placeholder" or self.role[root] != "buffer" or arg is not root:
+                self._fail(n, "writes %s in place; only whole buffers may be written"
+                           % (self.role.get(root, "a constant")))
+            if any(self.order[u] > self.order[n] for u in root.users):
+                self._fail(n, "writes a buffer in place that the step reads afterwards; "
+                              "not supported")
+            if any(self.needs[i] for i in _tensor_inputs(n)):
+                self._fail(n, "writes a buffer from an activation; not supported")
+            self.kind[n] = "effect"
+            self.needs[n] = ()
+            self.effects.append(n)
+            return
+        if arg is not root:
+            self._fail(n, "writes a view of %s in place; not supported (write the "
+                          "whole tensor, or out of place)" % root.name)
+        # A view of arg taken before n and read after it would see the
+        # write, which the clone does not give: refuse it. Later readers of
+        # arg itself read n's result instead.
+        for v in list(self.source):
+            if self._root(v) is arg and any(self.order[u] > self.order[n] for u in v.users):
+                self._fail(n, "writes %s in place while its view %s is read later; "
+                              "not supported" % (arg.name, v.name))
+        for u in list(arg.users):
+            if u is not n and self.order[u] > self.order[n]:
+                u.replace_input_with(arg, n)
+
+    # --- the graph ------------------------------------------------------
+
+    def _projections(self):
+        """Tuple-returning nodes whose elements are read at different
+        times, or that have unused elements with bytes, get one projection
+        node per used element."""
+        used = {}
+        for n in self.nodes:
+            if self.kind.get(n) == "real-element":
+                used.setdefault(self.source[n], set()).add(n.args[1])
+        for base, idx in used.items():
+            val = self.fake[base]
+            sizes = [nbytes(t) if isinstance(t, torch.Tensor) else 0 for t in val]
+            grads = self.grad_elements.get(base, set())
+            live = [i for i in idx if sizes[i] and i not in grads]
+            unused = [i for i in range(len(val)) if i not in idx and sizes[i]]
+            if len(live) < 2 and not unused:
+                continue
+            for i in sorted(idx):
+                self.proj[(base, i)] = Synthetic("projection", "%s.%d" % (base.name, i), base, i)
 
     def _prune(self):
-        # Only what the loss and the gradients need: buffer updates
-        # (num_batches_tracked += 1) and unused tuple parts go.
-        want = set()
-        stack = list(self.needs[self.loss])
-        for g in self.grads:
-            stack += self.needs[g]
-        deps = {}
+        # Only what the outputs, the loss and the gradients need: unused
+        # values and tuple parts go; buffer updates are run as effects.
+        self.grad_elements = self._grad_elements()
+        self._projections()
+        for n in self.nodes:
+            if self.kind.get(n) == "real-element":
+                p = self.proj.get((self.source[n], n.args[1]))
+                self.needs[n] = (p,) if p is not None else (self.source[n],)
+        for n in self.nodes:   # aliases of elements: needs again, in order
+            if self.kind.get(n) == "alias":
+                dep = []
+                for i in _tensor_inputs(n):
+                    dep += [d for d in self.needs[i] if d not in dep]
+                self.needs[n] = tuple(dep)
+        roots = []
+        for v in ([self.loss] if self.loss is not None else []) + self.outputs + self.grads:
+            roots += [d for d in self.needs[v] if d is not None]
+        want, deps = set(), {}
+        stack = list(roots)
         while stack:
             n = stack.pop()
             if n in want:
                 continue
             want.add(n)
-            d = []
-            for i in _tensor_inputs(n):
-                d += [r for r in self.needs[i] if r not in d]
+            d = self._direct_deps(n)
             deps[n] = d
             stack += d
-        self.real = [n for n in self.nodes if n in want]
+        order = []
+        for n in self.nodes:
+            if n in want:
+                order.append(n)
+                for i in sorted(k for (b, k) in self.proj if b is n):
+                    p = self.proj[(n, i)]
+                    if p in want:
+                        order.append(p)
+        # Random nodes in traced order, each after the token of the one
+        # before: first computes happen in the ordinary step's order.
+        self.randoms = [n for n in order if not isinstance(n, Synthetic) and is_random(n.target)]
+        tokens = {}
+        prev = None
+        for r in self.randoms:
+            if prev is not None:
+                deps[r] = deps[r] + [tokens[prev]]
+            t = Synthetic("rng", "%s.rng" % r.name, r)
+            tokens[r] = t
+            deps[t] = [r]
+            prev = r
+        self.tokens = tokens
+        with_tokens = []
+        for n in order:
+            with_tokens.append(n)
+            if n in tokens:
+                with_tokens.append(tokens[n])
+        order = with_tokens
+        if self.tangents is not None:
+            order, deps = self._place_tangents(order, deps, want)
+        self.real = order
         self.deps = deps
 
-    def owner(self, n):
-        """(real fx node, element index or None) whose storage n is, or
-        (None, None) for a fixed value."""
-        elem = None
-        while self.kind[n] == "alias":
-            if n.target is operator.getitem and elem is None:
-                elem = n.args[1]
-            n = self.source[n]
-        if self.kind[n] != "real":
-            return None, None
-        return n, elem
+    def _direct_deps(self, n):
+        if isinstance(n, Synthetic):
+            if n.kind == "projection":
+                return [n.base]
+            return []
+        d = []
+        for i in _tensor_inputs(n):
+            d += [r for r in self.needs[i] if r is not None and r not in d]
+        return d
 
-    def _memory(self, params, buffers, x):
-        grad_elems = {}
+    def _place_tangents(self, order, deps, want):
+        """The tangents node depends on every node an output is, and on the
+        last random token (all random first computes are in the forward);
+        it comes just before the first node that reads it."""
+        t = self.tangents
+        tdeps = []
+        for o in self.outputs:
+            tdeps += [d for d in self.needs[o] if d is not t and d not in tdeps]
+        if self.randoms:
+            tdeps.append(self.tokens[self.randoms[-1]])
+        deps[t] = tdeps
+        readers = [i for i, n in enumerate(order) if t in deps.get(n, ())]
+        at = readers[0] if readers else len(order)
+        pos = {n: i for i, n in enumerate(order)}
+        late = [d for d in tdeps if pos[d] >= at]
+        if late:
+            raise AnalysisError("node %s: an output is computed after the backward starts"
+                                % late[0].name)
+        return order[:at] + [t] + order[at:], deps
+
+    def _grad_elements(self):
+        """fx tuple node -> indices of elements that are a gradient the
+        step returns (counted in fixed memory, not again as a node)."""
+        out = {}
         self.grad_bytes = 0
         for g in self.grads:
             gt = self.fake[g]
             self.grad_bytes += nbytes(gt)
-            r, elem = self.owner(g)
-            if r is None:
+            n, elem = g, None
+            while n in self.source:
+                if n.target is operator.getitem and elem is None:
+                    elem = n.args[1]
+                n = self.source[n]
+            if self.kind.get(n) != "real":
                 continue
-            val = self.fake[r]
+            val = self.fake[n]
             whole = val if elem is None else val[elem]
             if isinstance(whole, torch.Tensor) and whole.numel() == gt.numel():
-                grad_elems.setdefault(r, set()).add(elem)
-        self.grad_owner = grad_elems
+                out.setdefault(n, set()).add(elem)
+        return out
+
+    def owner(self, n):
+        """The graph node whose storage fx node n is, or None for a fixed
+        value."""
+        while True:
+            k = self.kind.get(n)
+            if k == "real":
+                return n
+            if k == "real-element":
+                return self.needs[n][0]
+            if n.op == "placeholder" and self.role[n] == "tangent":
+                return self.tangents
+            if n not in self.source:
+                return None
+            n = self.source[n]
+
+    def _memory(self, fixed):
         self.memory = {}
         for r in self.real:
+            if isinstance(r, Synthetic):
+                if r.kind == "projection":
+                    t = self.fake[r.base][r.index]
+                    skip = r.index in self.grad_elements.get(r.base, ())
+                    self.memory[r] = nbytes(t) if isinstance(t, torch.Tensor) and not skip else 0
+                elif r.kind == "tangents":
+                    self.memory[r] = sum(nbytes(self.fake[p]) for p in self.placeholders
+                                         if self.role[p] == "tangent")
+                else:
+                    self.memory[r] = 0
+                continue
             val = self.fake[r]
             if isinstance(val, torch.Tensor):
                 parts = [(None, val)]
@@ -197,22 +451,30 @@ class Analysis:
                 parts = list(enumerate(val))
             else:
                 parts = []
-            skip = grad_elems.get(r, ())
+            skip = self.grad_elements.get(r, ())
             self.memory[r] = sum(nbytes(t) for i, t in parts
                                  if isinstance(t, torch.Tensor) and i not in skip)
         const = sum(nbytes(self.fake[n]) for n in self.nodes
                     if n.op == "get_attr" and isinstance(self.fake[n], torch.Tensor))
+        by_role = {}
+        for p, t in zip(self.placeholders, fixed):
+            if self.role[p] != "tangent" and isinstance(t, torch.Tensor):
+                by_role[self.role[p]] = by_role.get(self.role[p], 0) + nbytes(t)
         self.fixed_parts = {
-            "parameters": sum(nbytes(p) for p in params),
-            "buffers": sum(nbytes(b) for b in buffers),
-            "input": nbytes(x),
+            "parameters": by_role.get("param", 0),
+            "buffers": by_role.get("buffer", 0),
+            "inputs": by_role.get("input", 0),
             "constants": const,
             "gradients": self.grad_bytes,
         }
         self.fixed_memory = sum(self.fixed_parts.values())
 
     def _backward(self):
-        start = set(self.needs[self.loss])
+        start = set()
+        if self.loss is not None:
+            start |= set(self.needs[self.loss])
+        if self.tangents is not None:
+            start.add(self.tangents)
         self.backward = set()
         for r in self.real:
             if r in start or any(d in self.backward for d in self.deps[r]):
@@ -221,7 +483,7 @@ class Analysis:
     def _grad_of(self):
         self.grad_of = {}
         for r in self.real:
-            if r not in self.backward or not _is_op(r.target):
+            if r not in self.backward or isinstance(r, Synthetic) or not _is_op(r.target):
                 continue
             rule = costmod.GRAD_OF.get(r.target.overloadpacket)
             if rule is None:
@@ -229,22 +491,39 @@ class Analysis:
             saved, kind = rule
             if saved >= len(r.args) or not isinstance(r.args[saved], torch.fx.Node):
                 continue
-            f, _ = self.owner(r.args[saved])
-            if f is None:
+            f = self.owner(r.args[saved])
+            if f is None or isinstance(f, Synthetic) and f.kind != "projection":
                 continue
             if kind == "result":
                 # The op saved its forward result; the gradient is w.r.t.
                 # the input of the node that computed it.
-                ins = [i for i in _tensor_inputs(f)]
+                fx = f.base if isinstance(f, Synthetic) else f
+                ins = _tensor_inputs(fx)
                 if not ins:
                     continue
-                f, _ = self.owner(ins[0])
-            if f is not None and f not in self.backward:
+                f = self.owner(ins[0])
+            if f is not None and f in self.deps and f not in self.backward:
                 self.grad_of[r] = f
 
     def set_costs(self, costs, unit):
         self.cost = costs
         self.cost_unit = unit
+
+    def checkpoint_all_peak(self):
+        """The peak of computing every node once in file order, each freed
+        after its last use (what `checkmate info` calls checkpoint-all)."""
+        last = {}
+        for r in self.real:
+            for d in self.deps[r]:
+                last[d] = r
+        live = peak = 0
+        for r in self.real:
+            live += self.memory[r]
+            peak = max(peak, live)
+            for d in self.deps[r]:
+                if last[d] is r:
+                    live -= self.memory[d]
+        return peak + self.fixed_memory
 
     def to_json(self, name, extra):
         nodes = []
@@ -264,25 +543,21 @@ class Analysis:
         return out
 
 
-class AnalysisError(Exception):
-    """A node whose shapes the fake run cannot work out; names the node."""
-
-
 def _fake_call(node, value_of):
     # lift_fresh_copy (a tensor literal such as torch.tensor(0.5) in
     # forward) recurses without end under torch 1.13's FakeTensorMode
     # (pytorch/pytorch#89627, #92244); a clone has its shape and dtype.
     if node.target is torch.ops.aten.lift_fresh_copy.default:
         return value_of(node.args[0]).clone()
-    return call(node, value_of)
+    return call(node, value_of, mutated_args(node.target, node.args))
 
 
-def _fake_values(gm, params, buffers, x):
+def _fake_values(gm, fixed):
     """Every fx node's value on fake tensors (shapes and dtypes only).
     Raises AnalysisError naming the node whose op fails."""
     from torch._subclasses.fake_tensor import FakeTensorMode
     mode = FakeTensorMode()
-    inputs = iter([mode.from_tensor(t.detach()) for t in list(params) + list(buffers) + [x]])
+    inputs = iter([mode.from_tensor(t.detach()) for t in fixed])
     val = {}
     with mode:
         for n in gm.graph.nodes:

@@ -1,13 +1,22 @@
-"""Tracing one training step (forward, loss, torch.autograd.grad w.r.t. the
-parameters) to an ATen-level torch.fx graph with make_fx over fake tensors:
-nothing is computed, and a branch on a tensor's value fails instead of being
-silently frozen to the traced example."""
+"""Tracing one training step to an ATen-level torch.fx graph with make_fx
+over fake tensors: nothing is computed, and a branch on a tensor's value
+fails instead of being silently frozen to the traced example.
+
+The step is the joint forward and backward graph, as AOTAutograd builds
+it: the model's forward with the parameters and buffers passed in, then
+torch.autograd.grad. Two kinds:
+  tangents  the backward's inputs are the gradients of the module's
+            differentiable outputs (what loss.backward() hands the module
+            in a training loop): checkmate_torch.remat and `export --loss
+            tangent`;
+  sum       the loss is the sum of every floating-point output element
+            (`export`'s default: a graph with a loss node, for the CLI).
+"""
 import os
 import traceback
 
 import torch
 from torch.fx.experimental.proxy_tensor import make_fx
-from torch.nn.utils import stateless
 from torch.utils import _pytree as pytree
 
 
@@ -15,21 +24,89 @@ class TraceError(Exception):
     pass
 
 
-class Traced:
-    """The traced step. gm.graph's placeholders are the parameters (in
-    named_parameters order), then the buffers, then the input; its output is
-    (loss, [gradient of each parameter in grad_params])."""
+def functional_call(model, state, args, kwargs):
+    fc = getattr(getattr(torch, "func", None), "functional_call", None)
+    if fc is None:
+        from torch.nn.utils import stateless
+        fc = stateless.functional_call
+    return fc(model, state, tuple(args), dict(kwargs))
 
-    def __init__(self, gm, param_names, buffer_names, grad_params):
+
+class Inputs:
+    """A call's (args, kwargs) split into its tensors and the rest: the
+    tree structure and the non-tensor leaves are held constant by a trace,
+    the tensors are the graph's inputs."""
+
+    def __init__(self, args, kwargs):
+        leaves, self.spec = pytree.tree_flatten((tuple(args), dict(kwargs or {})))
+        self.is_tensor = [isinstance(v, torch.Tensor) for v in leaves]
+        self.tensors = [v for v in leaves if isinstance(v, torch.Tensor)]
+        self.constants = [None if t else v for v, t in zip(leaves, self.is_tensor)]
+
+    def rebuild(self, tensors):
+        it = iter(tensors)
+        leaves = [next(it) if t else c for t, c in zip(self.is_tensor, self.constants)]
+        return pytree.tree_unflatten(leaves, self.spec)
+
+    def key(self):
+        """What a plan depends on: shapes, dtypes, devices, the constants
+        and the structure."""
+        shapes = tuple((tuple(t.shape), t.dtype, str(t.device)) for t in self.tensors)
+        return (str(self.spec), repr(self.constants), shapes)
+
+
+class Traced:
+    """The traced step. gm's placeholders are the parameters (in
+    named_parameters order), the buffers, the input tensors, then the
+    tangents (one per differentiable output); its output is (flat tensor
+    outputs, gradients) in tangents mode, (loss, gradients) in sum mode.
+    grad_of[i] is ('param', index) or ('input', index) for gradient i."""
+
+    def __init__(self, gm, mode, names, inputs, out, grad_of):
         self.gm = gm
-        self.param_names = param_names
-        self.buffer_names = buffer_names
-        self.grad_params = grad_params  # indices of params with a gradient
+        self.mode = mode
+        self.param_names, self.buffer_names = names
+        self.inputs = inputs
+        self.out = out          # Outputs, or None in sum mode
+        self.grad_of = grad_of
+        self.grad_params = [i for kind, i in grad_of if kind == "param"]
+
+    def placeholder_roles(self):
+        n_tan = len(self.out.diff) if self.out is not None else 0
+        return (["param"] * len(self.param_names) + ["buffer"] * len(self.buffer_names)
+                + ["input"] * len(self.inputs.tensors) + ["tangent"] * n_tan)
+
+    def split_outputs(self, flat):
+        """(loss or None, output fx nodes, gradient fx nodes)."""
+        if self.out is None:
+            return flat[0], [], flat[1:]
+        k = len(self.out.metas)
+        return None, flat[:k], flat[k:]
+
+
+class Outputs:
+    """The structure of the module's output: a pytree whose tensor leaves
+    are the flat outputs; diff lists the flat indices that are
+    differentiable (floating point and reached from a parameter or an input
+    that requires grad)."""
+
+    def __init__(self, value):
+        leaves, self.spec = pytree.tree_flatten(value)
+        self.is_tensor = [isinstance(v, torch.Tensor) for v in leaves]
+        self.constants = [None if t else v for v, t in zip(leaves, self.is_tensor)]
+        tensors = [v for v in leaves if isinstance(v, torch.Tensor)]
+        self.metas = [(tuple(t.shape), t.dtype, t.device) for t in tensors]
+        self.diff = [i for i, t in enumerate(tensors) if t.requires_grad]
+
+    def rebuild(self, tensors):
+        it = iter(tensors)
+        leaves = [next(it) if t else c for t, c in zip(self.is_tensor, self.constants)]
+        return pytree.tree_unflatten(leaves, self.spec)
 
 
 def loss_of(out):
-    """The loss: the sum of every element of every floating-point tensor
-    the model returns."""
+    """The sum loss: the sum of every element of every floating-point
+    tensor the model returns."""
     leaves = [t for t in pytree.tree_flatten(out)[0]
               if isinstance(t, torch.Tensor) and t.is_floating_point()]
     if not leaves:
@@ -38,22 +115,6 @@ def loss_of(out):
     for t in leaves[1:]:
         loss = loss + t.sum()
     return loss
-
-
-def step_function(model, param_names, buffer_names, used=None):
-    """f(params, buffers, x) -> (loss, grads): the loss is the sum of every
-    floating-point output element. grads leaves out the parameters the loss
-    does not reach; their indices are appended to used."""
-    def step(params, buffers, x):
-        ps = [p.requires_grad_(True) for p in params]
-        state = dict(zip(param_names, ps))
-        state.update(zip(buffer_names, buffers))
-        loss = loss_of(stateless.functional_call(model, state, (x,)))
-        grads = torch.autograd.grad(loss, ps, allow_unused=True)
-        if used is not None:
-            used[:] = [i for i, g in enumerate(grads) if g is not None]
-        return loss, [g for g in grads if g is not None]
-    return step
 
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -91,8 +152,11 @@ def _explain(exc):
     op = str(op) if op is not None else None
     first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     if isinstance(exc, ft.DataDependentOutputException) or (
-            op is not None and "get value out of a tracing tensor" in first):
+            op is not None and ("get value out of a tracing tensor" in first
+                                or "_local_scalar_dense" in op)):
         why = "its result depends on tensor values (Python control flow or .item() on a tensor?)"
+        if isinstance(exc, ft.DataDependentOutputException) or "_local_scalar_dense" in (op or ""):
+            why += "; BatchNorm(momentum=None) is one such case"
     elif isinstance(exc, ft.DynamicOutputShapeException):
         why = "its output shape depends on tensor values"
     else:
@@ -106,17 +170,67 @@ def _explain(exc):
     return msg + ": " + why
 
 
-def trace(model, x):
-    param_names = [n for n, _ in model.named_parameters()]
-    buffer_names = [n for n, _ in model.named_buffers()]
-    params = [p.detach() for p in model.parameters()]
-    buffers = [b.detach() for b in model.buffers()]
-    used = []
-    step = step_function(model, param_names, buffer_names, used)
+def _make_fx(f, *args):
     try:
-        gm = make_fx(step, tracing_mode="fake")(params, buffers, x)
+        return make_fx(f, tracing_mode="fake")(*args)
     except TraceError:
         raise
     except Exception as exc:  # anything the tracer or the model raised
         raise TraceError(_explain(exc)) from exc
-    return Traced(gm, param_names, buffer_names, list(used))
+
+
+def trace(model, args, kwargs=None, mode="tangents"):
+    """Traces a training step of model on the example call
+    model(*args, **kwargs); mode is 'tangents' or 'sum'."""
+    param_names = [n for n, _ in model.named_parameters()]
+    buffer_names = [n for n, _ in model.named_buffers()]
+    params = [p.detach() for p in model.parameters()]
+    buffers = [b.detach() for b in model.buffers()]
+    inputs = Inputs(args, kwargs)
+    wants_grad = [p.requires_grad for p in model.parameters()]
+    input_grad = [t.requires_grad and t.is_floating_point() for t in inputs.tensors]
+
+    def forward(ps, bs, xs):
+        ps = [p.requires_grad_(True) if w else p for p, w in zip(ps, wants_grad)]
+        xs = [x.requires_grad_(True) if w else x for x, w in zip(xs, input_grad)]
+        state = dict(zip(param_names, ps))
+        state.update(zip(buffer_names, bs))
+        a, k = inputs.rebuild(xs)
+        return ps, xs, functional_call(model, state, a, k)
+
+    seen = {}
+
+    def probe(ps, bs, xs):
+        _, _, out = forward(ps, bs, xs)
+        seen["out"] = Outputs(out)
+        return [t for t in pytree.tree_flatten(out)[0] if isinstance(t, torch.Tensor)]
+
+    wrt_index = [("param", i) for i, w in enumerate(wants_grad) if w] + \
+                [("input", i) for i, w in enumerate(input_grad) if w]
+
+    def step(ps, bs, xs, tangents):
+        ps, xs, out = forward(ps, bs, xs)
+        wrt = [ps[i] if kind == "param" else xs[i] for kind, i in wrt_index]
+        flat = [t for t in pytree.tree_flatten(out)[0] if isinstance(t, torch.Tensor)]
+        if mode == "sum":
+            loss = loss_of(out)
+            grads = torch.autograd.grad(loss, wrt, allow_unused=True)
+        else:
+            diff = [flat[i] for i in seen["out"].diff]
+            if not diff:
+                raise TraceError("no output of the model is differentiable")
+            grads = torch.autograd.grad(diff, wrt, grad_outputs=tangents, allow_unused=True)
+        used = [k for k, g in enumerate(grads) if g is not None]
+        seen["grad_of"] = [wrt_index[k] for k in used]
+        kept = [grads[k] for k in used]
+        return (loss, kept) if mode == "sum" else (flat, kept)
+
+    tangents = []
+    if mode == "tangents":
+        _make_fx(probe, params, buffers, inputs.tensors)
+        out = seen["out"]
+        tangents = [torch.zeros(out.metas[i][0], dtype=out.metas[i][1], device=out.metas[i][2])
+                    for i in out.diff]
+    gm = _make_fx(step, params, buffers, inputs.tensors, tangents)
+    return Traced(gm, mode, (param_names, buffer_names), inputs, seen.get("out"),
+                  seen["grad_of"]), params + buffers + inputs.tensors + tangents

@@ -1,0 +1,180 @@
+"""checkmate_torch.remat: a module that trains a model under a checkmate
+plan. Each training step runs the plan's forward steps in the module's
+forward and the rest in its backward (docs/torch.md, "Training with a
+plan")."""
+import torch
+
+from . import solve as solvemod
+from .execute import Executor, PlanError, fixed_values, resolve
+from .graph import Analysis
+from .trace import Inputs, trace
+
+
+class RematError(Exception):
+    pass
+
+
+class Compiled:
+    """One plan for one input signature: the traced step, its graph, the
+    plan's steps split where the backward starts, and the plan's figures."""
+
+    def __init__(self, model, args, kwargs, budget, strategy, time_limit, binary):
+        traced, tensors = trace(model, args, kwargs, "tangents")
+        self.traced = traced
+        a = Analysis(traced, tensors)
+        self.analysis = a
+        ca_peak = a.checkpoint_all_peak()
+        arg = solvemod.budget_arg(budget, a.fixed_memory, ca_peak)
+        doc = a.to_json("%s train step" % type(model).__name__,
+                        {"torch": {"torch_version": torch.__version__, "cost_unit": a.cost_unit,
+                                   "fixed_memory_parts": a.fixed_parts}})
+        plan = solvemod.solve(binary, doc, arg, strategy, time_limit)
+        steps = resolve(a, plan.get("steps") or [])
+        at = [k for k, (op, r) in enumerate(steps) if op == "compute" and r is a.tangents]
+        if len(at) != 1:
+            raise RematError("the plan computes the tangents %d times, not once" % len(at))
+        self.forward_steps, self.backward_steps = steps[:at[0]], steps[at[0]:]
+        floor = sum(a.cost.values())
+        self.info = {
+            "budget": plan.get("budget"), "peak": plan.get("peak_memory"),
+            "cost": plan.get("cost"), "checkpoint_all_cost": floor,
+            "overhead": plan.get("cost") / floor if floor else 1.0,
+            "strategy": plan.get("strategy"), "param": plan.get("param"),
+            "status": plan.get("status"), "fixed_memory": a.fixed_memory,
+            "fixed_memory_parts": dict(a.fixed_parts),
+            "checkpoint_all_peak": ca_peak, "nodes": len(a.real),
+            "computes": sum(1 for op, _ in steps if op == "compute"),
+            "steps": len(steps), "cost_unit": a.cost_unit,
+        }
+        # The generator state an ordinary step leaves is the one after the
+        # last random op's first compute, which the forward steps run.
+        self.n_params = len(traced.param_names)
+
+    def run(self, model, inputs):
+        params = list(model.parameters())
+        buffers = list(model.buffers())
+        if len(params) != self.n_params:
+            raise RematError("the model has %d parameters, the plan was made for %d"
+                             % (len(params), self.n_params))
+        flat = _Step.apply(self, model, len(params), *params, *buffers, *inputs.tensors)
+        return self.traced.out.rebuild(list(flat))
+
+
+class _Step(torch.autograd.Function):
+    """The plan's forward steps in forward, the rest in backward. The
+    resident values at the boundary stay with the autograd node (ctx), as
+    saved tensors would."""
+
+    @staticmethod
+    def forward(ctx, compiled, model, n_params, *tensors):
+        a = compiled.analysis
+        n_buffers = len(compiled.traced.buffer_names)
+        params = [t.detach() for t in tensors[:n_params]]
+        rest = [t.detach() for t in tensors[n_params:]]
+        ex = Executor(a, fixed_values(a, params + rest))
+        try:
+            ex.run(compiled.forward_steps)
+        except PlanError as e:
+            raise RematError("plan: %s" % e) from None
+        ex.run_effects()
+        outs = ex.outputs()
+        # Outputs must be new tensors for autograd: one that is an input
+        # or appears twice is returned as a copy.
+        seen = set(id(t) for t in tensors)
+        res = []
+        for o in outs:
+            if id(o) in seen:
+                o = o.clone()
+            seen.add(id(o))
+            res.append(o)
+        diff = set(compiled.traced.out.diff)
+        ctx.mark_non_differentiable(*[o for i, o in enumerate(res) if i not in diff])
+        ctx.executor = ex
+        ctx.compiled = compiled
+        ctx.n_inputs = len(tensors) - n_params - n_buffers
+        ctx.n_params, ctx.n_buffers = n_params, n_buffers
+        return tuple(res)
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        ex = getattr(ctx, "executor", None)
+        if ex is None:
+            raise RematError("backward through a checkmate step runs once per forward "
+                             "(retain_graph is not supported)")
+        ctx.executor = None
+        c = ctx.compiled
+        metas = c.traced.out.metas
+        tangents = []
+        for i in c.traced.out.diff:
+            g = grad_outputs[i]
+            shape, dtype, device = metas[i]
+            if g is None:
+                g = torch.zeros(shape, dtype=dtype, device=device)
+            tangents.append(g.contiguous())
+        ex.tangent_values = tangents
+        try:
+            ex.run(c.backward_steps, len(c.forward_steps))
+            grads = ex.finish()
+        except PlanError as e:
+            raise RematError("plan: %s" % e) from None
+        out = [None] * (ctx.n_params + ctx.n_buffers + ctx.n_inputs)
+        for (kind, i), g in zip(c.traced.grad_of, grads):
+            out[i if kind == "param" else ctx.n_params + ctx.n_buffers + i] = g
+        return (None, None, None) + tuple(out)
+
+
+class Remat(torch.nn.Module):
+    """See remat()."""
+
+    def __init__(self, model, example_args, example_kwargs, budget, strategy,
+                 time_limit, binary):
+        super().__init__()
+        self.model = model
+        self._settings = (budget, strategy, time_limit, binary)
+        self._plans = {}
+        self._last = self._compile(tuple(example_args), dict(example_kwargs or {}))
+
+    def _compile(self, args, kwargs):
+        key = Inputs(args, kwargs).key()
+        c = self._plans.get(key)
+        if c is None:
+            budget, strategy, time_limit, binary = self._settings
+            was = self.model.training
+            self.model.train()
+            try:
+                c = Compiled(self.model, args, kwargs, budget, strategy, time_limit, binary)
+            finally:
+                self.model.train(was)
+            self._plans[key] = c
+        return c
+
+    @property
+    def plan_info(self):
+        """The figures of the plan used last (or made for the example)."""
+        return dict(self._last.info)
+
+    def forward(self, *args, **kwargs):
+        if not (self.training and torch.is_grad_enabled()):
+            return self.model(*args, **kwargs)
+        inputs = Inputs(args, kwargs)
+        c = self._plans.get(inputs.key()) or self._compile(args, kwargs)
+        self._last = c
+        return c.run(self.model, inputs)
+
+
+def remat(model, example_args, example_kwargs=None, *, budget, strategy="auto",
+          time_limit=60.0):
+    """A module sharing model's parameters and buffers that, in training
+    mode with gradients enabled, runs each forward and backward under a
+    checkmate plan for budget: bytes, a string as the CLI takes it ("8G",
+    "80%"), or a function of (fixed_memory, checkpoint_all_peak) giving
+    bytes. The plan is solved by the `checkmate` binary (found on PATH,
+    beside the package, or as $CHECKMATE) with strategy and time_limit
+    seconds; a call whose inputs differ in shape, dtype or constants from
+    the example gets a plan of its own, solved on first use. In eval mode
+    or without gradients it runs model itself."""
+    from .binary import find_checkmate
+    if not isinstance(example_args, (tuple, list)):
+        example_args = (example_args,)
+    return Remat(model, example_args, example_kwargs, budget, strategy, time_limit,
+                 find_checkmate())

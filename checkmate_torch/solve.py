@@ -1,0 +1,47 @@
+"""Solving a graph with the `checkmate` binary: the graph written to a
+temporary file, `checkmate solve` run on it, its plan read back."""
+import json
+import os
+import subprocess
+import tempfile
+
+
+class SolveError(Exception):
+    pass
+
+
+EXIT_WHY = {1: "bad input", 2: "bad command line", 3: "no plan fits the budget (proven)",
+            4: "no plan found within the time limit"}
+
+
+def budget_arg(budget, fixed_memory, checkpoint_all_peak):
+    """The --budget argument: bytes, a string as the CLI takes it ("8G",
+    "80%"), or a function of (fixed_memory, checkpoint_all_peak) giving
+    bytes."""
+    if callable(budget):
+        budget = budget(fixed_memory, checkpoint_all_peak)
+    if isinstance(budget, bool) or not isinstance(budget, (int, float, str)):
+        raise SolveError("budget must be bytes, a string such as '8G' or '80%%', or a "
+                         "function of (fixed_memory, checkpoint_all_peak); got %r" % (budget,))
+    if isinstance(budget, float):
+        budget = int(budget)
+    return str(budget)
+
+
+def solve(binary, doc, budget, strategy, time_limit):
+    """The plan (a dict) `checkmate solve` writes for graph doc."""
+    with tempfile.TemporaryDirectory(prefix="checkmate-") as d:
+        graph = os.path.join(d, "graph.json")
+        plan = os.path.join(d, "plan.json")
+        with open(graph, "w") as f:
+            json.dump(doc, f)
+        cmd = [binary, "solve", graph, "--budget", budget, "--strategy", strategy,
+               "--time-limit", str(time_limit), "--plan", plan]
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        if p.returncode != 0 or not os.path.exists(plan):
+            err = (p.stderr.strip().splitlines() or [EXIT_WHY.get(p.returncode, "")])[-1]
+            err = err.replace(graph, doc.get("name", "graph"))
+            raise SolveError("checkmate solve --budget %s --strategy %s: %s (exit %d)"
+                             % (budget, strategy, err, p.returncode))
+        with open(plan) as f:
+            return json.load(f)
