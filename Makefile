@@ -1,9 +1,10 @@
 # checkmate: `make deps`, `make` (all), `make test`, `make demo`, `make bench`,
-# `make install`, `make uninstall`, `make fuzz`, `make clean`. Quiet build
-# lines unless V=1; -Werror when CI=true.
+# `make install`, `make uninstall`, `make fuzz`, `make torch2`, `make clean`.
+# Quiet build lines unless V=1; -Werror when CI=true.
 
 PKGS     = libglpk-dev coinor-libcbc-dev coinor-libclp-dev libjansson-dev pkg-config \
-           gnuplot-nox python3-torch python3-torchvision man-db zsh
+           gnuplot-nox python3-torch python3-torchvision man-db zsh \
+           python3-pip python3-setuptools python3-venv
 # What `make fuzz` needs besides: Debian's clang 14 and its libFuzzer runtime.
 FUZZ_PKGS = clang-14 libclang-rt-14-dev
 FUZZ_CC  ?= clang-14
@@ -48,7 +49,9 @@ BIN      = $(BUILD)/checkmate
 MAN      = $(BUILD)/checkmate.1
 
 # make install PREFIX=~/.local (DESTDIR for staging): the binary, its
-# manual page and its bash and zsh completions.
+# manual page, its bash and zsh completions, and the Python package
+# checkmate_torch for Debian's python3 (PYSITE, share/pysite.py) with its
+# command checkmate-torch.
 PREFIX  ?= /usr/local
 # A shell that left the ~ of PREFIX=~/.local alone (zsh does) gets it here.
 override PREFIX := $(patsubst ~/%,$(HOME)/%,$(patsubst ~,$(HOME),$(PREFIX)))
@@ -56,8 +59,12 @@ BINDIR   = $(DESTDIR)$(PREFIX)/bin
 MAN1DIR  = $(DESTDIR)$(PREFIX)/share/man/man1
 BASHDIR  = $(DESTDIR)$(PREFIX)/share/bash-completion/completions
 ZSHDIR   = $(DESTDIR)$(PREFIX)/share/zsh/site-functions
+PYTHON   = /usr/bin/python3
+PYSITE   = $(shell $(PYTHON) share/pysite.py "$(PREFIX)")
+PYPKG    = $(DESTDIR)$(PYSITE)/checkmate_torch
 
-.PHONY: all deps fuzz-deps test tests check demo bench fuzz fuzzers clean install uninstall
+.PHONY: all deps fuzz-deps test tests check demo bench fuzz fuzzers clean install uninstall \
+        torch2
 .SECONDARY:
 all: $(BIN) checkmate $(MAN)
 
@@ -74,16 +81,23 @@ $(MAN): $(BIN) share/man.sh cli/cli.h
 	@echo "  MAN     $@"
 	$(Q)share/man.sh $(BIN) cli/cli.h >$@.tmp && mv -f $@.tmp $@
 
+# checkmate-torch finds the package whether or not PYSITE is on the path.
 install: $(BIN) $(MAN)
-	install -d "$(BINDIR)" "$(MAN1DIR)" "$(BASHDIR)" "$(ZSHDIR)"
+	install -d "$(BINDIR)" "$(MAN1DIR)" "$(BASHDIR)" "$(ZSHDIR)" "$(PYPKG)/examples"
 	install -m 755 $(BIN) "$(BINDIR)/checkmate"
 	install -m 644 $(MAN) "$(MAN1DIR)/checkmate.1"
 	install -m 644 share/checkmate.bash "$(BASHDIR)/checkmate"
 	install -m 644 share/_checkmate "$(ZSHDIR)/_checkmate"
+	install -m 644 checkmate_torch/*.py "$(PYPKG)"
+	install -m 644 checkmate_torch/examples/*.py "$(PYPKG)/examples"
+	printf '#!%s\nimport sys\nsys.path.insert(0, "%s")\nfrom checkmate_torch.__main__ import main\nsys.exit(main())\n' \
+	  "$(PYTHON)" "$(PYSITE)" >"$(BINDIR)/checkmate-torch"
+	chmod 755 "$(BINDIR)/checkmate-torch"
 
 uninstall:
 	rm -f "$(BINDIR)/checkmate" "$(MAN1DIR)/checkmate.1" "$(BASHDIR)/checkmate" \
-	      "$(ZSHDIR)/_checkmate"
+	      "$(ZSHDIR)/_checkmate" "$(BINDIR)/checkmate-torch"
+	rm -rf "$(PYPKG)"
 
 $(BUILD)/libcheckmate.a: $(LIB_OBJ)
 	@echo "  AR      $@"
@@ -156,6 +170,25 @@ demo: deps
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all $(BUILD)/bench/reductions $(BUILD)/bench/lp
 	$(Q)bench/run.sh
+
+# The second torch line the tests run checkmate_torch under when it is there
+# (tests/run.sh): torch 2.13, the CPU wheel, in a venv of the PATH's python3
+# that does not see Debian's torch 1.13. Pinned: an unpinned torch is a
+# several-GB CUDA build. Does nothing when the venv already imports torch.
+TORCH2_VENV = build/venv-torch2
+TORCH2_PIN  = torch==2.13.0
+torch2: deps
+	$(Q)v=$$($(TORCH2_VENV)/bin/python -c 'import torch; print(torch.__version__)' \
+	  2>/dev/null); \
+	if [ -n "$$v" ]; then \
+	  echo "$(TORCH2_VENV): torch $$v already there"; \
+	else \
+	  echo "$(TORCH2_VENV): installing $(TORCH2_PIN)"; \
+	  rm -rf $(TORCH2_VENV) && python3 -m venv $(TORCH2_VENV) && \
+	  $(TORCH2_VENV)/bin/python -m pip install -q $(TORCH2_PIN) numpy && \
+	  $(TORCH2_VENV)/bin/python -c 'import torch' || \
+	  { rm -rf $(TORCH2_VENV); exit 1; }; \
+	fi
 
 clean:
 	rm -rf build checkmate

@@ -2,7 +2,9 @@
 # make install / make uninstall of build $1 (default build) into temporary
 # prefixes: the installed binary runs, its manual page renders and covers
 # every command, option and strategy, the bash and zsh completions
-# complete from the installed binary, and uninstall removes every file.
+# complete from the installed binary, the Python package imports from
+# outside the checkout and finds the binary (and installs with pip in a
+# venv, pyproject.toml), and uninstall removes every file.
 # TAP, ending "N passed, M failed".
 set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
@@ -31,6 +33,53 @@ ok $? "make install PREFIX=... ($(tail -n 1 "$TMP/log"))"
 ok $? "the binary, the manual page and both completions are installed"
 "$CM" --help >"$TMP/out" 2>&1 && grep -q '^usage: checkmate COMMAND' "$TMP/out"
 ok $? "the installed checkmate --help runs"
+
+# --- the Python package: for Debian's python3 under PREFIX, and in a venv
+PYV=$(/usr/bin/python3 -c 'import sys; print("python%d.%d" % sys.version_info[:2])')
+SITE=$P/lib/$PYV/site-packages
+[ -f "$SITE/checkmate_torch/__init__.py" ] && [ -f "$SITE/checkmate_torch/binary.py" ] &&
+	[ -f "$SITE/checkmate_torch/examples/residual.py" ] && [ -x "$P/bin/checkmate-torch" ]
+ok $? "checkmate_torch, its examples and checkmate-torch are installed in PREFIX/lib/$PYV/site-packages"
+mkdir -p "$TMP/nobin"
+pyout() { # ENV... : what the installed package says, run in $TMP as /usr/bin/python3
+	(cd "$TMP" && env -u CHECKMATE "$@" /usr/bin/python3 -c '
+import checkmate_torch
+from checkmate_torch.binary import find_checkmate, BinaryError
+print(checkmate_torch.__file__)
+try:
+    print(find_checkmate())
+except BinaryError as e:
+    print("BinaryError: %s" % e)' 2>&1)
+}
+out=$(pyout PYTHONPATH="$SITE" PATH="$P/bin:$PATH")
+[ "$out" = "$SITE/checkmate_torch/__init__.py
+$P/bin/checkmate" ]
+ok $? "PYTHONPATH=SITE: the installed package imports outside the checkout, find_checkmate() finds the installed binary: $(echo $out)"
+out=$(pyout PYTHONPATH="$SITE" PATH="$TMP/nobin" CHECKMATE="$CM")
+[ "$(echo "$out" | tail -n 1)" = "$CM" ]
+ok $? "find_checkmate() takes \$CHECKMATE: $(echo "$out" | tail -n 1)"
+out=$(pyout PYTHONPATH="$SITE" PATH="$TMP/nobin" CHECKMATE="$PAGE" | tail -n 1)
+out2=$(pyout PYTHONPATH="$SITE" PATH="$TMP/nobin" | tail -n 1)
+[[ "$out" == "BinaryError: \$CHECKMATE is $PAGE: not an executable file" ]] &&
+	[[ "$out2" == "BinaryError: no checkmate binary: set \$CHECKMATE"* ]]
+ok $? "find_checkmate(): a one-line BinaryError for a bad \$CHECKMATE or no binary: $out2"
+out=$(pyout PYTHONPATH="$TOP" PATH="$TMP/nobin" | tail -n 1)
+[ "$out" = "$TOP/checkmate" ] || [ "$out" = "$TOP/build/checkmate" ]
+ok $? "from a checkout, find_checkmate() falls back to the checkout's binary: $out"
+(cd "$TMP" && "$P/bin/checkmate-torch" --help 2>&1) | grep -q '^usage: checkmate_torch'
+ok $? "the installed checkmate-torch --help runs outside the checkout, PYTHONPATH unset"
+mkdir "$TMP/src" && tar -C "$TOP" --exclude=./build --exclude=./.git --exclude=__pycache__ \
+	--exclude='*.egg-info' -cf - . | tar -C "$TMP/src" -xf - &&
+	/usr/bin/python3 -m venv --system-site-packages "$TMP/venv" >"$TMP/log" 2>&1 &&
+	(cd "$TMP/src" && "$TMP/venv/bin/pip" install -q --disable-pip-version-check \
+		--no-build-isolation . >>"$TMP/log" 2>&1)
+st=$? out=$(tail -n 1 "$TMP/log")
+ok $st "venv --system-site-packages, pip install --no-build-isolation .${out:+ ($out)}"
+out=$(cd "$TMP" && "$TMP/venv/bin/python" -c 'import checkmate_torch, torch; print(checkmate_torch.__file__)' 2>&1)
+[[ "$out" == "$TMP/venv/lib/"*"/checkmate_torch/__init__.py" ]] &&
+	[ -f "$(dirname "$out")/examples/residual.py" ] &&
+	(cd "$TMP" && "$TMP/venv/bin/checkmate-torch" --help 2>&1) | grep -q '^usage: checkmate_torch'
+ok $? "the venv's checkmate_torch (with its examples) and torch import outside the checkout, checkmate-torch runs: $out"
 
 # --- the manual page
 MANWIDTH=100 man -l "$PAGE" >"$TMP/man" 2>"$TMP/manerr"
@@ -113,6 +162,8 @@ mk uninstall PREFIX="$P" >"$TMP/log" 2>&1 && [ -z "$(find "$P" ! -type d)" ]
 ok $? "make uninstall leaves no file of ours under PREFIX: $(find "$P" ! -type d | head -n 3)"
 mk install DESTDIR="$TMP/stage" PREFIX=/opt/cm >"$TMP/log" 2>&1 &&
 	[ -x "$TMP/stage/opt/cm/bin/checkmate" ] && [ -f "$TMP/stage/opt/cm/share/man/man1/checkmate.1" ] &&
+	[ -f "$TMP/stage/opt/cm/lib/$PYV/site-packages/checkmate_torch/__init__.py" ] &&
+	grep -q "^sys.path.insert(0, \"/opt/cm/lib/$PYV/site-packages\")\$" "$TMP/stage/opt/cm/bin/checkmate-torch" &&
 	mk uninstall DESTDIR="$TMP/stage" PREFIX=/opt/cm >>"$TMP/log" 2>&1 &&
 	[ -z "$(find "$TMP/stage" ! -type d)" ]
 ok $? "DESTDIR=... PREFIX=/opt/cm installs under DESTDIR and uninstalls from there"

@@ -15,41 +15,51 @@ cd "$(dirname "$0")/.." || exit 1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
+# Runs one test program (the command line given), shows its TAP and adds
+# its summary to the pass, fail and broken of the suite() that calls it
+# (whose quick it passes on).
+one() {
+	local out status summary start=$SECONDS
+	out=$(CHECKMATE_QUICK=$quick "$@" 2>&1)
+	status=$?
+	echo "# $* ($((SECONDS - start)) s)"
+	printf '%s\n' "$out"
+	summary=$(printf '%s\n' "$out" | tail -n 1)
+	if [[ "$summary" =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
+		pass=$((pass + BASH_REMATCH[1]))
+		fail=$((fail + BASH_REMATCH[2]))
+		[ "$status" -eq 0 ] || [ "${BASH_REMATCH[2]}" -gt 0 ] || broken=$((broken + 1))
+	else
+		echo "# $* died (exit $status) without a summary"
+		broken=$((broken + 1))
+		fail=$((fail + 1))
+	fi
+}
+
 # Runs the suite of build $1 (quick when $2 is 1); writes its TAP and, last,
-# a line "pass fail broken".
+# a line "pass fail broken". The PyTorch programs (tests/torch/run.py and
+# t_*.py) run under Debian's python3 (torch 1.13) and again under
+# build/venv-torch2 (torch 2.13) when `make torch2` has made it.
 suite() {
-	local build=$1 quick=$2 pass=0 fail=0 broken=0 t out status summary start
-	local -a cmd
+	local build=$1 quick=$2 pass=0 fail=0 broken=0 t py
 	for t in "$build"/tests/t_* tests/cli.sh tests/interrupt.sh tests/install.sh \
-		 tests/fuzz_replay.sh tests/deep.sh tests/torch/run.py; do
+		 tests/fuzz_replay.sh tests/deep.sh; do
 		case "$t" in
-		*.o|*.d) continue ;;
-		tests/cli.sh|tests/interrupt.sh|tests/deep.sh) cmd=("$t" "$build/checkmate") ;;
-		tests/fuzz_replay.sh) cmd=("$t" "$build") ;;
-		tests/install.sh)
-			[ "$quick" = 0 ] || continue
-			cmd=("$t" "$build") ;;
-		tests/torch/run.py)
-			[ "$quick" = 0 ] || continue
-			cmd=(/usr/bin/python3 "$t" "$build/checkmate") ;;
-		*) cmd=("$t") ;;
+		*.o|*.d) ;;
+		tests/cli.sh|tests/interrupt.sh|tests/deep.sh) one "$t" "$build/checkmate" ;;
+		tests/fuzz_replay.sh) one "$t" "$build" ;;
+		tests/install.sh) [ "$quick" = 1 ] || one "$t" "$build" ;;
+		*) one "$t" ;;
 		esac
-		start=$SECONDS
-		out=$(CHECKMATE_QUICK=$quick "${cmd[@]}" 2>&1)
-		status=$?
-		echo "# ${cmd[*]} ($((SECONDS - start)) s)"
-		printf '%s\n' "$out"
-		summary=$(printf '%s\n' "$out" | tail -n 1)
-		if [[ "$summary" =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
-			pass=$((pass + BASH_REMATCH[1]))
-			fail=$((fail + BASH_REMATCH[2]))
-			[ "$status" -eq 0 ] || [ "${BASH_REMATCH[2]}" -gt 0 ] || broken=$((broken + 1))
-		else
-			echo "# ${cmd[*]} died (exit $status) without a summary"
-			broken=$((broken + 1))
-			fail=$((fail + 1))
-		fi
 	done
+	if [ "$quick" = 0 ]; then
+		for py in /usr/bin/python3 build/venv-torch2/bin/python; do
+			[ "$py" = /usr/bin/python3 ] || [ -x "$py" ] || continue
+			for t in tests/torch/run.py tests/torch/t_*.py; do
+				[ -f "$t" ] && one "$py" "$t" "$build/checkmate"
+			done
+		done
+	fi
 	echo "$pass $fail $broken"
 }
 
