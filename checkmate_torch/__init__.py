@@ -6,7 +6,7 @@ choices."""
 
 
 def remat(model, example_args, example_kwargs=None, **settings):
-    """See checkmate_torch.remat.remat (imported on first use, so that
+    """See checkmate_torch.train.remat (imported on first use, so that
     importing the package does not import torch)."""
-    from .remat import remat as _remat
+    from .train import remat as _remat
     return _remat(model, example_args, example_kwargs, **settings)

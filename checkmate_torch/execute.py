@@ -71,6 +71,8 @@ class Executor:
         self.computed = set()
         self.rng_before = {}
         self.tangent_values = None
+        self.on_grad = None  # on_grad(i, tensor) -> True when it took gradient i
+        self.read = {d for r in analysis.real for d in analysis.deps[r]}
         self.computes = 0
         self.measure = measure
         self.peak = 0
@@ -173,14 +175,32 @@ class Executor:
     def _collect_grads(self):
         for i, g in enumerate(self.a.grads):
             if i not in self.grads and all(d in self.env for d in self.a.needs[g]):
-                self.grads[i] = self.value_of(g)
+                v = self.value_of(g)
+                if self.on_grad is not None and self.on_grad(i, v):
+                    self._release(g, v)
+                    v = None
+                self.grads[i] = v
+
+    def _release(self, g, v):
+        """Drops the executor's references to gradient v once on_grad took
+        it: the tuple element it is, or the whole value of a node nothing
+        reads (a linear layer's weight gradient), so that it does not stay
+        alive while the plan keeps that node."""
+        o = self.a.owner(g)
+        for c in (o, getattr(o, "base", None)):
+            val = self.env.get(c)
+            if isinstance(val, (tuple, list)):
+                self.env[c] = tuple(None if t is v else t for t in val)
+            elif isinstance(val, torch.Tensor) and c not in self.read:
+                if val is v or v._base is val:
+                    self.env[c] = None
 
     def outputs(self):
         return [self.value_of(o) for o in self.a.outputs]
 
     def live_bytes(self):
         seen = {}
-        tensors = list(self.fixed.values()) + list(self.grads.values())
+        tensors = list(self.fixed.values()) + [g for g in self.grads.values() if g is not None]
         for v in self.env.values():
             tensors += tensors_of(v)
         for t in tensors:

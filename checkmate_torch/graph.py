@@ -466,6 +466,8 @@ class Analysis:
             "inputs": by_role.get("input", 0),
             "constants": const,
             "gradients": self.grad_bytes,
+            # the generator state kept for each random node's recomputes
+            "rng_states": sum(_rng_state_bytes(self.fake[r]) for r in self.randoms),
         }
         self.fixed_memory = sum(self.fixed_parts.values())
 
@@ -541,6 +543,15 @@ class Analysis:
         out.update(extra)
         out["nodes"] = nodes
         return out
+
+
+def _rng_state_bytes(value):
+    """Bytes of the generator state of value's device (CPU: mt19937's)."""
+    ts = tensors_of(value)
+    dev = ts[0].device if ts else torch.device("cpu")
+    if dev.type == "cuda":
+        return torch.cuda.get_rng_state(dev).numel()
+    return torch.get_rng_state().numel()
 
 
 def _fake_call(node, value_of):

@@ -52,20 +52,48 @@ def _event_time(e):
     return t() if t is not None else e.start_us() * 1000
 
 
+def _event_end(e):
+    end = getattr(e, "end_ns", None)
+    return end() if end is not None else (e.start_us() + e.duration_us()) * 1000
+
+
+def _top_level_op_ends(events):
+    """End times of the ATen ops no other ATen op on the same thread
+    encloses: the moments between two ops."""
+    ops = sorted((e.start_thread_id(), _event_time(e), _event_end(e))
+                 for e in events if e.name().startswith("aten::"))
+    ends = []
+    thread, until = None, -1
+    for th, start, end in ops:
+        if th != thread:
+            thread, until = th, -1
+        if start >= until:
+            ends.append(end)
+            until = end
+    return sorted(ends)
+
+
 def _cpu_step(step_fn):
     cpu = (_DeviceType.CPU, _DeviceType.MKLDNN, _DeviceType.IDEEP)
     with torch.autograd.profiler.profile(profile_memory=True) as prof:
         step_fn()
+    raw = list(prof.kineto_results.events())
     events = [(_event_time(e), i, e.nbytes())
-              for i, e in enumerate(prof.kineto_results.events())
+              for i, e in enumerate(raw)
               if e.name() == "[memory]" and e.device_type() in cpu]
     events.sort()
-    live = peak = allocated = 0
-    for _, _, nbytes in events:
+    live = peak = allocated = between = 0
+    ends = iter(_top_level_op_ends(raw))
+    t_end = next(ends, None)
+    for t, _, nbytes in events:
+        while t_end is not None and t > t_end:
+            between = max(between, live)
+            t_end = next(ends, None)
         live += nbytes
         peak = max(peak, live)
         allocated += max(nbytes, 0)
-    return dict(peak=peak, net=live, baseline=None, allocated=allocated,
+    between = max(between, live)
+    return dict(peak=peak, between_ops=between, net=live, baseline=None, allocated=allocated,
                 events=len(events), device="cpu")
 
 
@@ -75,7 +103,8 @@ def _cuda_step(step_fn, device):
     torch.cuda.reset_peak_memory_stats(device)
     step_fn()
     torch.cuda.synchronize(device)
-    return dict(peak=torch.cuda.max_memory_allocated(device) - baseline,
+    peak = torch.cuda.max_memory_allocated(device) - baseline
+    return dict(peak=peak, between_ops=None,
                 net=torch.cuda.memory_allocated(device) - baseline,
                 baseline=baseline, allocated=None, events=None,
                 device=str(torch.device(device)))
@@ -90,6 +119,11 @@ def step_peak(step_fn, device=None):
     Returns a dict, all sizes in bytes:
       peak      largest (allocated - freed) reached during step_fn, counted
                 from step_fn's start (an increase; 0 if nothing was allocated)
+      between_ops  the largest (allocated - freed) at the end of an ATen op
+                that no other ATen op encloses (CPU only, else None): the
+                peak without what an op allocates and frees while it runs
+                (workspaces, scratchpads), the moments checkmate's memory
+                model looks at
       net       (allocated - freed) when step_fn returned: what it left live
       baseline  bytes live when step_fn started: the CUDA allocator's count
                 on CUDA; None on CPU, where the profiler cannot see blocks

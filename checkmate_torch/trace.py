@@ -151,12 +151,11 @@ def _explain(exc):
     op = _failing_op(exc)
     op = str(op) if op is not None else None
     first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    if isinstance(exc, ft.DataDependentOutputException) or (
+    if isinstance(exc, ft.DataDependentOutputException) or "data-dependent" in first or (
             op is not None and ("get value out of a tracing tensor" in first
                                 or "_local_scalar_dense" in op)):
         why = "its result depends on tensor values (Python control flow or .item() on a tensor?)"
-        if isinstance(exc, ft.DataDependentOutputException) or "_local_scalar_dense" in (op or ""):
-            why += "; BatchNorm(momentum=None) is one such case"
+        why += "; BatchNorm(momentum=None) is one such case"
     elif isinstance(exc, ft.DynamicOutputShapeException):
         why = "its output shape depends on tensor values"
     else:

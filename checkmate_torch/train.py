@@ -91,6 +91,7 @@ class _Step(torch.autograd.Function):
         ctx.mark_non_differentiable(*[o for i, o in enumerate(res) if i not in diff])
         ctx.executor = ex
         ctx.compiled = compiled
+        ctx.params = tensors[:n_params]
         ctx.n_inputs = len(tensors) - n_params - n_buffers
         ctx.n_params, ctx.n_buffers = n_params, n_buffers
         return tuple(res)
@@ -112,6 +113,7 @@ class _Step(torch.autograd.Function):
                 g = torch.zeros(shape, dtype=dtype, device=device)
             tangents.append(g.contiguous())
         ex.tangent_values = tangents
+        ex.on_grad = _accumulate_into(ctx.params, c.traced.grad_of)
         try:
             ex.run(c.backward_steps, len(c.forward_steps))
             grads = ex.finish()
@@ -121,6 +123,27 @@ class _Step(torch.autograd.Function):
         for (kind, i), g in zip(c.traced.grad_of, grads):
             out[i if kind == "param" else ctx.n_params + ctx.n_buffers + i] = g
         return (None, None, None) + tuple(out)
+
+
+def _accumulate_into(params, grad_of):
+    """on_grad for the executor: a parameter gradient is added into the
+    parameter's existing .grad as soon as it is produced, as autograd's
+    AccumulateGrad would add it (in place), so that the step does not hold
+    every new gradient until the backward ends. Gradients of parameters
+    whose .grad is None or that have hooks go back through autograd."""
+    def take(i, g):
+        kind, k = grad_of[i]
+        if kind != "param":
+            return False
+        p = params[k]
+        old = p.grad
+        if old is None or p._backward_hooks or getattr(p, "_post_accumulate_grad_hooks", None) \
+                or old.shape != g.shape or old.dtype != g.dtype \
+                or old.is_sparse or g.is_sparse:
+            return False
+        old.add_(g)
+        return True
+    return take
 
 
 class Remat(torch.nn.Module):

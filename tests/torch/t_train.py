@@ -1,0 +1,234 @@
+#!/usr/bin/python3
+"""Training under a plan equals ordinary training (checkmate_torch.remat).
+
+Usage: PYTHON tests/torch/t_train.py [CHECKMATE_BINARY]   (from anywhere)
+For each model, 10 steps of SGD with momentum and 10 of Adam, the loss
+written outside the module, at a budget of fixed memory + 45% of the
+activation memory (50% where 45% has no plan): every step's loss, the final
+parameters and buffers, and the generator state must equal those of an
+ordinary training loop from the same seed, bit for bit (the plan runs the
+same ATen ops on one thread). One step of each is measured: the module's
+peak live bytes must be below the ordinary step's and at most the plan's
+peak plus the allowance explained in docs/torch.md. Prints TAP and ends
+with "N passed, M failed"; models that need torchvision are skipped (with
+a line saying so) where it does not import."""
+import copy
+import os
+import sys
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+passed = failed = 0
+n_test = 0
+
+
+def ok(cond, what, detail=None):
+    global passed, failed, n_test
+    n_test += 1
+    if cond:
+        passed += 1
+        print("ok %d - %s" % (n_test, what))
+    else:
+        failed += 1
+        print("not ok %d - %s" % (n_test, what))
+        if detail:
+            for line in str(detail).strip().splitlines()[-6:]:
+                print("#   " + line)
+    sys.stdout.flush()
+    return cond
+
+
+def finish():
+    print("%d passed, %d failed" % (passed, failed))
+    sys.exit(1 if failed else 0)
+
+
+def models():
+    """(name, builder, make_batch(batch, gen) -> (args, kwargs, target), loss(out, target))."""
+    import torch
+    from torch.nn import functional as F
+    from checkmate_torch.examples import gpt, inplace, transformer
+
+    def images(shape, classes):
+        def make(batch, gen):
+            return ((torch.randn([batch] + shape, generator=gen),), {},
+                    torch.randint(0, classes, (batch,), generator=gen))
+        return make
+
+    def tokens(batch, gen):
+        ids = torch.randint(0, 256, (batch, 16), generator=gen)
+        mask = torch.ones(batch, 16, dtype=torch.bool)
+        mask[0, 12:] = False  # right padding in the first sequence
+        return (ids,), {"attention_mask": mask}, torch.roll(ids, -1, 1)
+
+    def seq(batch, gen):
+        return (torch.randn(batch, 16, 64, generator=gen),), {}, None
+
+    out = []
+    try:
+        import torchvision
+        out.append(("resnet18", lambda: torchvision.models.resnet18(weights=None),
+                    images([3, 32, 32], 1000), lambda o, y: F.cross_entropy(o, y)))
+    except ImportError:
+        print("# resnet18 skipped: torchvision does not import with torch %s" % torch.__version__)
+    out += [
+        ("encoder with dropout", transformer.encoder_dropout, seq,
+         lambda o, y: o.pow(2).mean()),
+        ("gpt (ids, mask, cross-entropy)", gpt.gpt, tokens,
+         lambda o, y: F.cross_entropy(o.reshape(-1, o.shape[-1]), y.reshape(-1))),
+        ("in-place ops, dict output", inplace.model, images([3, 32, 32], 10),
+         lambda o, y: F.cross_entropy(o["logits"], y) + o["features"].mean()),
+    ]
+    return out
+
+
+def optimizers():
+    import torch
+    return [("SGD momentum", lambda ps: torch.optim.SGD(ps, lr=0.05, momentum=0.9)),
+            ("Adam", lambda ps: torch.optim.Adam(ps, lr=1e-3))]
+
+
+def train(module, params, make_opt, batches, loss_fn):
+    """Ten steps from seed 123: (losses, generator state after)."""
+    import torch
+    opt = make_opt(params)
+    torch.manual_seed(123)
+    losses = []
+    for args, kwargs, y in batches:
+        opt.zero_grad()
+        loss = loss_fn(module(*args, **kwargs), y)
+        loss.backward()
+        opt.step()
+        losses.append(loss.detach().clone())
+    return losses, torch.get_rng_state()
+
+
+def same_state(a, b):
+    """(every parameter and buffer equal, name of the first that is not)."""
+    for (n, x), (_, y) in zip(list(a.named_parameters()) + list(a.named_buffers()),
+                              list(b.named_parameters()) + list(b.named_buffers())):
+        if not torch_equal(x, y):
+            return False, n
+    return True, None
+
+
+def torch_equal(x, y):
+    import torch
+    return x.shape == y.shape and torch.equal(x, y)
+
+
+def budget_for(frac):
+    return lambda fixed, peak: fixed + int((peak - fixed) * frac)
+
+
+def equivalence(name, build, make_batch, loss_fn):
+    import torch
+    from checkmate_torch import remat
+    from checkmate_torch.solve import SolveError
+    gen = torch.Generator().manual_seed(7)
+    batches = [make_batch(3, gen) for _ in range(9)] + [make_batch(2, gen)]
+    torch.manual_seed(0)
+    base = build()
+    base.train()
+    example = batches[0]
+    m = None
+    for frac in (0.45, 0.5):
+        try:
+            m = remat(copy.deepcopy(base), example[0], example[1], budget=budget_for(frac),
+                      time_limit=10)
+            break
+        except SolveError as e:
+            why = e
+    if not ok(m is not None, "%s: a plan at fixed memory + 45-50%% of the activations" % name,
+              None if m is not None else why):
+        return None
+    info = m.plan_info
+    ok(info["peak"] <= info["budget"] and info["cost"] >= info["checkpoint_all_cost"]
+       and info["fixed_memory"] < info["budget"] < info["checkpoint_all_peak"],
+       "%s: plan_info: peak %d <= budget %d < checkpoint-all peak %d, overhead %.4f"
+       % (name, info["peak"], info["budget"], info["checkpoint_all_peak"], info["overhead"]),
+       info)
+    for oname, make_opt in optimizers():
+        plain = copy.deepcopy(base)
+        planned = remat(copy.deepcopy(base), example[0], example[1],
+                        budget=info["budget"], time_limit=10)
+        want, rng_want = train(plain, list(plain.parameters()), make_opt, batches, loss_fn)
+        got, rng_got = train(planned, list(planned.model.parameters()), make_opt, batches,
+                             loss_fn)
+        ok(all(torch.equal(a, b) for a, b in zip(got, want)),
+           "%s, %s: 10 losses equal an ordinary loop's (last batch of 2 on a plan of its "
+           "own), bitwise" % (name, oname),
+           "got %s\nwant %s" % ([x.item() for x in got], [x.item() for x in want]))
+        same, which = same_state(planned.model, plain)
+        ok(same, "%s, %s: parameters and buffers after 10 steps equal, bitwise" % (name, oname),
+           which)
+        ok(torch.equal(rng_got, rng_want), "%s, %s: generator state after 10 steps equal"
+           % (name, oname))
+    ok(len(planned._plans) == 2, "%s: two plans cached (batch 3 and the last batch of 2)" % name)
+    planned.eval()
+    with torch.no_grad():
+        e1 = planned(*example[0], **example[1])
+        plain.eval()
+        e2 = plain(*example[0], **example[1])
+    flat = lambda o: list(o.values()) if isinstance(o, dict) else [o]
+    ok(all(torch.equal(a, b) for a, b in zip(flat(e1), flat(e2))),
+       "%s: eval mode runs the model itself" % name)
+    return plain, planned, example
+
+
+def memory(name, plain, planned, example, loss_fn):
+    """One step of each, with gradients allocated beforehand (the graph
+    counts them as fixed memory)."""
+    import torch
+    from checkmate_torch.measure import step_peak
+    results = {}
+    planned.train()
+    plain.train()
+    for kind, module, model in (("ordinary", plain, plain), ("plan", planned, planned.model)):
+        for p in model.parameters():
+            p.grad = torch.zeros_like(p)
+        args, kwargs, y = example
+
+        def step():
+            loss_fn(module(*args, **kwargs), y).backward()
+        step()  # warm-up (lazy initialisations)
+        results[kind] = step_peak(step, "cpu")["between_ops"]
+    info = planned.plan_info
+    act_ca = info["checkpoint_all_peak"] - info["fixed_memory"]
+    # The generator states kept for recomputes are fixed memory in the
+    # graph but are allocated during the step.
+    act_plan = info["peak"] - info["fixed_memory"] + info["fixed_memory_parts"]["rng_states"]
+    with torch.no_grad():
+        out = planned(*example[0], **example[1])
+    flat = list(out.values()) if isinstance(out, dict) else [out]
+    out_bytes = sum(t.numel() * t.element_size() for t in flat)
+    max_param = max(p.numel() * p.element_size() for p in plain.parameters())
+    allowance = max_param + 2 * out_bytes
+    ok(results["plan"] < results["ordinary"],
+       "%s: measured peak between ops under the plan %d < ordinary step %d (graph: %d < %d)"
+       % (name, results["plan"], results["ordinary"], act_plan, act_ca))
+    ok(results["plan"] <= act_plan + allowance,
+       "%s: measured %d <= plan's activations %d + allowance %d (largest parameter %d, "
+       "outputs twice %d)" % (name, results["plan"], act_plan, allowance, max_param,
+                               2 * out_bytes))
+
+
+def main():
+    sys.path.insert(0, ROOT)
+    if len(sys.argv) > 1:
+        os.environ["CHECKMATE"] = os.path.abspath(sys.argv[1])
+    try:
+        import torch
+    except ImportError as e:
+        ok(False, "torch imports in %s" % sys.executable, e)
+        finish()
+    torch.set_num_threads(1)
+    print("# torch %s, %s" % (torch.__version__, sys.executable))
+    for name, build, make_batch, loss_fn in models():
+        r = equivalence(name, build, make_batch, loss_fn)
+        if r is not None:
+            memory(name, r[0], r[1], r[2], loss_fn)
+    finish()
+
+
+if __name__ == "__main__":
+    main()
