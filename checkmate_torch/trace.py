@@ -24,6 +24,21 @@ class TraceError(Exception):
     pass
 
 
+def _all_names(model, params):
+    """(dotted name, index in params) for every name a tensor of params is
+    registered under, tied ones (a language model's head sharing the
+    embedding's weight) under each of their names: torch 1.13's
+    functional_call replaces only the names it is given."""
+    index = {id(p): i for i, p in enumerate(params)}
+    out = []
+    for prefix, mod in model.named_modules(remove_duplicate=False):
+        own = list(mod._parameters.items()) + list(mod._buffers.items())
+        for name, t in own:
+            if t is not None and id(t) in index:
+                out.append(((prefix + "." if prefix else "") + name, index[id(t)]))
+    return out
+
+
 def functional_call(model, state, args, kwargs):
     fc = getattr(getattr(torch, "func", None), "functional_call", None)
     if fc is None:
@@ -189,11 +204,14 @@ def trace(model, args, kwargs=None, mode="tangents"):
     wants_grad = [p.requires_grad for p in model.parameters()]
     input_grad = [t.requires_grad and t.is_floating_point() for t in inputs.tensors]
 
+    p_names = _all_names(model, list(model.parameters()))
+    b_names = _all_names(model, list(model.buffers()))
+
     def forward(ps, bs, xs):
         ps = [p.requires_grad_(True) if w else p for p, w in zip(ps, wants_grad)]
         xs = [x.requires_grad_(True) if w else x for x, w in zip(xs, input_grad)]
-        state = dict(zip(param_names, ps))
-        state.update(zip(buffer_names, bs))
+        state = {name: ps[i] for name, i in p_names}
+        state.update((name, bs[i]) for name, i in b_names)
         a, k = inputs.rebuild(xs)
         return ps, xs, functional_call(model, state, a, k)
 

@@ -1,5 +1,6 @@
 """A small GPT: token and position embeddings, pre-norm blocks of causal
-self-attention and a GELU MLP, dropout, a language-model head. Its inputs
+self-attention and a GELU MLP, dropout, a language-model head whose weight
+is the token embedding's (tied, as GPT-2's). Its inputs
 are token ids (long, batch x T) and an optional attention mask (bool, True
 for a real token): `--input long:16:256 --input attention_mask=bool:16`
 with `--batch B`."""
@@ -43,6 +44,7 @@ class GPT(nn.Module):
         self.blocks = nn.ModuleList(Block(d, heads, dropout) for _ in range(layers))
         self.ln_f = nn.LayerNorm(d)
         self.head = nn.Linear(d, vocab, bias=False)
+        self.head.weight = self.wte.weight
         self.register_buffer("causal", torch.ones(context, context, dtype=torch.bool).tril(),
                              persistent=False)
 
