@@ -134,7 +134,7 @@ def equivalence(name, build, make_batch, loss_fn):
     for frac in (0.45, 0.5):
         try:
             m = remat(copy.deepcopy(base), example[0], example[1], budget=budget_for(frac),
-                      time_limit=10)
+                      time_limit=5)
             break
         except SolveError as e:
             why = e
@@ -148,9 +148,13 @@ def equivalence(name, build, make_batch, loss_fn):
        % (name, info["peak"], info["budget"], info["checkpoint_all_peak"], info["overhead"]),
        info)
     for oname, make_opt in optimizers():
+        # The same module (and its plans) for both optimizers, reset to
+        # the initial weights and buffers.
         plain = copy.deepcopy(base)
-        planned = remat(copy.deepcopy(base), example[0], example[1],
-                        budget=info["budget"], time_limit=10)
+        planned = m
+        planned.model.load_state_dict(base.state_dict())
+        for p in planned.parameters():
+            p.grad = None
         want, rng_want = train(plain, list(plain.parameters()), make_opt, batches, loss_fn)
         got, rng_got = train(planned, list(planned.model.parameters()), make_opt, batches,
                              loss_fn)
