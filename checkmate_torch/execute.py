@@ -118,7 +118,7 @@ class Executor:
             self.env[r] = call(r, self.value_of, clone)
         self.computed.add(r)
         self.computes += 1
-        self._collect_grads()
+        self._collect_grads(self.a.grads_needing.get(r, ()))
         if self.measure:
             self.model_bytes += self.a.memory[r]
             self.peak = max(self.peak, self.live_bytes())
@@ -172,8 +172,9 @@ class Executor:
             except PlanError as e:
                 raise PlanError("step %d: %s" % (start + k, e))
 
-    def _collect_grads(self):
-        for i, g in enumerate(self.a.grads):
+    def _collect_grads(self, candidates):
+        for i in candidates:
+            g = self.a.grads[i]
             if i not in self.grads and all(d in self.env for d in self.a.needs[g]):
                 v = self.value_of(g)
                 if self.on_grad is not None and self.on_grad(i, v):
@@ -216,6 +217,7 @@ class Executor:
         missing = [r.name for r in self.a.real if r not in self.computed]
         if missing:
             raise PlanError("node '%s' is never computed" % missing[0])
+        self._collect_grads([i for i, g in enumerate(self.a.grads) if not self.a.needs[g]])
         if len(self.grads) != len(self.a.grads):
             raise PlanError("%d of %d gradients were never produced"
                             % (len(self.a.grads) - len(self.grads), len(self.a.grads)))
@@ -272,7 +274,7 @@ def measure_costs(analysis, fixed, repeats=5):
     `repeats` times right after its first compute, the nodes in file order
     (synthetic nodes cost 0)."""
     ex = Executor(analysis, fixed)
-    ex.tangent_values = [torch.zeros_like(analysis.fake[p], device="cpu")
+    ex.tangent_values = [torch.zeros(tuple(analysis.fake[p].shape), dtype=analysis.fake[p].dtype)
                          for p in analysis.placeholders if analysis.role[p] == "tangent"]
     times = {}
     for op, r in in_order_steps(analysis):

@@ -24,6 +24,7 @@ An in-place op on an activation (relu_, add_, bernoulli_) is a real node
 run on a clone of the argument it writes; later readers of that argument
 read the op's result instead (what functionalization does).
 """
+import functools
 import operator
 
 import torch
@@ -44,6 +45,7 @@ def _schema_args(target):
     return target._schema.arguments
 
 
+@functools.lru_cache(maxsize=None)
 def written_arg(target):
     """Index of the argument an in-place op writes and returns, or None."""
     if not _is_op(target):
@@ -98,6 +100,7 @@ def aliased_arg(target):
     return None
 
 
+@functools.lru_cache(maxsize=None)
 def is_random(target):
     return _is_op(target) and torch.Tag.nondeterministic_seeded in target.tags
 
@@ -196,6 +199,11 @@ class Analysis:
                 self.cost[r] = costmod.flops(r, self.fake)
         self.cost_unit = "flops"
         self.by_name = {r.name: r for r in self.real}
+        # graph node -> indices of the gradients that need it
+        self.grads_needing = {}
+        for i, g in enumerate(self.grads):
+            for d in self.needs[g]:
+                self.grads_needing.setdefault(d, []).append(i)
 
     # --- classification -------------------------------------------------
 

@@ -88,7 +88,8 @@ def optimizers():
 
 
 def train(module, params, make_opt, batches, loss_fn):
-    """Ten steps from seed 123: (losses, generator state after)."""
+    """Ten steps from seed 123: (losses, generator states after: the CPU's
+    and, on a GPU, the device's)."""
     import torch
     opt = make_opt(params)
     torch.manual_seed(123)
@@ -99,35 +100,51 @@ def train(module, params, make_opt, batches, loss_fn):
         loss.backward()
         opt.step()
         losses.append(loss.detach().clone())
-    return losses, torch.get_rng_state()
+    states = [torch.get_rng_state()]
+    if torch.cuda.is_available():
+        states.append(torch.cuda.get_rng_state())
+    return losses, states
 
 
-def same_state(a, b):
+def same_state(a, b, device):
     """(every parameter and buffer equal, name of the first that is not)."""
     for (n, x), (_, y) in zip(list(a.named_parameters()) + list(a.named_buffers()),
                               list(b.named_parameters()) + list(b.named_buffers())):
-        if not torch_equal(x, y):
+        if not equal(x, y, device):
             return False, n
     return True, None
-
-
-def torch_equal(x, y):
-    import torch
-    return x.shape == y.shape and torch.equal(x, y)
 
 
 def budget_for(frac):
     return lambda fixed, peak: fixed + int((peak - fixed) * frac)
 
 
-def equivalence(name, build, make_batch, loss_fn):
+def to(batch, device):
+    args, kwargs, y = batch
+    move = lambda t: t.to(device) if t is not None else None
+    return tuple(map(move, args)), {k: move(v) for k, v in kwargs.items()}, move(y)
+
+
+def equal(a, b, device):
+    """Bitwise on the CPU; on a GPU, whose kernels need not be
+    deterministic, within a relative 1e-5."""
+    import torch
+    if a.shape != b.shape:
+        return False
+    if device == "cpu" or not a.is_floating_point():
+        return torch.equal(a, b)
+    return torch.allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def equivalence(name, build, make_batch, loss_fn, device="cpu"):
     import torch
     from checkmate_torch import remat
     from checkmate_torch.solve import SolveError
     gen = torch.Generator().manual_seed(7)
-    batches = [make_batch(3, gen) for _ in range(9)] + [make_batch(2, gen)]
+    batches = [to(make_batch(3, gen), device) for _ in range(9)] + \
+        [to(make_batch(2, gen), device)]
     torch.manual_seed(0)
-    base = build()
+    base = build().to(device)
     base.train()
     example = batches[0]
     m = None
@@ -158,14 +175,15 @@ def equivalence(name, build, make_batch, loss_fn):
         want, rng_want = train(plain, list(plain.parameters()), make_opt, batches, loss_fn)
         got, rng_got = train(planned, list(planned.model.parameters()), make_opt, batches,
                              loss_fn)
-        ok(all(torch.equal(a, b) for a, b in zip(got, want)),
+        ok(all(equal(a, b, device) for a, b in zip(got, want)),
            "%s, %s: 10 losses equal an ordinary loop's (last batch of 2 on a plan of its "
            "own), bitwise" % (name, oname),
            "got %s\nwant %s" % ([x.item() for x in got], [x.item() for x in want]))
-        same, which = same_state(planned.model, plain)
+        same, which = same_state(planned.model, plain, device)
         ok(same, "%s, %s: parameters and buffers after 10 steps equal, bitwise" % (name, oname),
            which)
-        ok(torch.equal(rng_got, rng_want), "%s, %s: generator state after 10 steps equal"
+        ok(all(torch.equal(a, b) for a, b in zip(rng_got, rng_want)),
+           "%s, %s: generator states after 10 steps equal"
            % (name, oname))
     ok(len(planned._plans) == 2, "%s: two plans cached (batch 3 and the last batch of 2)" % name)
     planned.eval()
@@ -179,7 +197,7 @@ def equivalence(name, build, make_batch, loss_fn):
     return plain, planned, example
 
 
-def memory(name, plain, planned, example, loss_fn):
+def memory(name, plain, planned, example, loss_fn, device="cpu"):
     """One step of each, with gradients allocated beforehand (the graph
     counts them as fixed memory)."""
     import torch
@@ -195,7 +213,9 @@ def memory(name, plain, planned, example, loss_fn):
         def step():
             loss_fn(module(*args, **kwargs), y).backward()
         step()  # warm-up (lazy initialisations)
-        results[kind] = step_peak(step, "cpu")["between_ops"]
+        r = step_peak(step, device)
+        # on a GPU: torch.cuda.max_memory_allocated, workspaces included
+        results[kind] = r["between_ops"] if device == "cpu" else r["peak"]
     info = planned.plan_info
     act_ca = info["checkpoint_all_peak"] - info["fixed_memory"]
     # The generator states kept for recomputes are fixed memory in the
@@ -231,6 +251,13 @@ def main():
         r = equivalence(name, build, make_batch, loss_fn)
         if r is not None:
             memory(name, r[0], r[1], r[2], loss_fn)
+    if torch.cuda.is_available():
+        for name, build, make_batch, loss_fn in models():
+            r = equivalence(name + " on cuda", build, make_batch, loss_fn, "cuda")
+            if r is not None:
+                memory(name + " on cuda", r[0], r[1], r[2], loss_fn, "cuda")
+    else:
+        print("# no CUDA device: the GPU runs are skipped")
     finish()
 
 

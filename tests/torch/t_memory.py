@@ -1,0 +1,54 @@
+#!/usr/bin/python3
+"""The exporter's memory is PyTorch's: for each model of
+bench/torch_memory.py, the graph's checkpoint-all activation memory
+(checkpoint-all peak - fixed memory, sum loss) is within 3% of an ordinary
+training step's measured peak of live bytes between ops, without the
+parameter-gradient temporaries of AccumulateGrad (docs/torch.md,
+Measurements). Prints TAP, ends with "N passed, M failed"; models that
+need torchvision are skipped where it does not import."""
+import importlib.util
+import os
+import sys
+import types
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+
+
+def main():
+    sys.path.insert(0, ROOT)
+    spec = importlib.util.spec_from_file_location(
+        "torch_memory", os.path.join(ROOT, "bench", "torch_memory.py"))
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    import torch
+    torch.set_num_threads(1)
+    print("# torch %s, %s" % (torch.__version__, sys.executable))
+    try:
+        import torchvision  # noqa: F401
+        have_tv = True
+    except ImportError:
+        have_tv = False
+    opts = types.SimpleNamespace(simple=False, info=False)
+    passed = failed = 0
+    for name, mspec, inputs in bench.MODELS:
+        if mspec.startswith("torchvision:") and not have_tv:
+            print("# %s skipped: torchvision does not import" % name)
+            continue
+        try:
+            r = bench.run_model(name, mspec, inputs, opts)
+            what = ("%s: graph activations %d, measured %s (%+.2f%%)"
+                    % (name, r["graph_act"], r["measured_adj"] if r["exact"] else
+                       "%d .. %d" % (r["between"] - r["largest_param"], r["between"]),
+                       100 * r["diff"]))
+            good = r["pass"]
+        except Exception as e:  # a model that fails to export or run fails its line
+            what, good = "%s: %s: %s" % (name, type(e).__name__, e), False
+        n = passed + failed + 1
+        print("%s %d - %s" % ("ok" if good else "not ok", n, what))
+        passed, failed = passed + good, failed + (not good)
+    print("%d passed, %d failed" % (passed, failed))
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
