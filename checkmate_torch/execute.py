@@ -61,7 +61,8 @@ class Executor:
     With measure=True it also measures, after every compute, the bytes of
     live tensors: distinct storages of the resident values, the fixed
     values, and the gradients (those not produced yet at the size the
-    exporter counted, as fixed_memory does)."""
+    exporter counted, as fixed_memory does), plus the generator states as
+    fixed_memory counts them."""
 
     def __init__(self, analysis, fixed, measure=False):
         self.a = analysis
@@ -211,7 +212,8 @@ class Executor:
                 seen[key] = max(seen.get(key, 0), st.nbytes())
         pending = sum(nbytes(self.a.fake[g]) for i, g in enumerate(self.a.grads)
                       if i not in self.grads)
-        return sum(seen.values()) + pending
+        # the generator states, kept or not yet, as fixed memory counts them
+        return sum(seen.values()) + pending + self.a.fixed_parts["rng_states"]
 
     def finish(self):
         missing = [r.name for r in self.a.real if r not in self.computed]

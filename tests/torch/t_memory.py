@@ -12,6 +12,8 @@ import sys
 import types
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tap import finish, ok  # noqa: E402
 
 
 def main():
@@ -29,7 +31,6 @@ def main():
     except ImportError:
         have_tv = False
     opts = types.SimpleNamespace(simple=False, info=False)
-    passed = failed = 0
     for name, mspec, inputs in bench.MODELS:
         if mspec.startswith("torchvision:") and not have_tv:
             print("# %s skipped: torchvision does not import" % name)
@@ -43,11 +44,8 @@ def main():
             good = r["pass"]
         except Exception as e:  # a model that fails to export or run fails its line
             what, good = "%s: %s: %s" % (name, type(e).__name__, e), False
-        n = passed + failed + 1
-        print("%s %d - %s" % ("ok" if good else "not ok", n, what))
-        passed, failed = passed + good, failed + (not good)
-    print("%d passed, %d failed" % (passed, failed))
-    sys.exit(1 if failed else 0)
+        ok(good, what)
+    finish()
 
 
 if __name__ == "__main__":

@@ -17,29 +17,8 @@ import os
 import sys
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-passed = failed = 0
-n_test = 0
-
-
-def ok(cond, what, detail=None):
-    global passed, failed, n_test
-    n_test += 1
-    if cond:
-        passed += 1
-        print("ok %d - %s" % (n_test, what))
-    else:
-        failed += 1
-        print("not ok %d - %s" % (n_test, what))
-        if detail:
-            for line in str(detail).strip().splitlines()[-6:]:
-                print("#   " + line)
-    sys.stdout.flush()
-    return cond
-
-
-def finish():
-    print("%d passed, %d failed" % (passed, failed))
-    sys.exit(1 if failed else 0)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tap import finish, ok  # noqa: E402
 
 
 def models():

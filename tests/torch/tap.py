@@ -1,0 +1,22 @@
+"""TAP for the PyTorch test programs: ok() prints one numbered line (and
+up to six lines of detail when it fails), finish() the closing
+"N passed, M failed" and the exit status."""
+import sys
+
+_count = {"passed": 0, "failed": 0}
+
+
+def ok(cond, what, detail=None):
+    n = _count["passed"] + _count["failed"] + 1
+    _count["passed" if cond else "failed"] += 1
+    print("%s %d - %s" % ("ok" if cond else "not ok", n, what))
+    if not cond and detail:
+        for line in str(detail).strip().splitlines()[-6:]:
+            print("#   " + line)
+    sys.stdout.flush()
+    return cond
+
+
+def finish():
+    print("%d passed, %d failed" % (_count["passed"], _count["failed"]))
+    sys.exit(1 if _count["failed"] else 0)
