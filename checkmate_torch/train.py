@@ -30,10 +30,13 @@ class Compiled:
                                    "fixed_memory_parts": a.fixed_parts}})
         plan = solvemod.solve(binary, doc, arg, strategy, time_limit)
         steps = resolve(a, plan.get("steps") or [])
-        at = [k for k, (op, r) in enumerate(steps) if op == "compute" and r is a.tangents]
-        if len(at) != 1:
-            raise RematError("the plan computes the tangents %d times, not once" % len(at))
-        self.forward_steps, self.backward_steps = steps[:at[0]], steps[at[0]:]
+        # The forward ends where the tangents are first computed (they may
+        # be freed and computed again: the same gradients, bound again).
+        at = next((k for k, (op, r) in enumerate(steps) if op == "compute" and r is a.tangents),
+                  None)
+        if at is None:
+            raise RematError("the plan never computes the tangents")
+        self.forward_steps, self.backward_steps = steps[:at], steps[at:]
         floor = sum(a.cost.values())
         self.info = {
             "budget": plan.get("budget"), "peak": plan.get("peak_memory"),
@@ -46,8 +49,6 @@ class Compiled:
             "computes": sum(1 for op, _ in steps if op == "compute"),
             "steps": len(steps), "cost_unit": a.cost_unit,
         }
-        # The generator state an ordinary step leaves is the one after the
-        # last random op's first compute, which the forward steps run.
         self.n_params = len(traced.param_names)
 
     def run(self, model, inputs):
@@ -56,7 +57,7 @@ class Compiled:
         if len(params) != self.n_params:
             raise RematError("the model has %d parameters, the plan was made for %d"
                              % (len(params), self.n_params))
-        flat = _Step.apply(self, model, len(params), *params, *buffers, *inputs.tensors)
+        flat = _Step.apply(self, len(params), *params, *buffers, *inputs.tensors)
         return self.traced.out.rebuild(list(flat))
 
 
@@ -66,7 +67,7 @@ class _Step(torch.autograd.Function):
     saved tensors would."""
 
     @staticmethod
-    def forward(ctx, compiled, model, n_params, *tensors):
+    def forward(ctx, compiled, n_params, *tensors):
         a = compiled.analysis
         n_buffers = len(compiled.traced.buffer_names)
         params = [t.detach() for t in tensors[:n_params]]
@@ -122,7 +123,7 @@ class _Step(torch.autograd.Function):
         out = [None] * (ctx.n_params + ctx.n_buffers + ctx.n_inputs)
         for (kind, i), g in zip(c.traced.grad_of, grads):
             out[i if kind == "param" else ctx.n_params + ctx.n_buffers + i] = g
-        return (None, None, None) + tuple(out)
+        return (None, None) + tuple(out)
 
 
 def _accumulate_into(params, grad_of):
