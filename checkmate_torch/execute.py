@@ -116,7 +116,13 @@ class Executor:
             self.env[r] = self._random(r, first)
         else:
             clone = () if first else mutated_args(r.target, r.args)
-            self.env[r] = call(r, self.value_of, clone)
+            replace = None
+            if r in self.a.cumulative:
+                # BatchNorm(momentum=None): the momentum the ordinary step
+                # computes from the count it has just incremented.
+                k, count = self.a.cumulative[r]
+                replace = {k: 1.0 / float(self.fixed[count] + 1)}
+            self.env[r] = call(r, self.value_of, clone, replace)
         self.computed.add(r)
         self.computes += 1
         self._collect_grads(self.a.grads_needing.get(r, ()))

@@ -81,6 +81,17 @@ def mutated_args(target, args):
     return tuple(sorted(set(out)))
 
 
+def momentum_arg(target, args):
+    """(index of the momentum argument, index of running_mean) of a batch
+    norm op that updates its running statistics, or None."""
+    if not _is_op(target) or not mutated_args(target, args):
+        return None
+    names = [a.name for a in _schema_args(target)]
+    if "momentum" in names and "running_mean" in names:
+        return names.index("momentum"), names.index("running_mean")
+    return None
+
+
 def aliased_arg(target):
     """Index of the argument whose storage a view op's result shares, or
     None. _unsafe_view says nothing in its schema but returns a view."""
@@ -105,13 +116,18 @@ def is_random(target):
     return _is_op(target) and torch.Tag.nondeterministic_seeded in target.tags
 
 
-def call(node, value_of, clone_args=()):
+def call(node, value_of, clone_args=(), replace=None):
     """Runs one fx call_function node on the values value_of(arg) gives,
-    in-place ops on a clone of the argument they write, and the arguments
-    in clone_args on clones too."""
+    in-place ops on a clone of the argument they write, the arguments in
+    clone_args on clones too, and replace's {index: value} instead of the
+    traced arguments at those indices."""
     args = torch.fx.node.map_arg(node.args, value_of)
     kwargs = torch.fx.node.map_arg(node.kwargs, value_of)
     w = written_arg(node.target)
+    if replace:
+        args = list(args)
+        for i, v in replace.items():
+            args[i] = v
     if w is not None or clone_args:
         args = list(args)
         for i in ((w,) if w is not None else ()) + tuple(clone_args):
@@ -199,11 +215,36 @@ class Analysis:
                 self.cost[r] = costmod.flops(r, self.fake)
         self.cost_unit = "flops"
         self.by_name = {r.name: r for r in self.real}
+        self.cumulative = self._cumulative()
         # graph node -> indices of the gradients that need it
         self.grads_needing = {}
         for i, g in enumerate(self.grads):
             for d in self.needs[g]:
                 self.grads_needing.setdefault(d, []).append(i)
+
+    def _cumulative(self):
+        """Batch norm node -> (momentum index, num_batches_tracked
+        placeholder) for the BatchNorm(momentum=None) ones (traced with
+        trace.CMA_MOMENTUM): each run gets 1 / (num_batches_tracked + 1),
+        the count the ordinary step has incremented (the increment itself
+        is an effect, run after the forward)."""
+        from .trace import CMA_MOMENTUM
+        buffers = {n: self.traced.buffer_names[i] for i, n in enumerate(
+            p for p in self.placeholders if self.role[p] == "buffer")}
+        by_name = {v: k for k, v in buffers.items()}
+        out = {}
+        for r in self.real:
+            m = None if isinstance(r, Synthetic) else momentum_arg(r.target, r.args)
+            if m is None or r.args[m[0]] != CMA_MOMENTUM:
+                continue
+            mean = buffers.get(r.args[m[1]])
+            count = by_name.get(mean.rsplit(".", 1)[0] + ".num_batches_tracked"
+                                if mean and "." in mean else "num_batches_tracked")
+            if count is None:
+                self._fail(r, "a BatchNorm(momentum=None) whose num_batches_tracked "
+                              "is not found")
+            out[r] = (m[0], count)
+        return out
 
     # --- classification -------------------------------------------------
 

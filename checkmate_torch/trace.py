@@ -170,7 +170,6 @@ def _explain(exc):
             op is not None and ("get value out of a tracing tensor" in first
                                 or "_local_scalar_dense" in op)):
         why = "its result depends on tensor values (Python control flow or .item() on a tensor?)"
-        why += "; BatchNorm(momentum=None) is one such case"
     elif isinstance(exc, ft.DynamicOutputShapeException):
         why = "its output shape depends on tensor values"
     else:
@@ -193,9 +192,36 @@ def _make_fx(f, *args):
         raise TraceError(_explain(exc)) from exc
 
 
+# The momentum a BatchNorm(momentum=None) is traced with, so that its batch
+# norm op can be found and given 1 / num_batches_tracked when it runs.
+CMA_MOMENTUM = 0.3141592653589793
+
+
+def _cumulative_batch_norms(model):
+    """BatchNorm modules that average their running statistics
+    cumulatively (momentum=None): their momentum is 1 / num_batches_tracked,
+    read from the buffer in Python, which no trace can follow."""
+    from torch.nn.modules.batchnorm import _BatchNorm
+    return [m for m in model.modules()
+            if isinstance(m, _BatchNorm) and m.momentum is None and m.track_running_stats]
+
+
 def trace(model, args, kwargs=None, mode="tangents"):
     """Traces a training step of model on the example call
-    model(*args, **kwargs); mode is 'tangents' or 'sum'."""
+    model(*args, **kwargs); mode is 'tangents' or 'sum'. A
+    BatchNorm(momentum=None) is traced with momentum CMA_MOMENTUM (the
+    executor gives its op the true one)."""
+    cma = _cumulative_batch_norms(model)
+    for m in cma:
+        m.momentum = CMA_MOMENTUM
+    try:
+        return _trace(model, args, kwargs, mode)
+    finally:
+        for m in cma:
+            m.momentum = None
+
+
+def _trace(model, args, kwargs, mode):
     param_names = [n for n, _ in model.named_parameters()]
     buffer_names = [n for n, _ in model.named_buffers()]
     params = [p.detach() for p in model.parameters()]

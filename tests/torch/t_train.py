@@ -215,6 +215,32 @@ def memory(name, plain, planned, example, loss_fn, device="cpu"):
                                2 * out_bytes))
 
 
+def cumulative_batch_norm():
+    """BatchNorm(momentum=None), whose momentum is 1 / num_batches_tracked:
+    three steps under a recomputing plan leave the same parameters, running
+    statistics and counts as three ordinary steps."""
+    import torch
+    from torch import nn
+    from checkmate_torch import remat
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8, momentum=None),
+                        nn.ReLU(inplace=True), nn.Conv2d(8, 8, 3, padding=1),
+                        nn.BatchNorm2d(8, momentum=None), nn.ReLU(), nn.Flatten(),
+                        nn.Linear(8 * 8 * 8, 4))
+    plain = copy.deepcopy(net)
+    x = torch.randn(4, 3, 8, 8)
+    m = remat(net, (x,), budget=budget_for(0.6), strategy="dtr")
+    for mod in (plain, m):
+        gen = torch.Generator().manual_seed(1)
+        for _ in range(3):
+            mod(torch.randn(4, 3, 8, 8, generator=gen)).pow(2).mean().backward()
+    same, which = same_state(net, plain, "cpu")
+    ok(same and m.plan_info["computes"] > m.plan_info["nodes"] and net[1].momentum is None,
+       "BatchNorm(momentum=None): 3 steps under a plan that recomputes (%d computes of %d "
+       "nodes) equal 3 ordinary steps, bitwise" % (m.plan_info["computes"],
+                                                   m.plan_info["nodes"]), which)
+
+
 def main():
     sys.path.insert(0, ROOT)
     if len(sys.argv) > 1:
@@ -230,6 +256,7 @@ def main():
         r = equivalence(name, build, make_batch, loss_fn)
         if r is not None:
             memory(name, r[0], r[1], r[2], loss_fn)
+    cumulative_batch_norm()
     if torch.cuda.is_available():
         for name, build, make_batch, loss_fn in models():
             r = equivalence(name + " on cuda", build, make_batch, loss_fn, "cuda")
