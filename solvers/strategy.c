@@ -164,7 +164,10 @@ void strategy_set_model(struct solve_outcome *out, const struct milp *m)
 double strategy_meet_bound(const struct graph *g, double cost, int fits, double bound,
 			   int *proven)
 {
-	bound = graph_round_bound(g, bound);
+	/* The checkpoint-all cost is exact (a sum of the costs); a solver's
+	 * bound is rounded down to what its tolerance allows. */
+	if (bound != graph_total_cost(g))
+		bound = graph_round_bound(g, bound);
 	/* A bound that the cost meets proves the plan optimal. */
 	*proven = fits && num_le(cost, bound);
 	return *proven ? cost : bound;

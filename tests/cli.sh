@@ -386,6 +386,15 @@ run show linear:8
 [ "$rc" -eq 2 ] && [[ "$err" == *"expected GRAPH and PLAN"* ]]
 ok $? "show without PLAN: usage error"
 
+# A bound named floor is the checkpoint-all cost itself, not that cost less
+# the LP tolerance (327,782,004,025 was printed for 327,782,004,352).
+G=../shared/graphs/torchvision/densenet169.json
+floor=$("$CM" info "$G" | awk '/^checkpoint-all/ { sub(",", "", $3); print $3 }')
+run solve "$G" --budget 60% -t 2 --csv - --no-header -q
+IFS=, read -r -a row <<<"$out"
+[ "$rc" -eq 0 ] && [[ "${row[2]}" == *"bound=floor"* ]] && [ "${row[9]}" = "$floor" ]
+ok $? "auto on densenet169 at 60%: bound=floor is the checkpoint-all cost $floor: ${row[9]}"
+
 # --- golden outputs: tests/golden/NAME.cmd (arguments), NAME.out
 for cmd in tests/golden/*.cmd; do
 	exp=${cmd%.cmd}.out
