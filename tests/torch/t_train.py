@@ -241,6 +241,21 @@ def cumulative_batch_norm():
                                                    m.plan_info["nodes"]), which)
 
 
+def readme_example():
+    """The README's training example runs as printed (from the repository
+    root, with this python and this binary)."""
+    import re
+    import subprocess
+    text = open(os.path.join(ROOT, "README.md")).read()
+    blocks = re.findall(r"```python\n(.*?)```", text, re.S)
+    if not ok(len(blocks) == 1, "README has one python example"):
+        return
+    p = subprocess.run([sys.executable, "-"], input=blocks[0], cwd=ROOT, capture_output=True,
+                       text=True, timeout=300)
+    ok(p.returncode == 0 and len(p.stdout.split()) == 3,
+       "the README's training example runs: %s" % p.stdout.strip(), p.stderr)
+
+
 def main():
     sys.path.insert(0, ROOT)
     if len(sys.argv) > 1:
@@ -257,6 +272,7 @@ def main():
         if r is not None:
             memory(name, r[0], r[1], r[2], loss_fn)
     cumulative_batch_norm()
+    readme_example()
     if torch.cuda.is_available():
         for name, build, make_batch, loss_fn in models():
             r = equivalence(name + " on cuda", build, make_batch, loss_fn, "cuda")
