@@ -69,6 +69,11 @@ int cmd_solve_parse(int argc, char **argv, struct cli_args *a)
 				    (const char *const[]){ a->plan, a->csv, a->lp, a->json }, 4);
 }
 
+static int is_stdout(const char *path)
+{
+	return path && strcmp(path, "-") == 0;
+}
+
 static void print_summary(FILE *f, const struct graph *g, const struct solve_request *rq,
 			  const struct solve_outcome *o)
 {
@@ -220,10 +225,16 @@ int cmd_solve_main(int argc, char **argv)
 		rc = CM_EXIT_ERROR;
 		goto out;
 	}
-	/* With the CSV or JSON on standard output, the summary would garble
-	 * it. */
-	if (!(a.csv && strcmp(a.csv, "-") == 0) && !(a.json && strcmp(a.json, "-") == 0))
+	/* With a result on standard output (the plan, the CSV or the JSON),
+	 * the summary goes to standard error, so that the result can be piped
+	 * (nowhere with --quiet); after the result, in a terminal's order. */
+	if (is_stdout(a.plan) || is_stdout(a.csv) || is_stdout(a.json)) {
+		fflush(stdout);
+		if (!a.quiet)
+			print_summary(stderr, g, &rq, &o);
+	} else {
 		print_summary(stdout, g, &rq, &o);
+	}
 	/* A bare number is bytes: a user who meant gigabytes hears so. */
 	if (rq.budget < graph_lower_bound(g) && strspn(a.budget, "0123456789") == strlen(a.budget))
 		cli_note(a.quiet, "hint: %s is %s bytes; did you mean %sG?", a.budget, a.budget,

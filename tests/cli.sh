@@ -386,6 +386,17 @@ run show linear:8
 [ "$rc" -eq 2 ] && [[ "$err" == *"expected GRAPH and PLAN"* ]]
 ok $? "show without PLAN: usage error"
 
+# A result on standard output can be piped: the summary goes to standard
+# error (nowhere with --quiet).
+"$CM" solve linear:8 --budget 5 --plan - --quiet 2>"$TMP/err" | "$CM" check linear:8 - >/dev/null
+st=("${PIPESTATUS[@]}")
+[ "${st[0]}" -eq 0 ] && [ "${st[1]}" -eq 0 ] && [ ! -s "$TMP/err" ]
+ok $? "solve --plan - --quiet | check -: a valid plan, nothing on standard error"
+run solve linear:8 --budget 5 --csv - --no-header
+[ "$rc" -eq 0 ] && [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] && [[ "$out" == linear:8,* ]] &&
+	[[ "$err" == *"status "* ]]
+ok $? "solve --csv -: the row alone on standard output, the summary on standard error"
+
 # A bound named floor is the checkpoint-all cost itself, not that cost less
 # the LP tolerance (327,782,004,025 was printed for 327,782,004,352).
 G=../shared/graphs/torchvision/densenet169.json
