@@ -130,7 +130,7 @@ def model_tests(checkmate, tmp, name, spec, batch, shape, ilp, executor, frac):
         ([("auto", 0.6)] if executor else [])
     for s, f in strategies:
         p = os.path.join(tmp, "%s-%s.json" % (name, s))
-        extra = {"ilp": ("--time-limit", "15"), "auto": ("--time-limit", "10")}.get(s, ())
+        extra = {"ilp": ("--time-limit", "15"), "auto": ("--time-limit", "5")}.get(s, ())
         b = fixed + int((peak - fixed) * f)
         st, text = solve(checkmate, g, b, s, p, extra)
         if ok(st == 0 and os.path.exists(p), "%s: %s plan at fixed + %d%% of activations (%d bytes)"
