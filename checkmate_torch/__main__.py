@@ -181,7 +181,7 @@ def cmd_run(args):
     # bit for bit unless a kernel is not deterministic), and an ordinary
     # eager training step (autograd may order sums differently, hence a
     # tolerance), each from the same generator state.
-    _, ref = _replay(a, clone(), execute.in_order_steps(a), tangents, False)
+    _, ref = _replay(a, clone(), a.in_order_steps(), tangents, False)
     exact_traced, abs_t, rel_t = execute.compare(got, ref)
     eager, _ = _eager_gradients(spec, args, a, tangents)
     exact_e, abs_e, rel_e = execute.compare(got, eager)

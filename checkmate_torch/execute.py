@@ -168,8 +168,8 @@ class Executor:
             n.target(*args, **kwargs)
 
     def run(self, steps, start=0):
-        """Runs steps (dicts {"op", "node"} with graph nodes resolved, see
-        resolve) from index start; errors name the step."""
+        """Runs (op, graph node) steps, as resolve makes them, numbered
+        from start in errors."""
         for k, (op, r) in enumerate(steps):
             try:
                 if op == "compute":
@@ -246,21 +246,6 @@ def resolve(analysis, steps):
     return out
 
 
-def in_order_steps(analysis):
-    """Every node once in file order, each freed after its last use."""
-    last = {}
-    for r in analysis.real:
-        for d in analysis.deps[r]:
-            last[d] = r
-    steps = []
-    for r in analysis.real:
-        steps.append(("compute", r))
-        for d in analysis.deps[r]:
-            if last[d] is r:
-                steps.append(("free", d))
-    return steps
-
-
 def compare(got, want):
     """(bitwise equal, max abs difference, max difference relative to the
     largest reference magnitude of each tensor)."""
@@ -285,7 +270,7 @@ def measure_costs(analysis, fixed, repeats=5):
     ex.tangent_values = [torch.zeros(tuple(analysis.fake[p].shape), dtype=analysis.fake[p].dtype)
                          for p in analysis.placeholders if analysis.role[p] == "tangent"]
     times = {}
-    for op, r in in_order_steps(analysis):
+    for op, r in analysis.in_order_steps():
         if op == "free":
             ex.free(r)
             continue

@@ -150,6 +150,14 @@ def _tensor_inputs(node):
     return out
 
 
+def _union(groups):
+    """The members of groups, in order, each once."""
+    out = []
+    for g in groups:
+        out += [d for d in g if d not in out]
+    return out
+
+
 class Synthetic:
     """A graph node that is no fx node: kind is 'projection' (element
     `index` of `base`), 'tangents' or 'rng' (the token after random node
@@ -287,9 +295,7 @@ class Analysis:
                 self.source[n] = src
                 self.needs[n] = (src,)  # replaced by a projection if any
                 return
-            dep = []
-            for i in ins:
-                dep += [d for d in self.needs[i] if d not in dep]
+            dep = _union(self.needs[i] for i in ins)
             self.kind[n] = "alias" if dep else "fixed"
             self.source[n] = src
             self.needs[n] = tuple(dep)
@@ -364,13 +370,10 @@ class Analysis:
                 self.needs[n] = (p,) if p is not None else (self.source[n],)
         for n in self.nodes:   # aliases of elements: needs again, in order
             if self.kind.get(n) == "alias":
-                dep = []
-                for i in _tensor_inputs(n):
-                    dep += [d for d in self.needs[i] if d not in dep]
-                self.needs[n] = tuple(dep)
+                self.needs[n] = tuple(_union(self.needs[i] for i in _tensor_inputs(n)))
         roots = []
         for v in ([self.loss] if self.loss is not None else []) + self.outputs + self.grads:
-            roots += [d for d in self.needs[v] if d is not None]
+            roots += self.needs[v]
         want, deps = set(), {}
         stack = list(roots)
         while stack:
@@ -389,41 +392,38 @@ class Analysis:
                     p = self.proj[(n, i)]
                     if p in want:
                         order.append(p)
-        # Random nodes in traced order, each after the token of the one
-        # before: first computes happen in the ordinary step's order.
-        self.randoms = [n for n in order if not isinstance(n, Synthetic) and is_random(n.target)]
-        tokens = {}
-        prev = None
-        for r in self.randoms:
-            if prev is not None:
-                deps[r] = deps[r] + [tokens[prev]]
-            t = Synthetic("rng", "%s.rng" % r.name, r)
-            tokens[r] = t
-            deps[t] = [r]
-            prev = r
-        self.tokens = tokens
-        with_tokens = []
-        for n in order:
-            with_tokens.append(n)
-            if n in tokens:
-                with_tokens.append(tokens[n])
-        order = with_tokens
+        order = self._rng_tokens(order, deps)
         if self.tangents is not None:
-            order, deps = self._place_tangents(order, deps, want)
+            order = self._place_tangents(order, deps)
         self.real = order
         self.deps = deps
+
+    def _rng_tokens(self, order, deps):
+        """Random nodes in traced order (self.randoms), each after the
+        token of the one before, so that first computes happen in the
+        ordinary step's order; the order with each token after its node."""
+        self.randoms = [n for n in order if not isinstance(n, Synthetic) and is_random(n.target)]
+        self.tokens = {}
+        for prev, r in zip([None] + self.randoms, self.randoms):
+            if prev is not None:
+                deps[r] = deps[r] + [self.tokens[prev]]
+            self.tokens[r] = Synthetic("rng", "%s.rng" % r.name, r)
+            deps[self.tokens[r]] = [r]
+        out = []
+        for n in order:
+            out.append(n)
+            if n in self.tokens:
+                out.append(self.tokens[n])
+        return out
 
     def _direct_deps(self, n):
         if isinstance(n, Synthetic):
             if n.kind == "projection":
                 return [n.base]
             return []
-        d = []
-        for i in _tensor_inputs(n):
-            d += [r for r in self.needs[i] if r is not None and r not in d]
-        return d
+        return _union(self.needs[i] for i in _tensor_inputs(n))
 
-    def _place_tangents(self, order, deps, want):
+    def _place_tangents(self, order, deps):
         """The tangents node depends on every node an output is, and on the
         last random token (all random first computes are in the forward);
         it comes just before the first node that reads it."""
@@ -441,7 +441,7 @@ class Analysis:
         if late:
             raise AnalysisError("node %s: an output is computed after the backward starts"
                                 % late[0].name)
-        return order[:at] + [t] + order[at:], deps
+        return order[:at] + [t] + order[at:]
 
     def _grad_elements(self):
         """fx tuple node -> indices of elements that are a gradient the
@@ -560,20 +560,26 @@ class Analysis:
         self.cost = costs
         self.cost_unit = unit
 
-    def checkpoint_all_peak(self):
-        """The peak of computing every node once in file order, each freed
-        after its last use (what `checkmate info` calls checkpoint-all)."""
+    def in_order_steps(self):
+        """Every node once in file order, each freed after its last use:
+        (op, node) steps, checkpoint-all's plan."""
         last = {}
         for r in self.real:
             for d in self.deps[r]:
                 last[d] = r
-        live = peak = 0
+        steps = []
         for r in self.real:
-            live += self.memory[r]
+            steps.append(("compute", r))
+            steps += [("free", d) for d in self.deps[r] if last[d] is r]
+        return steps
+
+    def checkpoint_all_peak(self):
+        """The peak of in_order_steps, fixed memory included (what
+        `checkmate info` calls checkpoint-all's)."""
+        live = peak = 0
+        for op, r in self.in_order_steps():
+            live += self.memory[r] if op == "compute" else -self.memory[r]
             peak = max(peak, live)
-            for d in self.deps[r]:
-                if last[d] is r:
-                    live -= self.memory[d]
         return peak + self.fixed_memory
 
     def to_json(self, name, extra):

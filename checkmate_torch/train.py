@@ -70,9 +70,7 @@ class _Step(torch.autograd.Function):
     def forward(ctx, compiled, n_params, *tensors):
         a = compiled.analysis
         n_buffers = len(compiled.traced.buffer_names)
-        params = [t.detach() for t in tensors[:n_params]]
-        rest = [t.detach() for t in tensors[n_params:]]
-        ex = Executor(a, fixed_values(a, params + rest))
+        ex = Executor(a, fixed_values(a, [t.detach() for t in tensors]))
         try:
             ex.run(compiled.forward_steps)
         except PlanError as e:
