@@ -10,6 +10,7 @@ import tempfile
 import time
 
 PROG = "checkmate_torch"
+DEFAULT_INPUT = "3x224x224"
 RUN_SEED = 1000      # the generator state `run` starts each replay from
 TANGENT_SEED = 2     # the outputs' gradients of `run --loss tangent`
 
@@ -27,31 +28,44 @@ def _model_args(p):
                    help="one input of the model, the batch put in front of DIMS (repeatable: "
                         "positional in order, NAME= as a keyword); TYPE float (default), long, "
                         "int, bool, double, half, bfloat16; integers drawn in [0, HIGH) "
-                        "(default 3x224x224)")
+                        "(default %s)" % DEFAULT_INPUT)
     p.add_argument("--loss", choices=("sum", "tangent"), default="sum",
                    help="sum: the loss is the sum of every floating-point output element "
                         "(default); tangent: the gradients of the outputs are the backward's "
                         "inputs, as checkmate_torch.remat solves")
 
 
+
+def _inputs(args):
+    return args.input or [DEFAULT_INPUT]
+
+
+def _model(args, spec):
+    """The seeded model and its inputs (args, kwargs) for the command line's
+    options; exits with the error of a bad model or --input."""
+    from . import model as modelmod
+    try:
+        specs = [modelmod.InputSpec(t) for t in _inputs(args)]
+        return modelmod.load(spec, args.batch, specs)
+    except modelmod.ModelError as e:
+        _die(str(e))
+
+
 def _load(args, spec):
+    """(placeholder tensors, graph.Analysis) of the traced step."""
     import torch
-    from . import model as modelmod, trace, graph
+    from . import trace, graph
     torch.set_num_threads(1)  # deterministic kernels, and the machine is shared
     if args.batch <= 0:
         _die("--batch must be positive", 2)
-    try:
-        specs = [modelmod.InputSpec(t) for t in (args.input or ["3x224x224"])]
-        model, margs, mkwargs = modelmod.load(spec, args.batch, specs)
-    except modelmod.ModelError as e:
-        _die(str(e))
+    model, margs, mkwargs = _model(args, spec)
     mode = "tangents" if args.loss == "tangent" else "sum"
     try:
         traced, tensors = trace.trace(model, margs, mkwargs, mode)
         a = graph.Analysis(traced, tensors)
     except (trace.TraceError, graph.AnalysisError) as e:
         _die("%s: %s" % (spec, e))
-    return model, (margs, mkwargs), tensors, a
+    return tensors, a
 
 
 def _write_whole(path, text):
@@ -78,14 +92,14 @@ def cmd_export(args):
     if not args.output:
         _die("export: no output file (-o FILE)", 2)
     t0 = time.perf_counter()
-    model, _, tensors, a = _load(args, spec)
+    tensors, a = _load(args, spec)
     if args.cost == "time":
         from . import execute
         fixed = execute.fixed_values(a, tensors)
         a.set_costs(execute.measure_costs(a, fixed, args.repeats), "ms")
     import torch
     short = spec.split(":", 1)[1] if spec.startswith("torchvision:") else spec
-    inputs = args.input or ["3x224x224"]
+    inputs = _inputs(args)
     loss = ("sum of every output element" if args.loss == "sum"
             else "none: the outputs' gradients are inputs (tangents)")
     extra = {
@@ -122,14 +136,13 @@ def _replay(a, tensors, steps, tangents, measure):
     return ex, ex.finish()
 
 
-def _eager_gradients(spec, args, loaded, tangents):
+def _eager_gradients(spec, args, a, tangents):
     """The gradients of an ordinary training step on a fresh seeded copy
     of the model, from the same generator state: forward, then the sum
     loss's backward or the outputs' backward with the tangents."""
     import torch
-    from . import model as modelmod, trace
-    specs = [modelmod.InputSpec(t) for t in (args.input or ["3x224x224"])]
-    model, margs, mkwargs = modelmod.load(spec, args.batch, specs)
+    from . import trace
+    model, margs, mkwargs = _model(args, spec)
     model.zero_grad(set_to_none=True)
     torch.manual_seed(RUN_SEED)
     out = model(*margs, **mkwargs)
@@ -138,11 +151,10 @@ def _eager_gradients(spec, args, loaded, tangents):
     else:
         flat = [t for t in torch.utils._pytree.tree_flatten(out)[0]
                 if isinstance(t, torch.Tensor)]
-        diff = [flat[i] for i in loaded.traced.out.diff]
+        diff = [flat[i] for i in a.traced.out.diff]
         torch.autograd.backward(diff, tangents)
     params = list(model.parameters())
-    grads = [params[i].grad for kind, i in loaded.traced.grad_of if kind == "param"]
-    return grads, [b.clone() for b in model.buffers()]
+    return [params[i].grad for kind, i in a.traced.grad_of if kind == "param"]
 
 
 def cmd_run(args):
@@ -164,7 +176,7 @@ def cmd_run(args):
         _die("%s: %s" % (plan_path, e))
     if not isinstance(plan, dict) or not isinstance(plan.get("steps"), list):
         _die("%s: not a checkmate-plan (no steps)" % plan_path)
-    model, _, tensors, a = _load(args, spec)
+    tensors, a = _load(args, spec)
     tangents = None
     if a.tangents is not None:
         gen = torch.Generator().manual_seed(TANGENT_SEED)
@@ -183,7 +195,7 @@ def cmd_run(args):
     # tolerance), each from the same generator state.
     _, ref = _replay(a, clone(), a.in_order_steps(), tangents, False)
     exact_traced, abs_t, rel_t = execute.compare(got, ref)
-    eager, _ = _eager_gradients(spec, args, a, tangents)
+    eager = _eager_gradients(spec, args, a, tangents)
     exact_e, abs_e, rel_e = execute.compare(got, eager)
     report = {
         "plan": plan_path, "steps": len(plan["steps"]), "computes": rp.computes,
