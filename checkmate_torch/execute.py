@@ -16,7 +16,8 @@ import time
 
 import torch
 
-from .graph import Synthetic, call, is_random, mutated_args, nbytes, tensors_of
+from .graph import Synthetic, call, is_random, mutated_args, nbytes
+from .trace import tensors_of
 
 
 class PlanError(Exception):

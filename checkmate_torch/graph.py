@@ -31,6 +31,7 @@ import torch
 from torch.utils import _pytree as pytree
 
 from . import cost as costmod
+from .trace import CMA_MOMENTUM, tensors_of
 
 
 class AnalysisError(Exception):
@@ -136,10 +137,6 @@ def call(node, value_of, clone_args=(), replace=None):
     return node.target(*args, **kwargs)
 
 
-def tensors_of(value):
-    return [t for t in pytree.tree_flatten(value)[0] if isinstance(t, torch.Tensor)]
-
-
 def nbytes(t):
     return t.numel() * t.element_size()
 
@@ -236,7 +233,6 @@ class Analysis:
         trace.CMA_MOMENTUM): each run gets 1 / (num_batches_tracked + 1),
         the count the ordinary step has incremented (the increment itself
         is an effect, run after the forward)."""
-        from .trace import CMA_MOMENTUM
         buffers = {n: self.traced.buffer_names[i] for i, n in enumerate(
             p for p in self.placeholders if self.role[p] == "buffer")}
         by_name = {v: k for k, v in buffers.items()}

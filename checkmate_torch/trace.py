@@ -47,13 +47,18 @@ def functional_call(model, state, args, kwargs):
     return fc(model, state, tuple(args), dict(kwargs))
 
 
-class Inputs:
-    """A call's (args, kwargs) split into its tensors and the rest: the
-    tree structure and the non-tensor leaves are held constant by a trace,
-    the tensors are the graph's inputs."""
+def tensors_of(value):
+    """The tensor leaves of a pytree, in order."""
+    return [t for t in pytree.tree_flatten(value)[0] if isinstance(t, torch.Tensor)]
 
-    def __init__(self, args, kwargs):
-        leaves, self.spec = pytree.tree_flatten((tuple(args), dict(kwargs or {})))
+
+class _Leaves:
+    """A pytree split into its tensor leaves and the rest (the structure
+    and the non-tensor leaves), which rebuild puts back around other
+    tensors."""
+
+    def __init__(self, value):
+        leaves, self.spec = pytree.tree_flatten(value)
         self.is_tensor = [isinstance(v, torch.Tensor) for v in leaves]
         self.tensors = [v for v in leaves if isinstance(v, torch.Tensor)]
         self.constants = [None if t else v for v, t in zip(leaves, self.is_tensor)]
@@ -62,6 +67,15 @@ class Inputs:
         it = iter(tensors)
         leaves = [next(it) if t else c for t, c in zip(self.is_tensor, self.constants)]
         return pytree.tree_unflatten(leaves, self.spec)
+
+
+class Inputs(_Leaves):
+    """A call's (args, kwargs): the tree structure and the non-tensor
+    leaves are held constant by a trace, the tensors are the graph's
+    inputs."""
+
+    def __init__(self, args, kwargs):
+        super().__init__((tuple(args), dict(kwargs or {})))
 
     def key(self):
         """What a plan depends on: shapes, dtypes, devices, the constants
@@ -77,14 +91,12 @@ class Traced:
     outputs, gradients) in tangents mode, (loss, gradients) in sum mode.
     grad_of[i] is ('param', index) or ('input', index) for gradient i."""
 
-    def __init__(self, gm, mode, names, inputs, out, grad_of):
+    def __init__(self, gm, names, inputs, out, grad_of):
         self.gm = gm
-        self.mode = mode
         self.param_names, self.buffer_names = names
         self.inputs = inputs
         self.out = out          # Outputs, or None in sum mode
         self.grad_of = grad_of
-        self.grad_params = [i for kind, i in grad_of if kind == "param"]
 
     def placeholder_roles(self):
         n_tan = len(self.out.diff) if self.out is not None else 0
@@ -99,31 +111,24 @@ class Traced:
         return None, flat[:k], flat[k:]
 
 
-class Outputs:
-    """The structure of the module's output: a pytree whose tensor leaves
-    are the flat outputs; diff lists the flat indices that are
-    differentiable (floating point and reached from a parameter or an input
-    that requires grad)."""
+class Outputs(_Leaves):
+    """The structure of the module's output, seen while tracing: metas
+    (shape, dtype, device) of the flat tensor outputs, and diff, the flat
+    indices that are differentiable (floating point and reached from a
+    parameter or an input that requires grad). The traced tensors are not
+    kept."""
 
     def __init__(self, value):
-        leaves, self.spec = pytree.tree_flatten(value)
-        self.is_tensor = [isinstance(v, torch.Tensor) for v in leaves]
-        self.constants = [None if t else v for v, t in zip(leaves, self.is_tensor)]
-        tensors = [v for v in leaves if isinstance(v, torch.Tensor)]
-        self.metas = [(tuple(t.shape), t.dtype, t.device) for t in tensors]
-        self.diff = [i for i, t in enumerate(tensors) if t.requires_grad]
-
-    def rebuild(self, tensors):
-        it = iter(tensors)
-        leaves = [next(it) if t else c for t, c in zip(self.is_tensor, self.constants)]
-        return pytree.tree_unflatten(leaves, self.spec)
+        super().__init__(value)
+        self.metas = [(tuple(t.shape), t.dtype, t.device) for t in self.tensors]
+        self.diff = [i for i, t in enumerate(self.tensors) if t.requires_grad]
+        self.tensors = None
 
 
 def loss_of(out):
     """The sum loss: the sum of every element of every floating-point
     tensor the model returns."""
-    leaves = [t for t in pytree.tree_flatten(out)[0]
-              if isinstance(t, torch.Tensor) and t.is_floating_point()]
+    leaves = [t for t in tensors_of(out) if t.is_floating_point()]
     if not leaves:
         raise TraceError("the model returned no floating-point tensor")
     loss = leaves[0].sum()
@@ -246,7 +251,7 @@ def _trace(model, args, kwargs, mode):
     def probe(ps, bs, xs):
         _, _, out = forward(ps, bs, xs)
         seen["out"] = Outputs(out)
-        return [t for t in pytree.tree_flatten(out)[0] if isinstance(t, torch.Tensor)]
+        return tensors_of(out)
 
     wrt_index = [("param", i) for i, w in enumerate(wants_grad) if w] + \
                 [("input", i) for i, w in enumerate(input_grad) if w]
@@ -254,7 +259,7 @@ def _trace(model, args, kwargs, mode):
     def step(ps, bs, xs, tangents):
         ps, xs, out = forward(ps, bs, xs)
         wrt = [ps[i] if kind == "param" else xs[i] for kind, i in wrt_index]
-        flat = [t for t in pytree.tree_flatten(out)[0] if isinstance(t, torch.Tensor)]
+        flat = tensors_of(out)
         if mode == "sum":
             loss = loss_of(out)
             grads = torch.autograd.grad(loss, wrt, allow_unused=True)
@@ -275,5 +280,5 @@ def _trace(model, args, kwargs, mode):
         tangents = [torch.zeros(out.metas[i][0], dtype=out.metas[i][1], device=out.metas[i][2])
                     for i in out.diff]
     gm = _make_fx(step, params, buffers, inputs.tensors, tangents)
-    return Traced(gm, mode, (param_names, buffer_names), inputs, seen.get("out"),
+    return Traced(gm, (param_names, buffer_names), inputs, seen.get("out"),
                   seen["grad_of"]), params + buffers + inputs.tensors + tangents
