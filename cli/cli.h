@@ -17,7 +17,7 @@ enum {
 	CM_EXIT_ERROR = 1,      /* bad input, I/O, solver failure */
 	CM_EXIT_USAGE = 2,      /* bad command line */
 	CM_EXIT_INFEASIBLE = 3, /* proven infeasible at this budget */
-	CM_EXIT_NO_PLAN = 4,    /* no plan within the time limit */
+	CM_EXIT_NO_PLAN = 4,    /* no plan that fits found, nothing proven */
 };
 
 /* The built-in example a command uses when it is given no GRAPH. */

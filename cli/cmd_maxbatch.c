@@ -122,7 +122,7 @@ static int write_csv(const struct cli_args *a, const struct graph *g, uint64_t b
 					  .status = ans[i].proven ? STATUS_OPTIMAL : STATUS_FEASIBLE };
 
 		if (ans[i].batch == 0)
-			r.status = ans[i].unsupported ? STATUS_UNSUPPORTED : STATUS_INFEASIBLE;
+			r.status = ans[i].unsupported ? STATUS_UNSUPPORTED : ans[i].no_fit;
 		if (ans[i].interrupted)
 			r.status = STATUS_INTERRUPTED;
 		csv_row(csv.f, &r);
@@ -174,15 +174,11 @@ int cmd_maxbatch_main(int argc, char **argv)
 		struct solve_request row = settings;
 		struct batch_request br = { list[i]->name, budget, ratio, &row, 0 };
 
-		/* A solver starts where the strategies before it got to, and
-		 * its solves end (the heuristics size their own effort). */
-		if (list[i]->flags & STRATEGY_SOLVER) {
+		/* A solver starts where the strategies before it got to. */
+		if (list[i]->flags & STRATEGY_SOLVER)
 			for (int j = 0; j < i; j++)
 				if (!ans[j].interrupted && ans[j].batch > br.seed)
 					br.seed = ans[j].batch;
-			if (a.time_limit < 0)
-				row.time_limit = MAXBATCH_TIME_LIMIT;
-		}
 
 		if (cli_interrupted()) {
 			ans[i] = (struct batch_answer){ .strategy = list[i]->name, .interrupted = 1 };

@@ -150,10 +150,15 @@ static void chart_line(FILE *f, int r, const uint64_t *cols, int m, uint64_t top
 		size_human(pr->budget, h, sizeof(h));
 	len = snprintf(line, sizeof(line), "%10s |", h);
 	for (int c = 0; c < m; c++) {
-		int reach = chart_row(cols[c], top);
+		int reach = chart_row(cols[c], top), over = brow >= 0 && cols[c] > pr->budget;
 
+		/* A column over the budget reaches above the budget's row (or
+		 * marks the top row, the budget's too), however little it is
+		 * over: rounding must not hide an overrun. */
+		if (over && reach <= brow)
+			reach = brow < SHOW_ROWS ? brow + 1 : brow;
 		if (reach >= r)
-			line[len++] = brow >= 0 && r > brow && cols[c] > pr->budget ? '!' : '#';
+			line[len++] = over && (r > brow || r == SHOW_ROWS) ? '!' : '#';
 		else
 			line[len++] = r == brow ? '-' : ' ';
 	}

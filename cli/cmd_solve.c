@@ -57,11 +57,11 @@ int cmd_solve_parse(int argc, char **argv, struct cli_args *a)
 		return rc;
 	if (a->strategy == NULL)
 		a->strategy = STRATEGY_DEFAULT;
-	/* An unknown strategy is the solve's error (exit 1); a parameter it
-	 * does not take is a usage error. */
+	/* An unknown strategy, a parameter it does not take or a value it
+	 * does not allow is a usage error. */
 	cli_request(a, &rq);
-	s = strategy_find(a->strategy, &err);
-	if (s && strategy_check_params(&s, 1, &rq, &err))
+	if ((s = strategy_find(a->strategy, &err)) == NULL ||
+	    strategy_check_params(&s, 1, &rq, &err))
 		return cli_usage("solve", "%s", err.msg);
 	if (a->budget == NULL)
 		return cli_usage("solve", "--budget is required");
@@ -108,15 +108,36 @@ static void print_summary(FILE *f, const struct graph *g, const struct solve_req
 	fprintf(f, "time         %.3f s\n", o->seconds);
 }
 
+/* The outputs of a solve, opened before it starts so that a path that
+ * cannot be written fails at once rather than after the work. */
+struct outputs {
+	struct out plan, csv, json, lp;
+};
+
+static int open_outputs(const struct cli_args *a, struct outputs *o, struct cm_error *err)
+{
+	return (a->plan && out_open(&o->plan, a->plan, err)) ||
+	       (a->csv && out_open(&o->csv, a->csv, err)) ||
+	       (a->json && out_open(&o->json, a->json, err)) ||
+	       (a->lp && out_open(&o->lp, a->lp, err)) ? -1 : 0;
+}
+
+static void abort_outputs(struct outputs *o)
+{
+	out_abort(&o->plan);
+	out_abort(&o->csv);
+	out_abort(&o->json);
+	out_abort(&o->lp);
+}
+
 /* The --json line: the CSV row's fields and the plan's summary. */
-static int write_json(const struct cli_args *a, const struct graph *g,
+static int write_json(const struct cli_args *a, struct out *json, const struct graph *g,
 		      const struct strategy_row *row, const struct solve_outcome *o)
 {
 	struct jsonl_plan p = { .has_plan = o->plan != NULL,
 				.checkpoint_all_cost = graph_total_cost(g),
 				.reason = o->why, .cols = o->cols, .rows = o->rows,
 				.nnz = o->nnz };
-	struct out json_out = { 0 };
 	struct cm_error err;
 
 	if (a->plan && o->plan && o->sim.fits && strcmp(a->plan, "-") != 0)
@@ -125,45 +146,34 @@ static int write_json(const struct cli_args *a, const struct graph *g,
 		p.steps++;
 		p.computes += o->plan->steps[i].op == PLAN_COMPUTE;
 	}
-	if (out_open(&json_out, a->json, &err))
+	if (jsonl_row(json->f, row, &p, &err) || out_commit(json, &err))
 		return cli_error("%s", err.msg);
-	if (jsonl_row(json_out.f, row, &p, &err) || out_commit(&json_out, &err)) {
-		out_abort(&json_out);
-		return cli_error("%s", err.msg);
-	}
 	return 0;
 }
 
-/* Writes the plan (when it fits), the CSV row and the JSON line, each
- * whole or not at all. */
-static int write_outputs(const struct cli_args *a, const struct graph *g,
+/* Writes the plan (when it fits; else its file is not made), the CSV row
+ * and the JSON line, each whole or not at all. */
+static int write_outputs(const struct cli_args *a, struct outputs *out, const struct graph *g,
 			 const struct solve_request *rq, const struct solve_outcome *o)
 {
-	struct out plan_out = { 0 }, csv_out = { 0 };
 	struct cm_error err;
 	struct strategy_row row;
 
 	strategy_row_of_outcome(&row, g, rq->strategy, rq->budget, o);
-
 	if (a->plan && o->plan && o->sim.fits) {
-		if (out_open(&plan_out, a->plan, &err))
-			return cli_error("%s", err.msg);
-		if ((a->text ? plan_write_text : plan_write_json)(plan_out.f, g, o->plan) ||
-		    out_commit(&plan_out, &err)) {
-			out_abort(&plan_out);
+		if ((a->text ? plan_write_text : plan_write_json)(out->plan.f, g, o->plan) ||
+		    out_commit(&out->plan, &err))
 			return cli_error("%s: write failed", a->plan);
-		}
 	}
+	out_abort(&out->plan);
 	if (a->csv) {
-		if (out_open(&csv_out, a->csv, &err))
-			return cli_error("%s", err.msg);
 		if (a->header)
-			csv_header(csv_out.f);
-		csv_row(csv_out.f, &row);
-		if (out_commit(&csv_out, &err))
+			csv_header(out->csv.f);
+		csv_row(out->csv.f, &row);
+		if (out_commit(&out->csv, &err))
 			return cli_error("%s", err.msg);
 	}
-	return a->json ? write_json(a, g, &row, o) : 0;
+	return a->json ? write_json(a, &out->json, g, &row, o) : 0;
 }
 
 static int exit_status(int status)
@@ -171,6 +181,7 @@ static int exit_status(int status)
 	switch (status) {
 	case STATUS_INFEASIBLE: return CM_EXIT_INFEASIBLE;
 	case STATUS_TIMEOUT:
+	case STATUS_OVER_BUDGET:
 	case STATUS_NO_PLAN: return CM_EXIT_NO_PLAN;
 	case STATUS_UNSUPPORTED: return CM_EXIT_ERROR;
 	default: return CM_EXIT_OK;
@@ -182,7 +193,7 @@ int cmd_solve_main(int argc, char **argv)
 	struct cli_args a;
 	struct solve_request rq = { 0 };
 	struct solve_outcome o = { 0 };
-	struct out lp = { 0 };
+	struct outputs outs = { 0 };
 	struct cm_error err;
 	struct graph *g;
 	double floor_cost;
@@ -204,24 +215,22 @@ int cmd_solve_main(int argc, char **argv)
 		rc = cli_usage("solve", "--budget: %s", err.msg);
 		goto out;
 	}
-	if (a.lp) {
-		if (out_open(&lp, a.lp, &err)) {
-			rc = cli_error("%s", err.msg);
-			goto out;
-		}
-		rq.lp_out = lp.f;
+	if (open_outputs(&a, &outs, &err)) {
+		rc = cli_error("%s", err.msg);
+		goto out;
 	}
+	rq.lp_out = outs.lp.f;
 	rc = strategy_solve(g, &rq, &o, &err) ? cli_error("%s: %s", g->id, err.msg) : 0;
 	/* The model file is complete once built, whatever the solve did next:
 	 * it is what one looks at when a solve fails. */
 	if (a.lp && o.cols == 0)
 		cli_note(a.quiet, "%s: no model was built (%s), so no LP file", a.lp,
 			 o.why[0] ? o.why : "not the ilp strategy");
-	else if (a.lp && out_commit(&lp, &err))
+	else if (a.lp && out_commit(&outs.lp, &err))
 		rc = cli_error("%s", err.msg);
 	if (rc)
 		goto out;
-	if (write_outputs(&a, g, &rq, &o)) {
+	if (write_outputs(&a, &outs, g, &rq, &o)) {
 		rc = CM_EXIT_ERROR;
 		goto out;
 	}
@@ -243,7 +252,7 @@ int cmd_solve_main(int argc, char **argv)
 	if (fflush(stdout) != 0)
 		rc = cli_error("standard output: write failed");
 out:
-	out_abort(&lp);
+	abort_outputs(&outs);
 	strategy_outcome_release(&o);
 	graph_free(g);
 	return rc;

@@ -1,16 +1,24 @@
 /* SIGINT and SIGTERM during solve, compare and maxbatch: the first asks
  * the search to stop (common/stop.h) and the command ends as usual with
- * what it has; the second ends the process at once, solver processes and
- * temporary files included. */
+ * what it has; a second one, a second or more later, ends the process at
+ * once, solver processes and temporary files included. Signals within
+ * that second of the first are the same request arriving twice: GNU
+ * timeout sends its signal to the child and then to its process group, a
+ * terminal's ^C reaches the whole foreground group. */
 #include "cli.h"
 
 #include <signal.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../common/stop.h"
 
+/* Seconds after the first signal within which another counts as the same. */
+#define INTERRUPT_REPEAT_SECONDS 1.0
+
 static volatile sig_atomic_t caught, quiet_notes;
+static struct timespec first; /* when the first came (CLOCK_MONOTONIC) */
 
 static void say(const char *s)
 {
@@ -21,14 +29,22 @@ static void say(const char *s)
 static void on_signal(int sig)
 {
 	sigset_t mask;
+	struct timespec now;
 
+	/* clock_gettime is async-signal-safe; the handler masks both signals,
+	 * so `first` has one writer at a time. */
+	clock_gettime(CLOCK_MONOTONIC, &now);
 	if (!caught) {
 		caught = 1;
+		first = now;
 		stop_request(sig);
 		say("checkmate: interrupted: stopping with the best answer so far "
-		    "(again to quit at once)\n");
+		    "(again, a second later, to quit at once)\n");
 		return;
 	}
+	if ((double)(now.tv_sec - first.tv_sec) + 1e-9 * (double)(now.tv_nsec - first.tv_nsec) <
+	    INTERRUPT_REPEAT_SECONDS)
+		return;
 	stop_kill_children();
 	out_unlink_temps();
 	/* Die of the signal, as the shell expects of an interrupted program. */

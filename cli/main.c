@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "../solvers/backend/solver.h"
+#include "../common/near.h"
 #include "../solvers/strategy.h"
 #include "cli.h"
 
@@ -52,8 +53,9 @@ static int list(const char *what)
 
 			if (what[0] == 's')
 				printf("%s\t%s\n", s->name, s->description);
-			for (const char *const *k = s->params; what[0] == 'p' && k && *k; k++)
-				printf("%s\t%s\n", *k, s->name);
+			for (const struct strategy_key *k = s->params; what[0] == 'p' && k && k->name;
+			     k++)
+				printf("%s\t%s\n", k->name, s->name);
 		}
 	} else if (strcmp(what, "solvers") == 0) {
 		solver_names(names, sizeof(names));
@@ -68,50 +70,10 @@ static int list(const char *what)
 	return fflush(stdout) == 0 ? CM_EXIT_OK : cli_error("standard output: write failed");
 }
 
-/* Edit distance between a and b (insertions, deletions, substitutions),
- * counted up to 9. */
-static int distance(const char *a, const char *b)
+static const char *command_at(const void *ctx, int i)
 {
-	int la = (int)strlen(a), lb = (int)strlen(b), row[16], prev;
-
-	if (la > 15 || lb > 15)
-		return 9;
-	for (int j = 0; j <= lb; j++)
-		row[j] = j;
-	for (int i = 1; i <= la; i++) {
-		prev = row[0];
-		row[0] = i;
-		for (int j = 1; j <= lb; j++) {
-			int here = row[j], best = prev + (a[i - 1] != b[j - 1]);
-
-			if (row[j] + 1 < best)
-				best = row[j] + 1;
-			if (row[j - 1] + 1 < best)
-				best = row[j - 1] + 1;
-			row[j] = best;
-			prev = here;
-		}
-	}
-	return row[lb];
-}
-
-/* The command closest to name, when a typo away (at most two edits, or a
- * prefix of it), or NULL. */
-static const char *nearest(const char *name)
-{
-	const char *best = NULL;
-	int best_d = 3;
-
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
-		int d = strncmp(commands[i].name, name, strlen(name)) == 0 && *name ? 1 :
-			distance(name, commands[i].name);
-
-		if (d < best_d) {
-			best_d = d;
-			best = commands[i].name;
-		}
-	}
-	return best;
+	(void)ctx;
+	return commands[i].name;
 }
 
 int main(int argc, char **argv)
@@ -145,7 +107,7 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (strcmp(commands[i].name, name) == 0)
 			return commands[i].fn(argc - 1, argv + 1);
-	near = nearest(name);
+	near = near_name(name, command_at, (int)(sizeof(commands) / sizeof(commands[0])), NULL);
 	if (near)
 		fprintf(stderr, "checkmate: unknown command '%s'; did you mean '%s'? "
 			"(see 'checkmate --help')\n", name, near);

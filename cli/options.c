@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "../common/mem.h"
+#include "../common/near.h"
 #include "cli.h"
 
 /* Takes one --param KEY=VALUE. */
@@ -18,6 +19,21 @@ static int take_param(const char *cmd, char *arg, struct cli_args *a)
 	*eq = '\0'; /* argv's strings are ours to change */
 	a->params[a->n_params++] = (struct strategy_param){ arg, eq + 1 };
 	return 0;
+}
+
+/* Takes --solver NAME: a backend built in, else a usage error. */
+static int take_solver(const char *cmd, const char *name, struct cli_args *a)
+{
+	const char *near;
+	char names[128];
+
+	a->solver = name;
+	if (solver_find(name))
+		return 0;
+	solver_names(names, sizeof(names));
+	if ((near = near_name(name, solver_name_at, solver_count(), NULL)) != NULL)
+		return cli_usage(cmd, "--solver: unknown solver '%s'; did you mean '%s'?", name, near);
+	return cli_usage(cmd, "--solver: unknown solver '%s' (built: %s)", name, names);
 }
 
 /* Takes option c with its argument; 0, -1 after --help, or CM_EXIT_USAGE. */
@@ -51,7 +67,7 @@ static int take(const char *cmd, const char *help, int c, char *arg, struct cli_
 	case 'C': a->csv = arg; return 0;
 	case 'J': a->json = arg; return 0;
 	case 'H': a->header = 0; return 0;
-	case 'S': a->solver = arg; return 0;
+	case 'S': return take_solver(cmd, arg, a);
 	case 'q': a->quiet = 1; return 0;
 	case 'p': return take_param(cmd, arg, a);
 	case 'F':
@@ -137,7 +153,7 @@ int cli_distinct_outputs(const char *cmd, const char *const *paths, int n)
 void cli_request(const struct cli_args *a, struct solve_request *rq)
 {
 	rq->solver = a->solver;
-	rq->time_limit = a->time_limit > 0 ? a->time_limit : 0;
+	rq->time_limit = a->time_limit < 0 ? STRATEGY_TIME_LIMIT : a->time_limit;
 	rq->gap = a->gap;
 	rq->threads = a->threads;
 	rq->lp_method = a->lp_method;
@@ -151,7 +167,7 @@ int cli_strategy_list(const char *cmd, const char *opt, const char *list,
 		      unsigned all_mask, const struct strategy ***out, int *n)
 {
 	int count = strategy_count(), rc = 0;
-	char *copy = strdup(list), *tok, *save = NULL, names[1024];
+	char *copy = strdup(list), *tok, *save = NULL;
 	char *chosen = calloc((size_t)count + 1, 1);
 	struct cm_error err;
 
@@ -172,10 +188,7 @@ int cli_strategy_list(const char *cmd, const char *opt, const char *list,
 			continue;
 		}
 		if ((s = strategy_find(tok, &err)) == NULL) {
-			strategy_names(0, names, sizeof(names));
-			rc = cli_usage(cmd, "%s: unknown %s '%s' (known: %s)", opt,
-				       strcmp(opt, "--baselines") == 0 ? "baseline" : "strategy", tok,
-				       names);
+			rc = cli_usage(cmd, "%s: %s", opt, err.msg);
 			goto out;
 		}
 		chosen[s - strategy_at(0)] = 1;
@@ -200,7 +213,11 @@ void cli_print_strategies(FILE *f)
 		const struct strategy *s = strategy_at(i);
 
 		fprintf(f, "  %-18s %s\n", s->name, s->description);
-		for (const char *const *k = s->params; k && *k; k++)
-			fprintf(f, "  %-18s   --param %s=...\n", "", *k);
+		for (const struct strategy_key *k = s->params; k && k->name; k++) {
+			char values[256];
+
+			fprintf(f, "  %-18s   --param %s=%s\n", "", k->name,
+				k->choices ? strategy_key_values(k, values, sizeof(values)) : "N");
+		}
 	}
 }

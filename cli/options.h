@@ -29,9 +29,10 @@
 	"      --csv FILE|-         write the results as CSV rows (with a header)\n" \
 	"      --no-header          leave the CSV header out\n"                      \
 	"      --solver NAME        cbc (default) or glpk\n"                         \
-	"  -t, --time-limit SEC     stop each solve after SEC seconds (0: none,\n"   \
-	"                           the default); its best answer is then\n"         \
-	"                           reported with its gap\n"                         \
+	"  -t, --time-limit SEC     stop each solve after SEC seconds (default 60;\n" \
+	"                           0: none, but auto, lns and pebble, which share\n" \
+	"                           their time out, still take 60); its best\n"    \
+	"                           answer is then reported with its gap\n"         \
 	"      --gap FRAC           stop a MILP at this relative gap (default 0)\n"  \
 	"      --threads N          solver threads (Debian's cbc uses one);\n"       \
 	"                           approx shares a large model's LPs among\n"       \

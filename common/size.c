@@ -117,3 +117,13 @@ const char *size_human(uint64_t bytes, char *buf, size_t len)
 	snprintf(buf, len, "%.2f %s", x, names[i]);
 	return buf;
 }
+
+const char *size_both(uint64_t bytes, char *buf, size_t len)
+{
+	char h[32];
+
+	if (bytes < 1024)
+		return size_human(bytes, buf, len);
+	snprintf(buf, len, "%s (%llu)", size_human(bytes, h, sizeof(h)), (unsigned long long)bytes);
+	return buf;
+}

@@ -15,4 +15,8 @@ int size_parse(const char *s, uint64_t pct_base, uint64_t *out, struct cm_error 
 /* "6 B", "14.90 GiB": a readable form of a byte count. */
 const char *size_human(uint64_t bytes, char *buf, size_t len);
 
+/* "14.90 GiB (16000000000)": the readable form with the exact count beside
+ * it, for reasons and errors; "6 B" under 1 KiB. */
+const char *size_both(uint64_t bytes, char *buf, size_t len);
+
 #endif

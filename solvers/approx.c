@@ -425,8 +425,8 @@ static int take_best(struct sweep *w, const struct milp_result *res,
 		if (w->has_bound)
 			strategy_set_bound(g, out, w->bound);
 	} else if (w->lp_infeasible) {
-		strategy_set_status(out, STATUS_INFEASIBLE);
-		snprintf(out->why, sizeof(out->why), "the LP relaxation is infeasible, so no plan fits");
+		strategy_model_has_none(g, w->rq, w->deadline > 0 ? fmax(0, w->deadline - cm_clock()) : STRATEGY_TIME_LIMIT,
+					"the LP relaxation of the stage model is infeasible", out);
 	} else {
 		if (w->has_bound)
 			strategy_set_bound(g, out, w->bound);
@@ -457,9 +457,10 @@ int strategy_run_approx(const struct strategy *s, const struct graph *g,
 	int *ucols = NULL, rc = -1;
 
 	(void)s;
-	if (ops == NULL || strategy_param_whole(rq, "seed", 0, 9007199254740992.0, &w.rng, err) ||
-	    strategy_param_whole(rq, "samples", 0, 100000, &samples, err))
+	if (ops == NULL)
 		return -1;
+	w.rng = strategy_param_whole(rq, "seed", w.rng);
+	samples = strategy_param_whole(rq, "samples", samples);
 	if (w.rng == 0)
 		w.rng = 1;
 	if (samples > 0)

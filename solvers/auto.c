@@ -22,9 +22,6 @@
 #include "lns_order.h"
 #include "repair.h"
 
-/* Seconds auto takes without --time-limit. */
-#define AUTO_TIME_LIMIT 60.0
-
 /* Model sizes, in columns of the Checkmate MILP (1.5 n^2 + n |E|, roughly),
  * up to which the whole MILP, then its LP relaxation, is worth its time:
  * measured in docs/benchmarks.md (the MILP proves the paper's small graphs
@@ -361,7 +358,7 @@ int strategy_run_auto(const struct strategy *s, const struct graph *g,
 		      const struct solve_request *rq, struct solve_outcome *out,
 		      struct cm_error *err)
 {
-	double t0 = cm_clock(), limit = rq->time_limit > 0 ? rq->time_limit : AUTO_TIME_LIMIT;
+	double t0 = cm_clock(), limit = rq->time_limit > 0 ? rq->time_limit : STRATEGY_TIME_LIMIT;
 	struct incumbent in = { 0 }, costly = { 0 }; /* costly: pebble's */
 	struct sim_result sim;
 	struct phase ph[3];
@@ -462,14 +459,7 @@ int strategy_run_auto(const struct strategy *s, const struct graph *g,
 		snprintf(out->solver, sizeof(out->solver), "%s", rq->solver ? rq->solver : SOLVER_DEFAULT);
 		snprintf(p->solver, sizeof(p->solver), "%s", out->solver);
 	}
-	if (rq->cost_cap > 0 && !num_le(out->sim.cost, rq->cost_cap)) {
-		/* maxbatch's question: no plan within the cost cap was found. */
-		strategy_set_status(out, STATUS_NO_PLAN);
-		snprintf(out->why, sizeof(out->why), "the best plan found costs %.17g, over the "
-			 "cap %.17g", out->sim.cost, rq->cost_cap);
-		return 0;
-	}
-	strategy_set_status(out, in.proven ? STATUS_OPTIMAL : STATUS_FEASIBLE);
-	strategy_set_bound(g, out, in.bound); /* optimal when the plan meets it */
+	/* Optimal when the plan meets the bound (ilp's proof is its bound). */
+	strategy_settle(g, rq, "the best plan found", 1, in.bound, out);
 	return 0;
 }

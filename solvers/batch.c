@@ -37,11 +37,15 @@ int batch_fits(const struct graph *g, const struct batch_request *br, uint64_t b
 		ans->peak = o.sim.peak;
 		snprintf(ans->solver, sizeof(ans->solver), "%s", o.solver);
 		rc = 1;
-	} else if (o.status == STATUS_TIMEOUT || o.status == STATUS_NO_PLAN) {
+	} else if ((o.status == STATUS_TIMEOUT || o.status == STATUS_NO_PLAN) && !o.model_none) {
+		ans->no_fit = STATUS_NO_PLAN;
 		rc = -2;
 	} else {
 		ans->unsupported = o.status == STATUS_UNSUPPORTED;
-		rc = 0; /* infeasible or unsupported */
+		ans->no_fit = o.status;
+		/* infeasible, over budget, unsupported, or no plan in the stage
+		 * model: proven as ilp's `optimal` is */
+		rc = 0;
 	}
 	strategy_outcome_release(&o);
 	graph_free(h);

@@ -9,10 +9,6 @@
 
 /* The largest batch tried: far beyond any budget for real graphs. */
 #define MAXBATCH_LIMIT ((uint64_t)1 << 32)
-/* Seconds per solve of a solver row (ilp) when the command line gives no
- * --time-limit: a probe above what the heuristics fit may otherwise never
- * end on a real model. */
-#define MAXBATCH_TIME_LIMIT 60.0
 
 struct batch_request {
 	const char *strategy;
@@ -33,6 +29,9 @@ struct batch_answer {
 	int proven;           /* batch + 1 was shown not to fit */
 	int capped;           /* the search stopped at MAXBATCH_LIMIT */
 	int unsupported;      /* the strategy does not apply to the graph */
+	int no_fit;           /* enum strategy_status of the last probe that did
+			       * not fit: infeasible (proven), over_budget (the
+			       * strategy's plans do not fit), no_plan (unknown) */
 	int interrupted;      /* a stop request (common/stop.h) ended the search:
 			       * batch is the largest found to fit before it */
 	double cost, overhead, seconds;
@@ -41,7 +40,8 @@ struct batch_answer {
 };
 
 /* Does the strategy fit at batch B under the cap? 1 yes (figures in *ans),
- * 0 no (proven: a baseline's own plans, or a solver's infeasibility proof),
+ * 0 no (proven: a baseline's own plans, a proof that none fits, or ilp's
+ * that the stage model has none, docs/model.md),
  * -2 unknown (time limit), -1 error with err set. The question is only
  * whether a plan fits: a solver stops at its first plan (gap 1), so the
  * cost in *ans is that plan's, not the least at B. */

@@ -170,7 +170,7 @@ static void point_row(const struct run *w, struct strategy_row *r, const char *n
 				    .budget = budget, .feasible = fits, .has_cost = 1,
 				    .cost = p->cost, .overhead = p->cost / w->floor_cost,
 				    .peak = p->peak, .seconds = p->seconds,
-				    .status = fits ? STATUS_FEASIBLE : STATUS_INFEASIBLE };
+				    .status = fits ? STATUS_FEASIBLE : STATUS_OVER_BUDGET };
 	/* Without --bound, only the checkpoint-all floor, when met, is one. */
 	if (bound || (fits && num_le(p->cost, w->floor_cost))) {
 		r->has_lower_bound = 1;

@@ -741,6 +741,6 @@ int strategy_run_dtr(const struct strategy *s, const struct graph *g,
 			plan_free(p);
 		return -1;
 	}
-	strategy_settle(g, rq, "dtr", out);
+	strategy_settle(g, rq, "dtr's plan", 0, 0, out);
 	return 0;
 }

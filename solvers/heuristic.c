@@ -16,6 +16,7 @@ int strategy_run_heuristic(const struct strategy *s, const struct graph *g,
 	const struct baseline b = { s->name, s->point };
 	double deadline = rq->time_limit > 0 ? cm_clock() + rq->time_limit : 0;
 	struct plan *p;
+	char who[160];
 	int rc = baseline_best_until(&b, deadline, g, rq->budget, &p, &out->sim, out->param,
 				     sizeof(out->param), err);
 
@@ -26,22 +27,9 @@ int strategy_run_heuristic(const struct strategy *s, const struct graph *g,
 	}
 	if (rc || strategy_adopt(g, s->name, rq->budget, p, out, err))
 		return -1;
-	if (out->sim.fits && rq->cost_cap > 0 && !num_le(out->sim.cost, rq->cost_cap)) {
-		strategy_set_status(out, STATUS_INFEASIBLE);
-		snprintf(out->why, sizeof(out->why), "%s's cheapest plan that fits costs %.17g, over the cap %.17g",
-			 s->name, out->sim.cost, rq->cost_cap);
-	} else if (!out->sim.fits) {
-		strategy_set_status(out, STATUS_INFEASIBLE);
-		snprintf(out->why, sizeof(out->why), "%s%s%s%s peaks at %llu, over the budget %llu",
-			 s->name, out->param[0] ? " (at best: " : "", out->param,
-			 out->param[0] ? ")" : "", (unsigned long long)out->sim.peak,
-			 (unsigned long long)rq->budget);
-	} else if (num_le(out->sim.cost, graph_total_cost(g))) {
-		strategy_set_status(out, STATUS_OPTIMAL);
-		strategy_set_bound(g, out, graph_total_cost(g));
-	} else {
-		strategy_set_status(out, STATUS_FEASIBLE);
-	}
+	snprintf(who, sizeof(who), "%s%s%s%s", s->name, out->param[0] ? " (at best: " : "",
+		 out->param, out->param[0] ? ")" : "");
+	strategy_settle(g, rq, who, 0, 0, out);
 	return 0;
 }
 

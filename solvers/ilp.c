@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/clock.h"
 #include "../common/num.h"
 #include "../plan/stages.h"
 
@@ -163,8 +164,8 @@ static int take_answer(const struct graph *g, const struct solve_request *rq,
 		return take_start_plan(g, rq, from, "the solver was stopped before a plan of its own",
 				       out, err);
 	if (res->status == MILP_INFEASIBLE) {
+		/* The model's proof only: strategy_run_ilp looks further. */
 		strategy_set_status(out, STATUS_INFEASIBLE);
-		snprintf(out->why, sizeof(out->why), "the solver proved that no plan fits");
 		return 0;
 	}
 	if (x == NULL) {
@@ -220,7 +221,7 @@ int strategy_run_ilp(const struct strategy *s, const struct graph *g,
 	struct plan *best = NULL;
 	const struct plan *from;
 	char crash[256] = "";
-	double cost;
+	double cost, t0 = cm_clock();
 	int rc = -1, any;
 
 	(void)s;
@@ -257,6 +258,9 @@ int strategy_run_ilp(const struct strategy *s, const struct graph *g,
 	if (take_answer(g, rq, &rm, &res, start, from, out, err) ||
 	    prefer_outside(g, rq, from, out, err))
 		goto out;
+	if (out->status == STATUS_INFEASIBLE)
+		strategy_model_has_none(g, rq, strategy_time_left(rq, t0),
+					"the solver proved that the stage model has no plan", out);
 	if (crash[0]) {
 		char why[sizeof(out->why)];
 

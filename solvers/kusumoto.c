@@ -1134,17 +1134,12 @@ int strategy_run_kusumoto(const struct strategy *s, const struct graph *g,
 	const char *centric = strategy_param(rq, "centric");
 	struct kusumoto_opts o;
 	struct plan *p;
-	uint64_t steps = 0;
 	int rc;
 
 	kusumoto_opts_init(&o);
 	o.exact = strcmp(s->name, "kusumoto-exact") == 0;
-	if (centric && strcmp(centric, "time") != 0 && strcmp(centric, "memory") != 0)
-		return cm_errorf(err, "--param centric: expected time or memory, not '%s'", centric);
 	o.memory_centric = centric && strcmp(centric, "memory") == 0;
-	if (strategy_param_whole(rq, "time-steps", 1, 1000000, &steps, err))
-		return -1;
-	o.time_steps = (int)steps;
+	o.time_steps = (int)strategy_param_whole(rq, "time-steps", 0);
 	snprintf(out->param, sizeof(out->param), "centric=%s",
 		 o.memory_centric ? "memory" : "time");
 	if ((p = plan_new()) == NULL)
@@ -1161,14 +1156,6 @@ int strategy_run_kusumoto(const struct strategy *s, const struct graph *g,
 			plan_free(p);
 		return -1;
 	}
-	if (!out->sim.fits || (rq->cost_cap > 0 && !num_le(out->sim.cost, rq->cost_cap))) {
-		strategy_set_status(out, STATUS_INFEASIBLE);
-		snprintf(out->why, sizeof(out->why), "the DP's cheapest plan %s",
-			 out->sim.fits ? "costs more than the cap" : "peaks over the budget");
-	} else {
-		strategy_set_status(out, STATUS_FEASIBLE);
-		if (num_le(out->sim.cost, graph_total_cost(g)))
-			strategy_set_bound(g, out, graph_total_cost(g));
-	}
+	strategy_settle(g, rq, "the DP's cheapest plan", 0, 0, out);
 	return 0;
 }

@@ -864,19 +864,15 @@ out:
 	return rc;
 }
 
-/* Seconds lns takes without --time-limit: it would otherwise run until a
- * pass gains nothing, hours on the largest graphs. */
-#define LNS_TIME_LIMIT 60.0
 
 int strategy_run_lns(const struct strategy *s, const struct graph *g,
 		     const struct solve_request *rq, struct solve_outcome *out,
 		     struct cm_error *err)
 {
 	struct lns_opts o = { .ops = strategy_backend(rq, err), .seed = rq->seed,
-			      .time_limit = rq->time_limit > 0 ? rq->time_limit : LNS_TIME_LIMIT,
+			      .time_limit = rq->time_limit > 0 ? rq->time_limit : STRATEGY_TIME_LIMIT,
 			      .progress = rq->progress, .ctx = rq->ctx,
 			      .memory_limit = rq->memory_limit };
-	uint64_t stages = 0, values = 0;
 	struct sim_result sim;
 	struct plan *own = NULL, *best = NULL;
 	const struct plan *start = rq->start;
@@ -884,11 +880,10 @@ int strategy_run_lns(const struct strategy *s, const struct graph *g,
 	double t0 = cm_clock();
 	int rc;
 
-	if (o.ops == NULL || strategy_param_whole(rq, "stages", 1, 1000, &stages, err) ||
-	    strategy_param_whole(rq, "values", 1, 1000, &values, err))
+	if (o.ops == NULL)
 		return -1;
-	o.stage_window = (int)stages;
-	o.node_window = (int)values;
+	o.stage_window = (int)strategy_param_whole(rq, "stages", 0);
+	o.node_window = (int)strategy_param_whole(rq, "values", 0);
 	snprintf(out->solver, sizeof(out->solver), "%s", o.ops->name);
 	/* The smallest window still needs a solver process. */
 	if (!strategy_check_memory(rq, "a window's solver process", &(struct remat_size){ 0 }, 0, out))
@@ -923,14 +918,6 @@ int strategy_run_lns(const struct strategy *s, const struct graph *g,
 	if (!out->sim.fits)
 		return cm_errorf(err, "internal error: lns's plan replays over budget: %s",
 				 out->sim.why);
-	if (rq->cost_cap > 0 && !num_le(out->sim.cost, rq->cost_cap)) {
-		strategy_set_status(out, STATUS_NO_PLAN);
-		snprintf(out->why, sizeof(out->why), "the best plan found costs %.17g, over the "
-			 "cap %.17g", out->sim.cost, rq->cost_cap);
-		return 0;
-	}
-	strategy_set_status(out, st.proven ? STATUS_OPTIMAL : STATUS_FEASIBLE);
-	if (st.proven || num_le(out->sim.cost, graph_total_cost(g)))
-		strategy_set_bound(g, out, st.proven ? out->sim.cost : graph_total_cost(g));
+	strategy_settle(g, rq, "the best plan found", 1, st.proven ? out->sim.cost : 0, out);
 	return 0;
 }

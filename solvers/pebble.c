@@ -10,8 +10,6 @@
 #include "../common/stop.h"
 #include "../graph/pebble.h"
 
-/* Seconds the row takes without --time-limit. */
-#define PEBBLE_TIME_LIMIT 60.0
 
 /* No plan from the search: a proof that none fits, naming the node (the
  * schedule's own when shown is 1, else one searched for in the time
@@ -22,11 +20,7 @@ static void no_schedule(const struct graph *g, const struct solve_request *rq, i
 	if (shown || (left > 0 && !stop_requested() &&
 		      graph_pebble_infeasible(g, rq->budget, GRAPH_PEBBLE_STATES, left, &node,
 					      &ancestors))) {
-		strategy_set_status(out, STATUS_INFEASIBLE);
-		snprintf(out->why, sizeof(out->why), "no plan fits: %.200s cannot be computed "
-			 "within %llu bytes however its %d ancestors are scheduled, freed and "
-			 "recomputed (an exhaustive search, docs/model.md)", g->nodes[node].name,
-			 (unsigned long long)rq->budget, ancestors);
+		strategy_set_infeasible(g, rq->budget, node, ancestors, out);
 		return;
 	}
 	strategy_set_status(out, STATUS_NO_PLAN);
@@ -40,7 +34,7 @@ static void no_schedule(const struct graph *g, const struct solve_request *rq, i
 
 STRATEGY_RUN(strategy_run_pebble)
 {
-	double limit = rq->time_limit > 0 ? rq->time_limit : PEBBLE_TIME_LIMIT, t0 = cm_clock();
+	double limit = rq->time_limit > 0 ? rq->time_limit : STRATEGY_TIME_LIMIT, t0 = cm_clock();
 	struct plan *p;
 	int *steps, rc, node = -1, ancestors = 0;
 	long n;
@@ -68,6 +62,6 @@ STRATEGY_RUN(strategy_run_pebble)
 	if (!out->sim.fits)
 		return cm_errorf(err, "internal error: pebble's plan replays over budget: %s",
 				 out->sim.why);
-	strategy_settle(g, rq, "pebble", out);
+	strategy_settle(g, rq, "pebble's plan", 0, 0, out);
 	return 0;
 }

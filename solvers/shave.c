@@ -823,7 +823,7 @@ int strategy_run_shave(const struct strategy *s, const struct graph *g,
 		rc = cm_errorf(err, "internal error: shave's plan replays over budget: %s",
 			       out->sim.why);
 	} else {
-		strategy_settle(g, rq, "shave", out);
+		strategy_settle(g, rq, "shave's plan", 0, 0, out);
 	}
 out:
 	plan_free(p);

@@ -7,14 +7,17 @@
 #include <string.h>
 
 #include "../common/clock.h"
+#include "../common/near.h"
 #include "../common/num.h"
+#include "../common/size.h"
 #include "../common/stop.h"
+#include "../graph/pebble.h"
 
 const char *const strategy_status_names[STATUS_COUNT] = {
 	[STATUS_FEASIBLE] = "feasible",       [STATUS_OPTIMAL] = "optimal",
 	[STATUS_TIMEOUT] = "timeout",         [STATUS_NO_PLAN] = "no_plan",
-	[STATUS_INFEASIBLE] = "infeasible",   [STATUS_UNSUPPORTED] = "unsupported",
-	[STATUS_INTERRUPTED] = "interrupted",
+	[STATUS_INFEASIBLE] = "infeasible",   [STATUS_OVER_BUDGET] = "over_budget",
+	[STATUS_UNSUPPORTED] = "unsupported", [STATUS_INTERRUPTED] = "interrupted",
 };
 
 /* The table in use; strategy_use swaps it for tests. */
@@ -48,51 +51,112 @@ void strategy_names(unsigned mask, char *buf, size_t len)
 						 strategy_at(i)->name);
 }
 
+static const char *strategy_name_at(const void *ctx, int i)
+{
+	(void)ctx;
+	return strategy_at(i)->name;
+}
+
 const struct strategy *strategy_find(const char *name, struct cm_error *err)
 {
+	const char *near;
 	char names[1024];
 
 	for (int i = 0; i < strategy_count(); i++)
 		if (strcmp(strategy_at(i)->name, name) == 0)
 			return strategy_at(i);
-	strategy_names(0, names, sizeof(names));
-	cm_errorf(err, "unknown strategy '%s' (known: %s)", name, names);
+	if ((near = near_name(name, strategy_name_at, strategy_count(), NULL)) != NULL) {
+		cm_errorf(err, "unknown strategy '%s'; did you mean '%s'?", name, near);
+	} else {
+		strategy_names(0, names, sizeof(names));
+		cm_errorf(err, "unknown strategy '%s' (known: %s)", name, names);
+	}
 	return NULL;
 }
 
-static int takes_param(const struct strategy *s, const char *key)
+static const struct strategy_key *key_of(const struct strategy *s, const char *key)
 {
-	for (const char *const *k = s->params; k && *k; k++)
-		if (strcmp(*k, key) == 0)
-			return 1;
-	return 0;
+	for (const struct strategy_key *k = s->params; k && k->name; k++)
+		if (strcmp(k->name, key) == 0)
+			return k;
+	return NULL;
+}
+
+/* The keys of n rows, ", "-separated, into buf. */
+static void key_names(const struct strategy *const *s, int n, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < n; i++)
+		for (const struct strategy_key *k = s[i]->params; k && k->name && used < len; k++)
+			used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? ", " : "",
+						 k->name);
+}
+
+/* v against the values k allows; 0, or -1 with err set. */
+static int check_value(const struct strategy_key *k, const char *v, struct cm_error *err)
+{
+	const char *near;
+	char values[256], *end;
+	double d;
+
+	if (k->choices == NULL) {
+		d = strtod(v, &end);
+		if (end == v || *end || !(d >= k->lo && d <= k->hi) || d != floor(d))
+			return cm_errorf(err, "--param %s: expected a whole number from %.17g to "
+					 "%.17g, not '%s'", k->name, k->lo, k->hi, v);
+		return 0;
+	}
+	for (const char *const *c = k->choices; *c; c++)
+		if (strcmp(*c, v) == 0)
+			return 0;
+	if ((near = near_in(v, k->choices)) != NULL)
+		return cm_errorf(err, "--param %s: unknown value '%s'; did you mean '%s'?", k->name,
+				 v, near);
+	return cm_errorf(err, "--param %s: unknown value '%s' (it takes %s)", k->name, v,
+			 strategy_key_values(k, values, sizeof(values)));
 }
 
 int strategy_check_params(const struct strategy *const *s, int n,
 			  const struct solve_request *rq, struct cm_error *err)
 {
 	for (int p = 0; p < rq->n_params; p++) {
+		const char *key = rq->params[p].key;
 		char keys[512];
-		size_t used = 0;
 		int known = 0;
 
-		keys[0] = '\0';
 		for (int i = 0; i < n; i++) {
-			known |= takes_param(s[i], rq->params[p].key);
-			for (const char *const *k = s[i]->params; k && *k && used < sizeof(keys); k++)
-				used += (size_t)snprintf(keys + used, sizeof(keys) - used, "%s%s",
-							 used ? ", " : "", *k);
+			const struct strategy_key *k = key_of(s[i], key);
+
+			if (k && check_value(k, rq->params[p].value, err))
+				return -1;
+			known |= k != NULL;
 		}
 		if (known)
 			continue;
+		key_names(s, n, keys, sizeof(keys));
 		if (n == 1)
 			return cm_errorf(err, "--param %s: strategy '%s' has no such parameter (%s%s)",
-					 rq->params[p].key, s[0]->name,
-					 used ? "it takes " : "it takes none", keys);
+					 key, s[0]->name, keys[0] ? "it takes " : "it takes none", keys);
 		return cm_errorf(err, "--param %s: none of the strategies run has such a parameter (%s%s)",
-				 rq->params[p].key, used ? "they take " : "they take none", keys);
+				 key, keys[0] ? "they take " : "they take none", keys);
 	}
 	return 0;
+}
+
+const char *strategy_key_values(const struct strategy_key *k, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	if (k->choices == NULL) {
+		snprintf(buf, len, "a whole number from %.17g to %.17g", k->lo, k->hi);
+		return buf;
+	}
+	for (const char *const *c = k->choices; *c && used < len; c++)
+		used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? "|" : "", *c);
+	return buf;
 }
 
 const char *strategy_param(const struct solve_request *rq, const char *key)
@@ -106,21 +170,11 @@ const char *strategy_param(const struct solve_request *rq, const char *key)
 	return value;
 }
 
-int strategy_param_whole(const struct solve_request *rq, const char *key, double lo,
-			 double hi, uint64_t *out, struct cm_error *err)
+uint64_t strategy_param_whole(const struct solve_request *rq, const char *key, uint64_t dflt)
 {
 	const char *v = strategy_param(rq, key);
-	char *end;
-	double d;
 
-	if (v == NULL)
-		return 0;
-	d = strtod(v, &end);
-	if (end == v || *end || !(d >= lo && d <= hi) || d != floor(d))
-		return cm_errorf(err, "--param %s: expected a whole number from %.17g to %.17g, not '%s'",
-				 key, lo, hi, v);
-	*out = (uint64_t)d;
-	return 0;
+	return v ? (uint64_t)strtod(v, NULL) : dflt;
 }
 
 void strategy_outcome_release(struct solve_outcome *out)
@@ -190,17 +244,59 @@ void strategy_set_bound(const struct graph *g, struct solve_outcome *out, double
 }
 
 void strategy_settle(const struct graph *g, const struct solve_request *rq, const char *who,
-		     struct solve_outcome *out)
+		     int anytime, double bound, struct solve_outcome *out)
 {
-	if (rq->cost_cap > 0 && !num_le(out->sim.cost, rq->cost_cap)) {
-		strategy_set_status(out, STATUS_INFEASIBLE);
-		snprintf(out->why, sizeof(out->why), "%s's plan costs %.17g, over the cap %.17g",
-			 who, out->sim.cost, rq->cost_cap);
+	char peak[64], budget[64];
+
+	if (!out->sim.fits) {
+		strategy_set_status(out, STATUS_OVER_BUDGET);
+		snprintf(out->why, sizeof(out->why), "%.200s peaks at %s, over the budget %s", who,
+			 size_both(out->sim.peak, peak, sizeof(peak)),
+			 size_both(rq->budget, budget, sizeof(budget)));
+	} else if (rq->cost_cap > 0 && !num_le(out->sim.cost, rq->cost_cap)) {
+		strategy_set_status(out, anytime ? STATUS_NO_PLAN : STATUS_OVER_BUDGET);
+		snprintf(out->why, sizeof(out->why), "%.200s costs %.17g, over the cap %.17g", who,
+			 out->sim.cost, rq->cost_cap);
 	} else {
 		strategy_set_status(out, STATUS_FEASIBLE);
-		if (num_le(out->sim.cost, graph_total_cost(g)))
-			strategy_set_bound(g, out, graph_total_cost(g));
+		if (bound > 0 || num_le(out->sim.cost, graph_total_cost(g)))
+			strategy_set_bound(g, out, fmax(bound, graph_total_cost(g)));
 	}
+}
+
+double strategy_time_left(const struct solve_request *rq, double t0)
+{
+	double limit = rq->time_limit > 0 ? rq->time_limit : STRATEGY_TIME_LIMIT;
+
+	return fmax(0, limit - (cm_clock() - t0));
+}
+
+void strategy_set_infeasible(const struct graph *g, uint64_t budget, int node, int ancestors,
+			     struct solve_outcome *out)
+{
+	char b[64];
+
+	strategy_set_status(out, STATUS_INFEASIBLE);
+	snprintf(out->why, sizeof(out->why), "no plan fits: %.200s cannot be computed within %s "
+		 "however its %d ancestors are scheduled, freed and recomputed (an exhaustive "
+		 "search, docs/model.md)", g->nodes[node].name, size_both(budget, b, sizeof(b)),
+		 ancestors);
+}
+
+void strategy_model_has_none(const struct graph *g, const struct solve_request *rq,
+			     double seconds, const char *model_why, struct solve_outcome *out)
+{
+	int node, ancestors;
+
+	out->model_none = 1;
+	if (seconds > 0 && !stop_requested() &&
+	    graph_pebble_infeasible(g, rq->budget, GRAPH_PEBBLE_STATES, seconds, &node, &ancestors)) {
+		strategy_set_infeasible(g, rq->budget, node, ancestors, out);
+		return;
+	}
+	strategy_set_status(out, STATUS_NO_PLAN);
+	snprintf(out->why, sizeof(out->why), "%.200s; plans outside it (first computes out of "
+		 "file order) are not ruled out", model_why);
 }
 
 const struct solver_ops *strategy_backend(const struct solve_request *rq, struct cm_error *err)
@@ -223,7 +319,7 @@ static void mark_interrupted(struct solve_outcome *out)
 	char why[sizeof(out->why)];
 
 	if (out->status != STATUS_FEASIBLE && out->status != STATUS_NO_PLAN &&
-	    out->status != STATUS_TIMEOUT)
+	    out->status != STATUS_TIMEOUT && out->status != STATUS_OVER_BUDGET)
 		return;
 	out->interrupted = 1;
 	if (out->status == STATUS_TIMEOUT)
@@ -250,9 +346,10 @@ int strategy_solve(const struct graph *g, const struct solve_request *rq,
 		return -1;
 	if (rq->budget < lb) {
 		strategy_set_status(out, STATUS_INFEASIBLE);
-		snprintf(out->why, sizeof(out->why),
-			 "budget %llu is below %llu, the least any plan needs",
-			 (unsigned long long)rq->budget, (unsigned long long)lb);
+		char b[64], l[64];
+
+		snprintf(out->why, sizeof(out->why), "budget %s is below %s, the least any plan needs",
+			 size_both(rq->budget, b, sizeof(b)), size_both(lb, l, sizeof(l)));
 		out->seconds = cm_clock() - t0;
 		return 0;
 	}

@@ -15,6 +15,10 @@
 
 #define STRATEGY_DEFAULT "auto"
 #define SOLVER_DEFAULT "cbc"
+/* Seconds a solve takes at most when the caller gives no time limit of its
+ * own: the commands' default, and what auto, lns and pebble, which share
+ * their time out among phases, take when given none (time_limit <= 0). */
+#define STRATEGY_TIME_LIMIT 60.0
 
 /* What an outcome is; strategy_status_names spells them for CSV rows,
  * plans and summaries. */
@@ -23,7 +27,9 @@ enum strategy_status {
 	STATUS_OPTIMAL,     /* a plan that fits, proven optimal */
 	STATUS_TIMEOUT,     /* the time limit came before any plan */
 	STATUS_NO_PLAN,     /* the strategy found none, nothing proven */
-	STATUS_INFEASIBLE,  /* no plan fits (proven), or the strategy's does not */
+	STATUS_INFEASIBLE,  /* no plan fits: proven */
+	STATUS_OVER_BUDGET, /* the strategy's plans all peak over the budget or
+			     * cost over the cap; nothing proven */
 	STATUS_UNSUPPORTED, /* the graph is outside the strategy's domain, or its
 			     * model would not fit the memory (out.why says) */
 	STATUS_INTERRUPTED, /* compare and maxbatch: a row that a stop request
@@ -85,6 +91,10 @@ struct solve_outcome {
 	int interrupted;     /* a stop request (common/stop.h) cut the search
 			      * short: the plan, if any, is the best found
 			      * before it */
+	int model_none;      /* no_plan or infeasible: the stage model was proven
+			      * to have no plan (within the cost cap), a proof
+			      * for the model's plans as `optimal` is
+			      * (docs/model.md), not for plans outside it */
 };
 
 /* What a row of the table is. */
@@ -100,12 +110,20 @@ enum {
 				      * compare's default columns */
 };
 
+/* A --param key a strategy takes and the values it allows. */
+struct strategy_key {
+	const char *name;
+	const char *const *choices; /* NULL-terminated; NULL: a whole number */
+	double lo, hi;              /* that number's range */
+};
+
 struct strategy {
 	const char *name;        /* --strategy value */
 	const char *description; /* one line for --help */
 	unsigned flags;
-	/* The --param keys it takes, NULL-terminated; NULL for none. */
-	const char *const *params;
+	/* The --param keys it takes, ended by one with a NULL name; NULL for
+	 * none. strategy_check_params holds every value to its key's. */
+	const struct strategy_key *params;
 	/* Fills out for rq on g (rq->budget at or above the lower bound of
 	 * SPEC 2, params checked). Returns 0, or -1 with err set. */
 	int (*run)(const struct strategy *s, const struct graph *g,
@@ -135,19 +153,22 @@ const struct strategy *strategy_find(const char *name, struct cm_error *err);
 /* The names of the rows whose flags include all of mask, comma-separated. */
 void strategy_names(unsigned mask, char *buf, size_t len);
 
-/* Each --param of rq must be a key that one of the n strategies takes:
- * 0, or -1 with err naming the key and what they take. */
+/* Each --param of rq must be a key that one of the n strategies takes,
+ * its value one that every strategy taking the key allows: 0, or -1 with
+ * err naming the key and what they take (or the value nearest). */
 int strategy_check_params(const struct strategy *const *s, int n,
 			  const struct solve_request *rq, struct cm_error *err);
 
 /* The value of --param key in rq, or NULL. */
 const char *strategy_param(const struct solve_request *rq, const char *key);
 
-/* The whole number given as --param key into *out (left alone when the
- * key is absent): 0, or -1 with err set when the value is not a whole
- * number from lo to hi. */
-int strategy_param_whole(const struct solve_request *rq, const char *key, double lo,
-			 double hi, uint64_t *out, struct cm_error *err);
+/* The values k allows as people read them: "time|memory", "a whole
+ * number from 1 to 1000"; into buf, which it returns. */
+const char *strategy_key_values(const struct strategy_key *k, char *buf, size_t len);
+
+/* The whole number given as --param key, or dflt when it is absent (the
+ * value was checked by strategy_check_params). */
+uint64_t strategy_param_whole(const struct solve_request *rq, const char *key, uint64_t dflt);
 
 /* Runs the request on g. A heuristic plan that replays over budget is kept
  * (its figures are informative) with status infeasible. "optimal" only
@@ -237,11 +258,32 @@ double strategy_meet_bound(const struct graph *g, double cost, int fits, double 
  * costs no more than the bound becomes "optimal". Set the status first. */
 void strategy_set_bound(const struct graph *g, struct solve_outcome *out, double bound);
 
-/* The status of a fitting plan adopted into out: infeasible when it costs
- * more than rq's cost cap (maxbatch's question; the reason names who made
- * it), else feasible, and optimal when it meets the checkpoint-all cost. */
+/* Seconds left of rq's time limit since t0 (cm_clock()), at least 0; of
+ * STRATEGY_TIME_LIMIT when rq has none. */
+double strategy_time_left(const struct solve_request *rq, double t0);
+
+/* A proof that no plan fits the budget: `node` cannot be computed within
+ * it however its `ancestors` are scheduled (graph/pebble.h). Sets status
+ * infeasible and the reason. */
+void strategy_set_infeasible(const struct graph *g, uint64_t budget, int node, int ancestors,
+			     struct solve_outcome *out);
+
+/* The stage model (first computes in file order) has no plan at rq's
+ * budget, which proves nothing for plans outside it: infeasible when the
+ * pebble search shows within `seconds` that no plan at all fits, else
+ * no_plan with `model_why` as the reason; model_none set either way. */
+void strategy_model_has_none(const struct graph *g, const struct solve_request *rq,
+			     double seconds, const char *model_why, struct solve_outcome *out);
+
+/* The status of a plan adopted into out, the one rule of every strategy:
+ * over_budget when it peaks over the budget, or costs more than rq's cost
+ * cap (maxbatch's question) and `anytime` is 0 (a search cut short by its
+ * time limit says no_plan instead: more time could find one); the reason
+ * names `who`. Else feasible, with `bound` (a proven lower bound, or 0 for
+ * none) or the checkpoint-all cost, whichever is higher: optimal when the
+ * plan meets it. */
 void strategy_settle(const struct graph *g, const struct solve_request *rq, const char *who,
-		     struct solve_outcome *out);
+		     int anytime, double bound, struct solve_outcome *out);
 
 /* Bytes that a model of nnz nonzeros takes, this process's copy and
  * `processes` solver processes solving it (its LP relaxation when

@@ -1,11 +1,17 @@
 /* The strategies, one row each (SPEC 4). Adding one: a file with its run
  * function, a row here, a test program (docs/architecture.md). */
+#include "dtr.h"
 #include "strategy.h"
 
-static const char *const approx_params[] = { "seed", "samples", NULL };
-static const char *const dtr_params[] = { "heuristic", NULL };
-static const char *const kusumoto_params[] = { "centric", "time-steps", NULL };
-static const char *const lns_params[] = { "stages", "values", NULL };
+static const char *const kusumoto_centric[] = { "time", "memory", NULL };
+
+static const struct strategy_key approx_params[] = {
+	{ "seed", NULL, 0, 9007199254740992.0 }, { "samples", NULL, 0, 100000 }, { NULL } };
+static const struct strategy_key dtr_params[] = { { "heuristic", dtr_heuristic_names, 0, 0 }, { NULL } };
+static const struct strategy_key kusumoto_params[] = {
+	{ "centric", kusumoto_centric, 0, 0 }, { "time-steps", NULL, 1, 1000000 }, { NULL } };
+static const struct strategy_key lns_params[] = {
+	{ "stages", NULL, 1, 1000 }, { "values", NULL, 1, 1000 }, { NULL } };
 
 #define PAPER_HEURISTIC (STRATEGY_PAPER | STRATEGY_HEURISTIC | STRATEGY_MAXBATCH)
 

@@ -1,13 +1,15 @@
 /* Stop requests (common/stop.h): the runner kills its solver processes and
  * returns what it knows; each long strategy, compare and maxbatch end
  * with the best answer so far; the command line's handler (cli/interrupt.c)
- * stops on the first signal and kills, cleans up and dies on the second.
+ * stops on the first signal and kills, cleans up and dies on a second one
+ * a second later.
  * No timed assertions: a stop must only end things. */
 #define _DEFAULT_SOURCE /* kill, setpgid through unistd */
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../cli/cli.h"
@@ -204,9 +206,13 @@ static void test_handler(void)
 		setpgid(sleeper, sleeper);
 		stop_child_add(sleeper);
 		raise(SIGINT);
+		/* Within a second of the first: the same request again. */
+		raise(SIGTERM);
+		raise(SIGINT);
 		report[0] = stop_requested() ? 'S' : '-';
 		if (write(fds[1], report, 1) != 1 || write(fds[1], &sleeper, sizeof(sleeper)) < 0)
 			_exit(4);
+		nanosleep(&(struct timespec){ 1, 200000000 }, NULL);
 		raise(SIGINT);
 		_exit(5); /* not reached */
 	}
@@ -215,9 +221,10 @@ static void test_handler(void)
 		report[0] = '?';
 	close(fds[0]);
 	waitpid(pid, &status, 0);
-	ok(report[0] == 'S', "first SIGINT: a stop request, the process goes on");
+	ok(report[0] == 'S', "first SIGINT: a stop request, the process goes on, also through a "
+	   "SIGTERM and a SIGINT within a second of it (the same request)");
 	ok(WIFSIGNALED(status) && WTERMSIG(status) == SIGINT,
-	   "second SIGINT: the process dies of it (status %#x)", status);
+	   "a SIGINT 1.2 s after the first: the process dies of it (status %#x)", status);
 	ok(sleeper > 0 && kill(sleeper, 0) != 0 && errno == ESRCH,
 	   "second SIGINT: the solver process is killed and reaped");
 	status = rmdir(tmpl);

@@ -27,11 +27,11 @@ static int run_dummy(const struct strategy *s, const struct graph *g,
 		return cm_errorf(err, "dummy failed");
 	if (strategy_adopt(g, s->name, rq->budget, p, out, err))
 		return -1;
-	strategy_set_status(out, out->sim.fits ? STATUS_FEASIBLE : STATUS_INFEASIBLE);
+	strategy_settle(g, rq, "dummy's plan", 0, 0, out);
 	return 0;
 }
 
-static const char *const dummy_params[] = { "level", NULL };
+static const struct strategy_key dummy_params[] = { { "level", NULL, 0, 9 }, { NULL, NULL, 0, 0 } };
 
 /* Runs a command line (words split at spaces), its standard output and
  * error into *out (malloc'd); returns its exit status. */
@@ -112,6 +112,11 @@ int main(void)
 				  "(it takes level)"), "solve refuses an unknown --param: %s", out);
 	free(out);
 
+	rc = run(cmd_solve_main, "solve linear:4 --budget 6 --strategy dummy --param level=12", &out);
+	ok(rc == 2 && strstr(out, "--param level: expected a whole number from 0 to 9, not '12'"),
+	   "solve holds a value to its key's range, a usage error: %s", out);
+	free(out);
+
 	rc = run(cmd_compare_main, "compare linear:4 --strategies dummy --param bogus=1", &out);
 	ok(rc == 2 && strstr(out, "--param bogus"), "and so does compare: %s", out);
 	free(out);
@@ -121,8 +126,13 @@ int main(void)
 	free(out);
 
 	rc = run(cmd_solve_main, "solve linear:4 --budget 6 --strategy dumm", &out);
-	ok(rc == 1 && strstr(out, "unknown strategy 'dumm'") && strstr(out, "approx, dummy)"),
-	   "the unknown-strategy message lists the new row: %s", out);
+	ok(rc == 2 && strstr(out, "unknown strategy 'dumm'; did you mean 'dummy'?"),
+	   "an unknown strategy is a usage error naming the new row as the nearest: %s", out);
+	free(out);
+
+	rc = run(cmd_solve_main, "solve linear:4 --budget 6 --strategy zzzzzzz", &out);
+	ok(rc == 2 && strstr(out, "unknown strategy 'zzzzzzz'") && strstr(out, "approx, dummy)"),
+	   "with none near, the message lists every row, the new one too: %s", out);
 	free(out);
 
 	strategy_use(NULL, 0);

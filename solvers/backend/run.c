@@ -40,6 +40,17 @@ const struct solver_ops *solver_find(const char *name)
 	return NULL;
 }
 
+int solver_count(void)
+{
+	return (int)(sizeof(backends) / sizeof(backends[0]));
+}
+
+const char *solver_name_at(const void *ctx, int i)
+{
+	(void)ctx;
+	return backends[i]->name;
+}
+
 const char *const lp_method_names[LP_METHODS] = { "auto", "dual", "primal", "barrier" };
 
 int lp_method_find(const char *name)

@@ -131,6 +131,10 @@ extern const struct solver_ops solver_glpk, solver_cbc;
 const struct solver_ops *solver_find(const char *name);
 void solver_names(char *buf, size_t len);
 
+/* The backends built, by index (common/near.h's name_at). */
+int solver_count(void);
+const char *solver_name_at(const void *ctx, int i);
+
 /* 1 when solver processes get solve_opts.memory_cap (not in ASan builds). */
 int solver_caps_memory(void);
 
