@@ -1,4 +1,5 @@
-/* Heuristic strategies (SPEC 4, the paper's Table 1): one file each, one
+/* Heuristic strategies (docs/formats.md, Strategies; the paper's Table 1):
+ * one file each, one
  * row each in the strategy table (solvers/table.c). A baseline is a list
  * of parameter points, each a plan; at a budget its answer is its
  * cheapest point that fits. */

@@ -4,7 +4,8 @@
  *   T(1, s) = 0,  T(l, 1) = l (l - 1) / 2,
  *   T(l, s) = min over 0 < m < l of  m + T(l - m, s - 1) + T(m, s)
  * (advance m steps and snapshot there, reverse the right part with one
- * slot fewer, then the left part), whose value is the closed form of SPEC 4;
+ * slot fewer, then the left part), whose value is the closed form of
+ * docs/formats.md, Small facts for tests;
  * tests/t_baselines.c checks both. The snapshots become the stage matrix S;
  * recomputation is the cheapest R for it. */
 #include "baseline.h"

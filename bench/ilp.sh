@@ -3,7 +3,8 @@
 # budgets lb + f (peak - lb), f = 0.25, 0.5, 0.75 (lb and peak as `info`
 # prints them), for each backend, with a time cap per solve.
 #   bench/ilp.sh [-c CAP_SECONDS] [-s "cbc glpk"] [GRAPH ...]
-# Appends CSV rows (SPEC 5) to bench/results/ilp.csv and prints them.
+# Appends CSV rows (docs/formats.md, CSV columns) to bench/results/ilp.csv
+# and prints them.
 set -eu
 cd "$(dirname "$0")/.."
 cap=600 solvers="cbc glpk"

@@ -1,12 +1,12 @@
 /* build/bench/pebble GRAPH [STATES] [SECONDS]: the largest budget
  * graph_pebble_infeasible proves too small, and the smallest at which
- * graph_pebble_schedule finds a plan, each by bisection between SPEC 2's
- * bound and the checkpoint-all peak (STATES a node, default
- * GRAPH_PEBBLE_STATES; SECONDS a probe, default 600). One CSV row:
- * graph,n,lb,proven,node,planned,seconds — no plan fits a budget below
- * `proven` (lb when nothing more is shown), `node` cannot be computed
- * within proven - 1, and a plan fits `planned` (the search is not
- * monotone in the budget, so a smaller one may exist). */
+ * graph_pebble_schedule finds a plan, each by bisection between the budget's
+ * lower bound (docs/formats.md, Memory model) and the checkpoint-all peak
+ * (STATES a node, default GRAPH_PEBBLE_STATES; SECONDS a probe, default 600).
+ * One CSV row: graph,n,lb,proven,node,planned,seconds — no plan fits a budget
+ * below `proven` (lb when nothing more is shown), `node` cannot be computed
+ * within proven - 1, and a plan fits `planned` (the search is not monotone in
+ * the budget, so a smaller one may exist). */
 #include <stdio.h>
 #include <stdlib.h>
 

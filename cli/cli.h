@@ -11,7 +11,7 @@
 
 #define CM_VERSION "0.1.0"
 
-/* Exit statuses of SPEC 5. */
+/* Exit statuses (docs/formats.md, Statuses and exit codes). */
 enum {
 	CM_EXIT_OK = 0,         /* a plan or answer was produced */
 	CM_EXIT_ERROR = 1,      /* bad input, I/O, solver failure */
@@ -135,7 +135,7 @@ void out_unlink_temps(void);
 void cli_catch_interrupts(int quiet);
 int cli_interrupted(void);
 
-/* The CSV header and rows of SPEC 5. */
+/* The CSV header and rows (docs/formats.md, CSV columns). */
 struct strategy_row;
 void csv_header(FILE *f);
 void csv_row(FILE *f, const struct strategy_row *r);

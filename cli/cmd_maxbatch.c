@@ -1,6 +1,7 @@
 /* checkmate maxbatch GRAPH --budget SIZE: per strategy, the largest batch
  * whose plan fits the budget at a cost of at most one extra forward pass
- * (paper section 6.4). Memory and cost scale with the batch (SPEC 1), fixed
+ * (paper section 6.4). Memory and cost scale with the batch
+ * (docs/formats.md, Graph file), fixed
  * memory does not; feasibility is monotone in the batch, so doubling then
  * bisecting finds the exact largest batch, confirmed by a failure at B + 1. */
 #include <getopt.h>

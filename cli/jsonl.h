@@ -1,5 +1,6 @@
 /* --json: results as JSON Lines, one object a line, built with Jansson.
- * The fields of a result are the CSV's of SPEC 5 (same names, numbers as
+ * The fields of a result are the CSV's (docs/formats.md, CSV columns; same
+ * names, numbers as
  * numbers, null where the CSV leaves a field empty); solve adds its plan's
  * summary. json_t stays inside jsonl.c. */
 #ifndef CM_JSONL_H

@@ -1,4 +1,5 @@
-/* Sizes on the command line (SPEC 2), parsed exactly: the decimal digits
+/* Sizes on the command line (docs/formats.md, Budgets and sizes), parsed
+ * exactly: the decimal digits
  * are kept as an integer mantissa, so 1.5G is 1610612736, not a double's
  * approximation of it. */
 #include "size.h"

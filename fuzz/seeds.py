@@ -10,7 +10,8 @@ import shutil
 
 
 def linear(n, names=True):
-    """linear:n as format 1 (SPEC 6), deps by name or by index."""
+    """linear:n as format 1 (docs/formats.md, GRAPH arguments and labels),
+    deps by name or by index."""
     nodes = []
     for i in range(n):
         deps = ([f"f{i-1}"] if names else [i - 1]) if i else []

@@ -64,8 +64,9 @@ int graph_finish(struct graph *g, struct cm_error *err);
 /* Index of the node called name, or -1. */
 int graph_find(const struct graph *g, const char *name);
 
-/* The built-in unit linear training graph of n layers (SPEC 6), or NULL with
- * err set when n is out of range. */
+/* The built-in unit linear training graph of n layers (docs/formats.md,
+ * GRAPH arguments and labels), or NULL with err set when n is out of
+ * range. */
 struct graph *graph_linear(int n, struct cm_error *err);
 
 static inline int graph_ndeps(const struct graph *g, int k)

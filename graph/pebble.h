@@ -1,7 +1,8 @@
 /* The black pebble game on each node's ancestors, searched exhaustively
  * backwards (docs/model.md, "No plan at all"): a proof that no plan fits a
- * budget, stronger than SPEC 2's bound (some node cannot be computed within
- * it however its ancestors are scheduled, freed and recomputed), and plans
+ * budget, stronger than the budget's lower bound (docs/formats.md, Memory
+ * model; some node cannot be computed within it however its ancestors are
+ * scheduled, freed and recomputed), and plans
  * at budgets where nothing cheaper fits. */
 #ifndef CM_GRAPH_PEBBLE_H
 #define CM_GRAPH_PEBBLE_H

@@ -1,4 +1,5 @@
-/* Plan files: the JSON and text writers of SPEC 3 and the JSON reader that
+/* Plan files (docs/formats.md, Plans): the JSON and text writers and the
+ * JSON reader that
  * `check` uses. */
 #ifndef CM_PLAN_IO_H
 #define CM_PLAN_IO_H

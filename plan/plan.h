@@ -1,4 +1,5 @@
-/* An execution plan: a list of compute and free steps (SPEC 3), with the
+/* An execution plan: a list of compute and free steps (docs/formats.md,
+ * Plans), with the
  * description that is written next to it. */
 #ifndef CM_PLAN_H
 #define CM_PLAN_H

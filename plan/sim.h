@@ -1,4 +1,5 @@
-/* The simulator: replays a plan under the memory model of SPEC 2 and 3. */
+/* The simulator: replays a plan under the memory model (docs/formats.md,
+ * Memory model and Plans). */
 #ifndef CM_PLAN_SIM_H
 #define CM_PLAN_SIM_H
 

@@ -27,7 +27,8 @@ void stages_release(struct stages *st);
 /* Keeps value i from stage from + 1 through stage to (S set there). */
 void stages_keep(struct stages *st, int i, int from, int to);
 
-/* The cheapest R that makes S correct (SPEC 4; the second phase of the
+/* The cheapest R that makes S correct (docs/formats.md, Plans; the second
+ * phase of the
  * paper's Algorithm 2): the frontier diagonal, the computes that kept
  * values need, then missing dependencies, scanning each stage from its last
  * node back. Entries of S on or above the diagonal are cleared. */

@@ -421,8 +421,9 @@ int strategy_run_auto(const struct strategy *s, const struct graph *g,
 	out->nnz = in.nnz;
 	/* The solvers' bounds and proofs are the stage model's (first computes
 	 * in file order); a plan below one is outside that model, which then
-	 * bounds nothing. Every plan pays the checkpoint-all cost (SPEC 2): a
-	 * bound when no phase proved a higher one. */
+	 * bounds nothing. Every plan pays the checkpoint-all cost
+	 * (docs/formats.md, Memory model): a bound when no phase proved a
+	 * higher one. */
 	if (in.plan && in.has_bound && num_lt(in.cost, in.bound)) {
 		in.has_bound = 0;
 		in.proven = 0;

@@ -30,7 +30,8 @@ struct remat_model {
 };
 
 /* Builds the model of g at budget (total bytes; budget >= the lower bound of
- * SPEC 2). Returns 0, or -1 with err set. Release with remat_release. */
+ * docs/formats.md, Memory model). Returns 0, or -1 with err set. Release with
+ * remat_release. */
 int remat_build(const struct graph *g, uint64_t budget, const struct remat_opts *o,
 		struct remat_model *rm, struct cm_error *err);
 void remat_release(struct remat_model *rm);

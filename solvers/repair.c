@@ -387,7 +387,8 @@ int repair_plan(const struct graph *g, uint64_t budget, const struct plan *start
 		goto out;
 	r.st->first_overflow = r.overflow;
 	r.st->first_cost = r.plan->cost;
-	/* Below the bound of SPEC 2 nothing fits: no search. */
+	/* Below the lower bound (docs/formats.md, Memory model) nothing fits: no
+	 * search. */
 	if (budget >= graph_lower_bound(g) &&
 	    ((!o->no_shave && shave(&r, err)) || search(&r, err)))
 		goto out;

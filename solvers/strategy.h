@@ -1,7 +1,7 @@
-/* The strategy layer: every way of finding a plan (SPEC 4) is a row of one
- * constant table, run by name, its plan replayed and described. The
- * commands, their --help texts and their error messages walk the table;
- * no other list of names exists. Library code: it never prints. */
+/* The strategy layer: every way of finding a plan (docs/formats.md, Strategies)
+ * is a row of one constant table, run by name, its plan replayed and described.
+ * The commands, their --help texts and their error messages walk the table; no
+ * other list of names exists. Library code: it never prints. */
 #ifndef CM_STRATEGY_H
 #define CM_STRATEGY_H
 
@@ -125,7 +125,8 @@ struct strategy {
 	 * none. strategy_check_params holds every value to its key's. */
 	const struct strategy_key *params;
 	/* Fills out for rq on g (rq->budget at or above the lower bound of
-	 * SPEC 2, params checked). Returns 0, or -1 with err set. */
+	 * docs/formats.md, Memory model; params checked). Returns 0, or -1 with
+	 * err set. */
 	int (*run)(const struct strategy *s, const struct graph *g,
 		   const struct solve_request *rq, struct solve_outcome *out,
 		   struct cm_error *err);
@@ -297,7 +298,8 @@ double strategy_model_bytes(uint64_t nnz, int relaxation, int processes);
 int strategy_check_memory(const struct solve_request *rq, const char *what,
 			  const struct remat_size *sz, int relaxation, struct solve_outcome *out);
 
-/* One result: a CSV row of SPEC 5 before it is written. */
+/* One result: a CSV row (docs/formats.md, CSV columns) before it is
+ * written. */
 struct strategy_row {
 	const char *graph, *strategy, *param, *solver;
 	int status;            /* enum strategy_status */

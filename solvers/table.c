@@ -1,5 +1,6 @@
-/* The strategies, one row each (SPEC 4). Adding one: a file with its run
- * function, a row here, a test program (docs/architecture.md). */
+/* The strategies, one row each (docs/formats.md, Strategies). Adding one: a
+ * file with its run function, a row here, a test program
+ * (docs/architecture.md). */
 #include "dtr.h"
 #include "strategy.h"
 

@@ -221,7 +221,8 @@ static void test_pebble(void)
 	graph_free(g);
 }
 
-/* ResNet50 at 3.8 GB, above SPEC 2's bound (3.7 GB) but below what its
+/* ResNet50 at 3.8 GB, above the budget's lower bound (docs/formats.md,
+ * Memory model: 3.7 GB) but below what its
  * first backward node needs: no heuristic fits, and auto proves that no
  * plan does at once instead of searching for its whole time limit. */
 static void test_proof(void)

@@ -181,8 +181,9 @@ static long long binom(int a, int b)
 	return r;
 }
 
-/* SPEC 4: with beta(s, r) = C(s + r, s), reversing l steps with s snapshots
- * takes r l - beta(s + 1, r - 1) forward steps, beta(s, r - 1) < l <= beta(s, r). */
+/* docs/formats.md, Small facts for tests: with beta(s, r) = C(s + r, s),
+ * reversing l steps with s snapshots takes r l - beta(s + 1, r - 1) forward
+ * steps, beta(s, r - 1) < l <= beta(s, r). */
 static long long revolve_closed_form(int l, int s)
 {
 	int r = 0;

@@ -75,7 +75,8 @@ static void test_linear(void)
 	}
 }
 
-/* SPEC 6: linear:4's optima at budgets 3..6 are 15, 11, 10, 9. */
+/* docs/formats.md, Small facts for tests: linear:4's optima at budgets
+ * 3..6 are 15, 11, 10, 9. */
 static void test_spec6(void)
 {
 	static const double opt[] = { 15, 11, 10, 9 };

@@ -111,7 +111,8 @@ static void test_linear(void)
 	ok(agree, "linear: approx and exact give the same cost (the pruned family is every lower set)");
 }
 
-/* SPEC 6 and the ilp optimum on small chains. */
+/* docs/formats.md, Small facts for tests, and the ilp optimum on small
+ * chains. */
 static void test_linear_ilp(void)
 {
 	static const double want[] = { 15, 11, 10, 9 };

@@ -88,7 +88,8 @@ static void sweep(const struct graph *g, int steps, const struct repair_opts *o,
 	uint64_t lb = graph_lower_bound(g), peak = graph_peak_all(g);
 	char what[128];
 
-	/* Below the lower bound no plan fits (SPEC 2): nothing may be claimed. */
+	/* Below the lower bound no plan fits (docs/formats.md, Memory model):
+	 * nothing may be claimed. */
 	snprintf(what, sizeof(what), "%s (%d nodes) below the lower bound", label, g->n);
 	check_repair(g, lb - 1, -1, o, ty, what);
 	for (int s = 0; s < steps; s++) {

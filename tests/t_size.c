@@ -1,4 +1,4 @@
-/* The size parser of SPEC 2. */
+/* The size parser (docs/formats.md, Budgets and sizes). */
 #include <string.h>
 
 #include "../common/size.h"
