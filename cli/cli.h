@@ -62,11 +62,26 @@ int cli_usage(const char *cmd, const char *fmt, ...)
 /* A message for standard error unless quiet. */
 void cli_note(int quiet, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Prints a solver's progress on standard error (a solve_opts progress
- * callback; ctx, when not NULL, points to the checkpoint-all cost, and the
- * incumbent's overhead is shown too). */
+/* Progress on standard error (cli/progress.c). AUTO: one line rewritten
+ * in place on a terminal (LINE), else a line at most every second
+ * (LINES). */
+enum cli_progress_mode { CLI_PROGRESS_AUTO, CLI_PROGRESS_LINE, CLI_PROGRESS_LINES };
+
+/* Before a solve: how to show its progress, the checkpoint-all cost (0:
+ * unknown; the costs are then shown without overheads) and its time limit
+ * (0: none). */
+void cli_progress_setup(int mode, double floor_cost, double time_limit);
+
+/* A solve_request progress callback (ctx unused): the time spent and
+ * left, the phase, the best plan and the bound as overheads, the gap. */
 struct solve_progress;
 void cli_progress(void *ctx, const struct solve_progress *p);
+
+/* Clears a rewritten line from the terminal: before anything else is
+ * written to standard error. cli_progress_on_line says whether one is
+ * there (async-signal-safe). */
+void cli_progress_clear(void);
+int cli_progress_on_line(void);
 
 /* Loads GRAPH (NULL: the built-in example, said on standard error unless
  * quiet); prints the error and returns NULL on failure. */

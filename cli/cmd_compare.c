@@ -150,6 +150,7 @@ static int on_row(void *ctx, const struct strategy_row *r)
 	struct sink *k = ctx;
 	struct cm_error err;
 
+	cli_progress_clear();
 	if (k->csv)
 		csv_row(k->csv, r);
 	return k->json ? jsonl_row(k->json, r, NULL, &err) : 0;
@@ -379,6 +380,7 @@ int cmd_compare_main(int argc, char **argv)
 		goto out;
 	}
 	cli_request(&a, &settings);
+	cli_progress_setup(a.progress, graph_total_cost(v.g), settings.time_limit);
 	sink = (struct sink){ csv.f, json.f, a.quiet };
 	rq = (struct compare_request){ .columns = v.cols, .ncols = v.ncols, .budgets = budgets,
 				       .nb = v.nb, .bound = a.bound, .settings = &settings,
@@ -387,6 +389,7 @@ int cmd_compare_main(int argc, char **argv)
 		rc = cli_error("%s: %s", v.g->id, err.msg);
 		goto out;
 	}
+	cli_progress_clear();
 	if ((a.csv && out_commit(&csv, &err)) || (a.json && out_commit(&json, &err))) {
 		rc = cli_error("%s", err.msg);
 		goto out;

@@ -196,7 +196,6 @@ int cmd_solve_main(int argc, char **argv)
 	struct outputs outs = { 0 };
 	struct cm_error err;
 	struct graph *g;
-	double floor_cost;
 	int rc;
 
 	rc = cmd_solve_parse(argc, argv, &a);
@@ -209,8 +208,7 @@ int cmd_solve_main(int argc, char **argv)
 	rq = (struct solve_request){ .strategy = a.strategy, .seed = a.seed,
 				     .samples = a.samples, .bound = a.bound };
 	cli_request(&a, &rq);
-	floor_cost = graph_total_cost(g);
-	rq.ctx = &floor_cost;
+	cli_progress_setup(a.progress, graph_total_cost(g), rq.time_limit);
 	if (size_parse(a.budget, graph_peak_all(g), &rq.budget, &err)) {
 		rc = cli_usage("solve", "--budget: %s", err.msg);
 		goto out;
@@ -221,6 +219,7 @@ int cmd_solve_main(int argc, char **argv)
 	}
 	rq.lp_out = outs.lp.f;
 	rc = strategy_solve(g, &rq, &o, &err) ? cli_error("%s: %s", g->id, err.msg) : 0;
+	cli_progress_clear();
 	/* The model file is complete once built, whatever the solve did next:
 	 * it is what one looks at when a solve fails. */
 	if (a.lp && o.cols == 0)

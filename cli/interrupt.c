@@ -38,6 +38,8 @@ static void on_signal(int sig)
 		caught = 1;
 		first = now;
 		stop_request(sig);
+		if (cli_progress_on_line())
+			say("\n");
 		say("checkmate: interrupted: stopping with the best answer so far "
 		    "(again, a second later, to quit at once)\n");
 		return;

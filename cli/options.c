@@ -69,6 +69,12 @@ static int take(const char *cmd, const char *help, int c, char *arg, struct cli_
 	case 'H': a->header = 0; return 0;
 	case 'S': return take_solver(cmd, arg, a);
 	case 'q': a->quiet = 1; return 0;
+	case 'W':
+		if (strcmp(arg, "auto") == 0 || strcmp(arg, "lines") == 0) {
+			a->progress = arg[0] == 'l' ? CLI_PROGRESS_LINES : CLI_PROGRESS_AUTO;
+			return 0;
+		}
+		return cli_usage(cmd, "--progress must be auto or lines, not '%s'", arg);
 	case 'p': return take_param(cmd, arg, a);
 	case 'F':
 		if (strcmp(arg, "json") != 0 && strcmp(arg, "text") != 0)

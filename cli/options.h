@@ -22,6 +22,7 @@
 	{ "param", required_argument, NULL, 'p' },                 \
 	{ "memory-limit", required_argument, NULL, 'Y' },          \
 	{ "quiet", no_argument, NULL, 'q' },                       \
+	{ "progress", required_argument, NULL, 'W' },              \
 	{ "help", no_argument, NULL, 'h' }
 #define CLI_SHARED_SHORTOPTS "t:p:qh"
 
@@ -45,6 +46,8 @@
 	"                           lns window) whose solve would take more (16G,\n" \
 	"                           50% of the machine's; default: the memory\n"    \
 	"                           available); auto falls back to one that fits\n" \
+	"      --progress HOW       auto (default: a line rewritten in place on a\n"  \
+	"                           terminal, else a line a second) or lines\n"     \
 	"  -q, --quiet              no messages on standard error\n"                 \
 	"  -h, --help               this text\n"
 
@@ -72,6 +75,7 @@ struct cli_args {
 	unsigned long long seed;
 	int samples, text, bound, ilp, approx, sweep;
 	int threads, lp_method, header, quiet;
+	int progress;           /* --progress: enum cli_progress_mode */
 	uint64_t memory_limit; /* --memory-limit in bytes, 0 for none */
 	struct strategy_param params[CLI_MAX_PARAMS];
 	int n_params;

@@ -34,6 +34,7 @@ int cli_error(const char *fmt, ...)
 {
 	va_list ap;
 
+	cli_progress_clear();
 	fputs("checkmate: ", cli_msg());
 	va_start(ap, fmt);
 	vfprintf(cli_msg(), fmt, ap);
@@ -60,6 +61,7 @@ void cli_note(int quiet, const char *fmt, ...)
 
 	if (quiet)
 		return;
+	cli_progress_clear();
 	fputs("checkmate: ", cli_msg());
 	va_start(ap, fmt);
 	vfprintf(cli_msg(), fmt, ap);
@@ -187,24 +189,3 @@ int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
 }
 
 /* Progress on standard error for solves that last over a second. */
-void cli_progress(void *ctx, const struct solve_progress *p)
-{
-	const double *floor_cost = ctx;
-
-	if (p->elapsed < 1.0)
-		return;
-	fprintf(stderr, "checkmate: %7.1f s", p->elapsed);
-	if (p->label)
-		fprintf(stderr, "  %s", p->label);
-	if (p->has_incumbent)
-		fprintf(stderr, "  incumbent %.10g", p->incumbent);
-	if (p->has_incumbent && floor_cost && *floor_cost > 0)
-		fprintf(stderr, " (overhead %.4f)", p->incumbent / *floor_cost);
-	else if (p->label == NULL)
-		fprintf(stderr, "  no incumbent yet"); /* (an LP has none to report) */
-	if (p->has_bound)
-		fprintf(stderr, "  bound %.10g", p->bound);
-	if (p->has_incumbent && p->has_bound && p->incumbent != 0)
-		fprintf(stderr, "  gap %.2f%%", 100 * (p->incumbent - p->bound) / p->incumbent);
-	fputc('\n', stderr);
-}

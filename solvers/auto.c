@@ -59,6 +59,25 @@ struct incumbent {
 	int cols, rows, nnz;  /* the model the last phase built, if any */
 };
 
+/* What a phase does, in the words of progress reports. */
+static const char *phase_words(const char *phase)
+{
+	static const struct {
+		const char *name, *words;
+	} words[] = {
+		{ "heuristics", "running the heuristics" },
+		{ "pebble", "searching for any plan that fits (pebble)" },
+		{ "approx", "rounding LP relaxations (approx)" },
+		{ "ilp", "solving the whole MILP (ilp)" },
+		{ "lns", "improving the plan window by window (lns)" },
+	};
+
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		if (strcmp(words[i].name, phase) == 0)
+			return words[i].words;
+	return phase;
+}
+
 static void report(const struct solve_request *rq, const struct incumbent *in, double t0,
 		   const char *phase)
 {
@@ -71,7 +90,7 @@ static void report(const struct solve_request *rq, const struct incumbent *in, d
 
 	if (rq->progress == NULL)
 		return;
-	snprintf(label, sizeof(label), "auto: %s", phase);
+	snprintf(label, sizeof(label), "%s", phase_words(phase));
 	rq->progress(rq->ctx, &p);
 }
 
@@ -99,7 +118,7 @@ static void relay_progress(void *ctx, const struct solve_progress *p)
 		q.bound = r->in->bound;
 		q.has_bound = 1;
 	}
-	snprintf(label, sizeof(label), "auto: %s%s%s", r->phase, p->label ? ": " : "",
+	snprintf(label, sizeof(label), "%s%s%s", phase_words(r->phase), p->label ? ", " : "",
 		 p->label ? p->label : "");
 	q.label = label;
 	r->rq->progress(r->rq->ctx, &q);

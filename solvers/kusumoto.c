@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/clock.h"
 #include "../common/num.h"
 #include "../common/stop.h"
 #include "../plan/sim.h"
@@ -537,8 +538,10 @@ static int dp_init(struct dp *d, const struct kctx *c)
 /* One run of Algorithm 1 (lines 1-14) at the DP's budget b. Returns the
  * reachable entries of the last row (V): their times in d->lt, ascending,
  * and count; time-centric keeps only entries that no entry of smaller
- * time beats in kept memory. */
-static int dp_fill(const struct kctx *c, struct dp *d, uint64_t b, int memory_centric)
+ * time beats in kept memory. -1 when the deadline (cm_clock(), 0 for
+ * none) or a stop request comes first. */
+static int dp_fill(const struct kctx *c, struct dp *d, uint64_t b, int memory_centric,
+		   double deadline)
 {
 	size_t cols = (size_t)c->tmax + 1, cells = (size_t)c->nl * cols;
 	long last = c->nl - 1;
@@ -551,6 +554,8 @@ static int dp_fill(const struct kctx *c, struct dp *d, uint64_t b, int memory_ce
 	for (long i = 0; i < last; i++) {
 		const uint64_t *row = d->opt + (size_t)i * cols;
 
+		if ((i & 63) == 0 && ((deadline > 0 && cm_clock() > deadline) || stop_requested()))
+			return -1;
 		n = 0;
 		best = INF;
 		/* The reachable (t, kept) of L. Time-centric keeps only the
@@ -944,7 +949,17 @@ static int run_context(struct run *rn, struct cm_error *err)
 	struct kctx *c = &rn->c;
 	int r, steps = rn->o->time_steps > 0 ? rn->o->time_steps : KUSUMOTO_TIME_STEPS;
 
-	if ((r = ctx_graph(c, rn->g, steps, err)) != 0 || (r = ctx_family(c, rn->o, err)) != 0)
+	if ((r = ctx_graph(c, rn->g, steps, err)) != 0)
+		return r;
+	/* The pruned family holds nf + 2 sets at most, each needing a time
+	 * axis longer than nf: refused before it is built (the sets alone
+	 * take nf^2 / 8 bytes). */
+	if (!rn->o->exact && ((size_t)c->nf + 2) * ((size_t)c->nf + 17) > MAX_CELLS) {
+		cm_errorf(err, "graph '%s': %d forward nodes are too many for the DP (%zu cells)",
+			  rn->g->id, c->nf, MAX_CELLS);
+		return KUSUMOTO_TOO_LARGE;
+	}
+	if ((r = ctx_family(c, rn->o, err)) != 0)
 		return r;
 	if ((size_t)c->nl * ((size_t)c->tmax + 1) > MAX_CELLS) {
 		int fewer = (int)(MAX_CELLS / (size_t)c->nl) - 1 - c->nf;
@@ -1017,7 +1032,7 @@ static int run_search(struct run *rn, int *runs, struct cm_error *err)
 {
 	const struct kctx *c = &rn->c;
 	uint64_t lo = 0, hi, b, top = 0;
-	int k, r = -1;
+	int k, n = 0, r = -1;
 
 	for (int i = 0; i < c->nf; i++)
 		top += 2 * (c->mem[i] + c->gmem[i]);
@@ -1027,12 +1042,13 @@ static int run_search(struct run *rn, int *runs, struct cm_error *err)
 	if (b > top)
 		b = top;
 	for (k = 0; k < PROBES; k++) {
-		int n, fit;
+		int fit;
 
-		/* A stop request ends the search once a plan is known. */
-		if (stop_requested() && rn->bs.plan->n > 0)
+		/* A stop request or the deadline ends the search with what it
+		 * has. */
+		n = dp_fill(c, &rn->dp, b, rn->o->memory_centric, rn->o->deadline);
+		if (n < 0)
 			break;
-		n = dp_fill(c, &rn->dp, b, rn->o->memory_centric);
 
 		if (run_pick(rn, b, n, &fit, err))
 			goto out;
@@ -1044,7 +1060,7 @@ static int run_search(struct run *rn, int *runs, struct cm_error *err)
 			break;
 		b = lo + (hi - lo) / 2;
 	}
-	k += k < PROBES;
+	k += k < PROBES && n >= 0;
 	r = 0;
 out:
 	*runs = k;
@@ -1107,8 +1123,12 @@ int kusumoto_run(const struct graph *g, uint64_t budget, const struct kusumoto_o
 		goto out;
 	if (rn.bs.plan->n == 0) {
 		r = KUSUMOTO_NO_PLAN;
-		cm_errorf(err, "graph '%s': the DP found no sequence of lower sets within "
-			  "any budget tried", g->id);
+		if (o->deadline > 0 && cm_clock() > o->deadline)
+			cm_errorf(err, "graph '%s': the time limit came before the DP had a plan",
+				  g->id);
+		else
+			cm_errorf(err, "graph '%s': the DP found no sequence of lower sets within "
+				  "any budget tried", g->id);
 		goto out;
 	}
 	if (run_adopt(&rn, p, st, err))
@@ -1140,6 +1160,7 @@ int strategy_run_kusumoto(const struct strategy *s, const struct graph *g,
 	o.exact = strcmp(s->name, "kusumoto-exact") == 0;
 	o.memory_centric = centric && strcmp(centric, "memory") == 0;
 	o.time_steps = (int)strategy_param_whole(rq, "time-steps", 0);
+	o.deadline = rq->time_limit > 0 ? cm_clock() + rq->time_limit : 0;
 	snprintf(out->param, sizeof(out->param), "centric=%s",
 		 o.memory_centric ? "memory" : "time");
 	if ((p = plan_new()) == NULL)

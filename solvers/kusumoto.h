@@ -32,6 +32,8 @@ struct kusumoto_opts {
 			       * (max instead of min in the final pick) */
 	int time_steps;       /* time axis resolution, <= 0 for the default */
 	long max_lower_sets;  /* exact: refuse above this many, <= 0 for the default */
+	double deadline;      /* cm_clock() at which the search ends with what it
+			       * has (as a stop request does), 0 for none */
 };
 
 /* What a run did, for benchmarks and messages. */

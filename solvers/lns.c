@@ -299,8 +299,10 @@ static int record(struct lns *l)
 	return 0;
 }
 
-static const char *const outcome_names[] = { "improved", "optimal", "no gain", "rejected",
-					      "backend crashed" };
+/* A window's outcome in the words of progress reports. */
+static const char *const outcome_names[] = { "a cheaper plan", "none cheaper in it",
+					      "nothing cheaper found", "its plan rejected",
+					      "the solver crashed" };
 
 struct win {
 	int a, b;
@@ -553,8 +555,8 @@ static int pass_window(struct lns *l, int values, const struct win *wn, int size
 	rc = pass_note(l, &ws, &wr, eff, min, all_opt, whole, err);
 	if (rc < 0)
 		return -1;
-	snprintf(label, sizeof(label), "lns pass %d, %s window %d..%d (%d columns): %s",
-		 l->st->passes, values ? "value" : "stage", wn->a, wn->b, wr.cols,
+	snprintf(label, sizeof(label), "pass %d, %s %d..%d: %s", l->st->passes,
+		 values ? "the values of nodes" : "stages", wn->a, wn->b,
 		 outcome_names[wr.outcome]);
 	report(l, label);
 	return rc;

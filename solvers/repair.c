@@ -232,8 +232,8 @@ static int repair_window(struct repair *r, int t, struct cm_error *err)
 	r->st->windows++;
 	r->st->rejected += wr.outcome == WINDOW_REJECTED;
 	r->st->crashed += wr.outcome == WINDOW_CRASHED;
-	snprintf(label, sizeof(label), "repair: stage %d window %d..%d (%d columns): overflow %.0f",
-		 t, ws.a, ws.b, wr.cols, r->overflow);
+	snprintf(label, sizeof(label), "fitting the plan to the budget, stages %d..%d around "
+		 "stage %d: %.0f bytes over", ws.a, ws.b, t, r->overflow);
 	report(r, label);
 	if (wr.outcome == WINDOW_IMPROVED) {
 		r->st->improved++;
@@ -299,8 +299,8 @@ static int shave(struct repair *r, struct cm_error *err)
 		       r->o->seed, &ss, err) < 0 || replay(r, err))
 		return -1;
 	r->st->shaves = ss.attempts;
-	snprintf(label, sizeof(label), "repair: %d shave attempts: %.0f bytes over budget",
-		 ss.attempts, r->overflow);
+	snprintf(label, sizeof(label), "fitting the plan to the budget, %d shaves: %.0f bytes "
+		 "over", ss.attempts, r->overflow);
 	report(r, label);
 	return 0;
 }
