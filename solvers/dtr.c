@@ -816,9 +816,16 @@ static int refresh(struct dtr *s, int v)
 	s->a[v] = a;
 	if ((gi = group_find(s, a, m, dead)) < 0)
 		return -1;
-	if (s->grp[v] == gi && s->groups[gi].h[s->hpos[v]].k == k &&
-	    s->groups[gi].h[s->hpos[v]].last == s->last[v])
+	if (s->grp[v] == gi) {
+		struct dtr_entry *e = &s->groups[gi].h[s->hpos[v]];
+
+		if (e->k != k || e->last != s->last[v]) {
+			e->k = k;
+			e->last = s->last[v];
+			heap_fix(s, &s->groups[gi], s->hpos[v]);
+		}
 		return 0;
+	}
 	group_remove(s, v);
 	return group_insert(s, gi, v, k);
 }
@@ -1031,7 +1038,8 @@ static int run_one(const struct graph *g, uint64_t budget, const struct dtr_opts
 			goto out;
 		r = -1;
 		for (int i = g->dep_off[k]; i < g->dep_off[k + 1]; i++) {
-			touch(&s, g->deps[i]); /* nextuse: its next read moved */
+			if (heuristic == DTR_NEXTUSE)
+				touch(&s, g->deps[i]); /* its next read moved */
 			if (--s.remaining[g->deps[i]] == 0)
 				set_dead(&s, g->deps[i]);
 		}
