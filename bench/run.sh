@@ -43,3 +43,6 @@ echo "| solve checkpoint-all, same chain | $((2 * 50000 + 1)) | $(best_of_3 $CM 
 for g in ../shared/graphs/random_layered_n1000.json ../shared/graphs/resnet50.json; do
 	echo "| info, $(basename "$g" .json) | $($CM info "$g" | awk '/^nodes/ { print $2 }') | $(best_of_3 $CM info "$g") |"
 done
+# dtr's default (best: seven heuristics x two dead-value policies) on a long
+# chain; docs/dtr.md records linear:1,000,000 too.
+echo "| solve dtr (best), linear:100000 at 50% | $((2 * 100000 + 1)) | $(best_of_3 $CM solve linear:100000 --budget 50% --strategy dtr) |"

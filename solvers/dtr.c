@@ -61,6 +61,41 @@ struct dtr {
 	int *elem, *uf_parent, uf_n, uf_cap;
 	double *uf_cost;     /* a root's class: summed cost of its evicted members */
 	unsigned *uf_mark;
+	/* Candidates (resident, unpinned, memory > 0) in groups of equal score
+	 * parameters; see the comment above pick. */
+	double *a;           /* a[v]: c + e* (or c) of candidate v when last refreshed */
+	int *grp, *hpos;     /* v's group (-1: none) and its slot in the group's heap */
+	char *vol;           /* v's e* walk met a dead value: refreshed at every pick */
+	int *vols, nvols;    /* the candidates with vol set (some may no longer be) */
+	int *dirty, ndirty;  /* values to refresh before the next pick, each once */
+	char *isdirty;
+	struct dtr_group *groups;
+	int ngroups, cap_groups;
+	int *gtab, gtab_cap; /* hash of group keys: group + 1, 0 empty */
+	int *glive, nlive;   /* the groups with members */
+	/* eqclass: the candidates whose a[] used a class, by its root (lists
+	 * over a pool of links; a change of the class refreshes and empties them) */
+	int *w_head, w_cap, *w_next, *w_who, w_n, w_pool, w_free;
+	int verify;          /* dtr_opts.verify */
+	int met_dead;        /* the last neighbourhood walk passed a dead value */
+};
+
+/* make_room's status when o->verify finds the pick differs from a scan's. */
+#define DTR_DIVERGED 2
+
+/* A group's members share (a, m) and deadness, so their scores are ordered
+ * as (k, last, index) at every clock: k is minus the next read for nextuse,
+ * else 0. Heap entries keep the key they were inserted with. */
+struct dtr_entry {
+	double k, last;
+	int v;
+};
+
+struct dtr_group {
+	double a;
+	uint64_t m;
+	int dead, n, cap, livepos;
+	struct dtr_entry *h;
 };
 
 static void state_release(struct dtr *s)
@@ -83,6 +118,21 @@ static void state_release(struct dtr *s)
 	free(s->uf_parent);
 	free(s->uf_cost);
 	free(s->uf_mark);
+	free(s->a);
+	free(s->grp);
+	free(s->hpos);
+	free(s->vol);
+	free(s->vols);
+	free(s->dirty);
+	free(s->isdirty);
+	for (int i = 0; i < s->ngroups; i++)
+		free(s->groups[i].h);
+	free(s->groups);
+	free(s->gtab);
+	free(s->glive);
+	free(s->w_head);
+	free(s->w_next);
+	free(s->w_who);
 }
 
 static int state_init(struct dtr *s, const struct graph *g, uint64_t budget,
@@ -111,10 +161,19 @@ static int state_init(struct dtr *s, const struct graph *g, uint64_t budget,
 	s->mark = calloc(n, sizeof(unsigned));
 	s->walk = malloc(n * sizeof(int));
 	s->elem = malloc(n * sizeof(int));
+	s->a = malloc(n * sizeof(double));
+	s->grp = malloc(n * sizeof(int));
+	s->hpos = malloc(n * sizeof(int));
+	s->vol = calloc(n, 1);
+	s->vols = malloc(n * sizeof(int));
+	s->dirty = malloc(n * sizeof(int));
+	s->isdirty = calloc(n, 1);
+	s->verify = o->verify;
+	s->w_free = -1;
 	if (!s->resident || !s->computed || !s->dead || !s->pin || !s->remaining ||
 	    !s->last || !s->res || !s->res_pos || !s->fv || !s->zombies || !s->listed ||
-	    !s->hard || !s->mark ||
-	    !s->walk || !s->elem)
+	    !s->hard || !s->mark || !s->walk || !s->elem || !s->a || !s->grp ||
+	    !s->hpos || !s->vol || !s->vols || !s->dirty || !s->isdirty)
 		return -1;
 	s->tick = 1;
 	if (s->by_cost && g->n > 0) {
@@ -126,8 +185,91 @@ static int state_init(struct dtr *s, const struct graph *g, uint64_t budget,
 		s->remaining[v] = graph_nusers(g, v);
 		s->res_pos[v] = -1;
 		s->elem[v] = -1;
+		s->grp[v] = -1;
 	}
 	return 0;
+}
+
+/* v's score parameters or candidacy may have changed: refreshed before the
+ * next pick. */
+static void touch(struct dtr *s, int v)
+{
+	if (s->isdirty[v])
+		return;
+	s->isdirty[v] = 1;
+	s->dirty[s->ndirty++] = v;
+}
+
+/* The class with root r changed: the candidates that used it are refreshed
+ * and its list of them emptied (they join again when refreshed). */
+static void class_touch(struct dtr *s, int r)
+{
+	int last = -1;
+
+	if (r >= s->w_cap)
+		return;
+	for (int i = s->w_head[r]; i >= 0; i = s->w_next[i]) {
+		touch(s, s->w_who[i]);
+		last = i;
+	}
+	if (last >= 0) {
+		s->w_next[last] = s->w_free;
+		s->w_free = s->w_head[r];
+		s->w_head[r] = -1;
+	}
+}
+
+/* Candidate v's a[] used the class with root r. 0, or -1 when out of memory. */
+static int class_watch(struct dtr *s, int r, int v)
+{
+	int i;
+
+	if (r >= s->w_cap) {
+		int *h = realloc(s->w_head, (size_t)s->uf_cap * sizeof(int));
+
+		if (h == NULL)
+			return -1;
+		for (int j = s->w_cap; j < s->uf_cap; j++)
+			h[j] = -1;
+		s->w_head = h;
+		s->w_cap = s->uf_cap;
+	}
+	if (s->w_free >= 0) {
+		i = s->w_free;
+		s->w_free = s->w_next[i];
+	} else {
+		if (s->w_n == s->w_pool) {
+			int cap = s->w_pool ? 2 * s->w_pool : 1024;
+			int *nx = realloc(s->w_next, (size_t)cap * sizeof(int));
+
+			if (nx == NULL)
+				return -1;
+			s->w_next = nx;
+			nx = realloc(s->w_who, (size_t)cap * sizeof(int));
+			if (nx == NULL)
+				return -1;
+			s->w_who = nx;
+			s->w_pool = cap;
+		}
+		i = s->w_n++;
+	}
+	s->w_who[i] = v;
+	s->w_next[i] = s->w_head[r];
+	s->w_head[r] = i;
+	return 0;
+}
+
+/* The resident neighbours of v are refreshed. */
+static void touch_neighbours(struct dtr *s, int v)
+{
+	const struct graph *g = s->g;
+
+	for (int i = g->dep_off[v]; i < g->dep_off[v + 1]; i++)
+		if (s->resident[g->deps[i]])
+			touch(s, g->deps[i]);
+	for (int i = g->user_off[v]; i < g->user_off[v + 1]; i++)
+		if (s->resident[g->users[i]])
+			touch(s, g->users[i]);
 }
 
 static int uf_find(struct dtr *s, int x)
@@ -145,6 +287,8 @@ static void uf_union(struct dtr *s, int a, int b)
 	b = uf_find(s, b);
 	if (a == b)
 		return;
+	class_touch(s, a);
+	class_touch(s, b);
 	/* The smaller index becomes the root: older classes are usually larger. */
 	if (b < a) {
 		int t = a;
@@ -193,6 +337,7 @@ static int eq_evict(struct dtr *s, int v)
 	for (int i = g->user_off[v]; i < g->user_off[v + 1]; i++)
 		if (s->elem[g->users[i]] >= 0)
 			uf_union(s, e, s->elem[g->users[i]]);
+	touch_neighbours(s, v);
 	return 0;
 }
 
@@ -200,10 +345,15 @@ static int eq_evict(struct dtr *s, int v)
  * classes are never split, as in the paper's approximation. */
 static void eq_leave(struct dtr *s, int v)
 {
+	int r;
+
 	if (s->elem[v] < 0)
 		return;
-	s->uf_cost[uf_find(s, s->elem[v])] -= s->g->nodes[v].cost;
+	r = uf_find(s, s->elem[v]);
+	s->uf_cost[r] -= s->g->nodes[v].cost;
 	s->elem[v] = -1;
+	class_touch(s, r);
+	touch_neighbours(s, v);
 }
 
 static unsigned next_stamp(unsigned *stamp, unsigned *mark, size_t n)
@@ -236,6 +386,7 @@ static double neighbourhood(struct dtr *s, int v, int users)
 
 			if (!s->resident[d] && s->mark[d] != st) {
 				s->mark[d] = st;
+				s->met_dead |= s->dead[d];
 				sum += g->nodes[d].cost;
 				s->walk[top++] = d;
 			}
@@ -291,8 +442,36 @@ static double eq_neighbourhood(struct dtr *s, int v)
 	return sum;
 }
 
-/* The score of resident value v; the lowest is evicted first. */
-static double score(struct dtr *s, int v)
+/* The next file-order step that reads live value v. */
+static int next_read(const struct dtr *s, int v)
+{
+	return s->g->users[s->g->user_off[v + 1] - s->remaining[v]];
+}
+
+/* The numerator of live value v's score: c plus e* (full, nextuse), the
+ * classes' e* (eqclass) or the evicted ancestors (msps); c (local); 0. */
+static double numerator(struct dtr *s, int v)
+{
+	double c = s->g->nodes[v].cost;
+
+	switch (s->heuristic) {
+	case DTR_FULL:
+	case DTR_NEXTUSE:
+		return c + neighbourhood(s, v, 1);
+	case DTR_EQCLASS:
+		return c + eq_neighbourhood(s, v);
+	case DTR_MSPS:
+		return c + neighbourhood(s, v, 0);
+	case DTR_LOCAL:
+		return c;
+	default:
+		return 0;
+	}
+}
+
+/* The score of resident value v with numerator a; the lowest is evicted
+ * first. */
+static double score_with(const struct dtr *s, int v, double a)
 {
 	const struct graph_node *nd = &s->g->nodes[v];
 	double m = (double)nd->memory, stale = s->clock - s->last[v] + s->tick;
@@ -301,24 +480,64 @@ static double score(struct dtr *s, int v)
 		return -INFINITY; /* a recomputed value no later step needs */
 	switch (s->heuristic) {
 	case DTR_FULL:
-		return (nd->cost + neighbourhood(s, v, 1)) / (m * stale);
 	case DTR_EQCLASS:
-		return (nd->cost + eq_neighbourhood(s, v)) / (m * stale);
 	case DTR_LOCAL:
-		return nd->cost / (m * stale);
+		return a / (m * stale);
 	case DTR_LRU:
 		return s->last[v];
 	case DTR_SIZE:
 		return -m;
 	case DTR_MSPS:
-		return (nd->cost + neighbourhood(s, v, 0)) / m;
-	default: { /* DTR_NEXTUSE: staleness replaced by the distance to the
-		    * next file-order step that reads v, which an offline run knows */
-		const struct graph *g = s->g;
-		int next = g->users[g->user_off[v + 1] - s->remaining[v]];
-
-		return (nd->cost + neighbourhood(s, v, 1)) / (m * (double)(next - s->step + 1));
+		return a / m;
+	default: /* DTR_NEXTUSE: staleness replaced by the distance to the next
+		  * file-order step that reads v, which an offline run knows */
+		return a / (m * (double)(next_read(s, v) - s->step + 1));
 	}
+}
+
+/* The score of resident value v, its numerator computed afresh. */
+static double score(struct dtr *s, int v)
+{
+	return score_with(s, v, s->dead[v] ? 0 : numerator(s, v));
+}
+
+/* x's residency or deadness changed: the candidates whose e* walk reaches
+ * x through evicted live values are refreshed (the walks of full, nextuse
+ * and msps). A walk that reaches x through a dead value marks its candidate
+ * volatile, refreshed at every pick, so these walks stop at dead values. */
+static void nb_changed(struct dtr *s, int x)
+{
+	const struct graph *g = s->g;
+	unsigned st;
+	int top = 0;
+
+	if (s->heuristic != DTR_FULL && s->heuristic != DTR_NEXTUSE &&
+	    s->heuristic != DTR_MSPS)
+		return;
+	for (int side = 0; side < 2; side++) {
+		const int *adj = side ? g->deps : g->users;
+		const int *off = side ? g->dep_off : g->user_off;
+
+		if (side && s->heuristic == DTR_MSPS)
+			break;
+		st = next_stamp(&s->stamp, s->mark, (size_t)g->n + 1);
+		s->mark[x] = st;
+		s->walk[top++] = x;
+		while (top > 0) {
+			int y = s->walk[--top];
+
+			for (int i = off[y]; i < off[y + 1]; i++) {
+				int u = adj[i];
+
+				if (s->mark[u] == st)
+					continue;
+				s->mark[u] = st;
+				if (s->resident[u])
+					touch(s, u);
+				else if (s->computed[u] && !s->dead[u])
+					s->walk[top++] = u;
+			}
+		}
 	}
 }
 
@@ -359,8 +578,12 @@ static int do_compute(struct dtr *s, int v)
 	s->live += g->nodes[v].memory;
 	s->clock += s->by_cost ? g->nodes[v].cost : 1;
 	s->last[v] = s->clock;
-	for (int i = g->dep_off[v]; i < g->dep_off[v + 1]; i++)
+	touch(s, v);
+	for (int i = g->dep_off[v]; i < g->dep_off[v + 1]; i++) {
 		s->last[g->deps[i]] = s->clock;
+		touch(s, g->deps[i]);
+	}
+	nb_changed(s, v);
 	eq_leave(s, v);
 	zombie_note(s, v);
 	return 0;
@@ -373,6 +596,8 @@ static int do_free(struct dtr *s, int v)
 	s->resident[v] = 0;
 	res_remove(s, v);
 	s->live -= s->g->nodes[v].memory;
+	touch(s, v);
+	nb_changed(s, v);
 	if (s->heuristic == DTR_EQCLASS && !s->dead[v])
 		return eq_evict(s, v);
 	return 0;
@@ -391,41 +616,304 @@ static int better(const struct dtr *s, int a, double sa, int b, double sb)
 	return a < b;
 }
 
+/* Heap order within a group: (k, last, index). */
+static int entry_less(const struct dtr_entry *x, const struct dtr_entry *y)
+{
+	if (x->k != y->k)
+		return x->k < y->k;
+	if (x->last != y->last)
+		return x->last < y->last;
+	return x->v < y->v;
+}
+
+static void heap_put(struct dtr *s, struct dtr_group *gr, int i, struct dtr_entry e)
+{
+	gr->h[i] = e;
+	s->hpos[e.v] = i;
+}
+
+/* Moves the entry at slot i up or down to its place. */
+static void heap_fix(struct dtr *s, struct dtr_group *gr, int i)
+{
+	struct dtr_entry e = gr->h[i];
+
+	while (i > 0 && entry_less(&e, &gr->h[(i - 1) / 2])) {
+		heap_put(s, gr, i, gr->h[(i - 1) / 2]);
+		i = (i - 1) / 2;
+	}
+	for (;;) {
+		int c = 2 * i + 1;
+
+		if (c >= gr->n)
+			break;
+		if (c + 1 < gr->n && entry_less(&gr->h[c + 1], &gr->h[c]))
+			c++;
+		if (!entry_less(&gr->h[c], &e))
+			break;
+		heap_put(s, gr, i, gr->h[c]);
+		i = c;
+	}
+	heap_put(s, gr, i, e);
+}
+
+/* v leaves its group, if in one. */
+static void group_remove(struct dtr *s, int v)
+{
+	struct dtr_group *gr;
+	int i = s->hpos[v];
+
+	if (s->grp[v] < 0)
+		return;
+	gr = &s->groups[s->grp[v]];
+	s->grp[v] = -1;
+	if (i != --gr->n) {
+		gr->h[i] = gr->h[gr->n];
+		heap_fix(s, gr, i);
+	}
+	if (gr->n == 0) {
+		int w = s->glive[--s->nlive];
+
+		s->glive[gr->livepos] = w;
+		s->groups[w].livepos = gr->livepos;
+	}
+}
+
+/* v joins group gi with key k. 0, or -1 when out of memory. */
+static int group_insert(struct dtr *s, int gi, int v, double k)
+{
+	struct dtr_group *gr = &s->groups[gi];
+
+	if (gr->n == gr->cap) {
+		int cap = gr->cap ? 2 * gr->cap : 4;
+		struct dtr_entry *h = realloc(gr->h, (size_t)cap * sizeof(*h));
+
+		if (h == NULL)
+			return -1;
+		gr->h = h;
+		gr->cap = cap;
+	}
+	if (gr->n == 0) {
+		gr->livepos = s->nlive;
+		s->glive[s->nlive++] = gi;
+	}
+	s->grp[v] = gi;
+	gr->h[gr->n++] = (struct dtr_entry){ k, s->last[v], v };
+	heap_fix(s, gr, gr->n - 1);
+	return 0;
+}
+
+static uint64_t group_hash(double a, uint64_t m, int dead)
+{
+	uint64_t x;
+
+	memcpy(&x, &a, sizeof(x));
+	x ^= m * 0x9e3779b97f4a7c15ULL + (uint64_t)dead;
+	x ^= x >> 31;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	return x ^ (x >> 29);
+}
+
+/* Doubles the hash table of group keys. 0, or -1 when out of memory. */
+static int group_rehash(struct dtr *s)
+{
+	int cap = s->gtab_cap ? 2 * s->gtab_cap : 64;
+	int *t = calloc((size_t)cap, sizeof(int));
+
+	if (t == NULL)
+		return -1;
+	for (int i = 0; i < s->ngroups; i++) {
+		const struct dtr_group *gr = &s->groups[i];
+		uint64_t h = group_hash(gr->a, gr->m, gr->dead) & (uint64_t)(cap - 1);
+
+		while (t[h])
+			h = (h + 1) & (uint64_t)(cap - 1);
+		t[h] = i + 1;
+	}
+	free(s->gtab);
+	s->gtab = t;
+	s->gtab_cap = cap;
+	return 0;
+}
+
+/* The group of key (a, m, dead), made when new; -1 when out of memory. */
+static int group_find(struct dtr *s, double a, uint64_t m, int dead)
+{
+	uint64_t h;
+	int gi;
+
+	if (2 * (s->ngroups + 1) > s->gtab_cap && group_rehash(s))
+		return -1;
+	h = group_hash(a, m, dead) & (uint64_t)(s->gtab_cap - 1);
+	while ((gi = s->gtab[h]) != 0) {
+		const struct dtr_group *gr = &s->groups[gi - 1];
+
+		if (gr->dead == dead && gr->m == m && memcmp(&gr->a, &a, sizeof(a)) == 0)
+			return gi - 1;
+		h = (h + 1) & (uint64_t)(s->gtab_cap - 1);
+	}
+	if (s->ngroups == s->cap_groups) {
+		int cap = s->cap_groups ? 2 * s->cap_groups : 64;
+		struct dtr_group *gs = realloc(s->groups, (size_t)cap * sizeof(*gs));
+		int *lv = realloc(s->glive, (size_t)cap * sizeof(int));
+
+		if (gs != NULL)
+			s->groups = gs;
+		if (lv != NULL)
+			s->glive = lv;
+		if (gs == NULL || lv == NULL)
+			return -1;
+		s->cap_groups = cap;
+	}
+	s->groups[s->ngroups] = (struct dtr_group){ .a = a, .m = m, .dead = dead };
+	s->gtab[h] = s->ngroups + 1;
+	return s->ngroups++;
+}
+
+/* eqclass: candidate v used the classes of its evicted neighbours. */
+static int watch_classes(struct dtr *s, int v)
+{
+	const struct graph *g = s->g;
+
+	for (int side = 0; side < 2; side++) {
+		const int *adj = side ? g->users : g->deps;
+		const int *off = side ? g->user_off : g->dep_off;
+
+		for (int i = off[v]; i < off[v + 1]; i++)
+			if (s->elem[adj[i]] >= 0 &&
+			    class_watch(s, uf_find(s, s->elem[adj[i]]), v))
+				return -1;
+	}
+	return 0;
+}
+
+/* Puts v in the group of its current score parameters, or in none when it
+ * is no candidate. 0, or -1 when out of memory. */
+static int refresh(struct dtr *s, int v)
+{
+	const struct graph_node *nd = &s->g->nodes[v];
+	int dead = s->dead[v], gi;
+	uint64_t m = 0;
+	double a = 0, k = 0;
+
+	s->isdirty[v] = 0;
+	s->vol[v] = 0;
+	if (!s->resident[v] || s->pin[v] || nd->memory == 0) {
+		group_remove(s, v);
+		return 0;
+	}
+	if (!dead) {
+		s->met_dead = 0;
+		a = numerator(s, v);
+		m = s->heuristic == DTR_LRU ? 0 : nd->memory;
+		if (s->met_dead)
+			s->vols[s->nvols++] = v;
+		s->vol[v] = (char)s->met_dead;
+		if (s->heuristic == DTR_NEXTUSE && a != 0)
+			k = -(double)next_read(s, v);
+		if (s->heuristic == DTR_EQCLASS && watch_classes(s, v))
+			return -1;
+	}
+	s->a[v] = a;
+	if ((gi = group_find(s, a, m, dead)) < 0)
+		return -1;
+	if (s->grp[v] == gi) {
+		struct dtr_entry *e = &s->groups[gi].h[s->hpos[v]];
+
+		if (e->k != k || e->last != s->last[v]) {
+			e->k = k;
+			e->last = s->last[v];
+			heap_fix(s, &s->groups[gi], s->hpos[v]);
+		}
+		return 0;
+	}
+	group_remove(s, v);
+	return group_insert(s, gi, v, k);
+}
+
+/* The pick: the lowest score among the candidates (better's order), or -1
+ * when there is none; -2 when out of memory. Within a group scores are
+ * ordered as the heap is, so only the groups' tops are scored. Volatile
+ * candidates and those touched since the last pick are refreshed first. */
+static int pick(struct dtr *s)
+{
+	int best = -1;
+	double bs = 0;
+
+	for (int i = 0; i < s->nvols; i++)
+		if (s->vol[s->vols[i]])
+			touch(s, s->vols[i]);
+	s->nvols = 0;
+	for (int i = 0; i < s->ndirty; i++)
+		if (refresh(s, s->dirty[i]))
+			return -2;
+	s->ndirty = 0;
+	for (int i = 0; i < s->nlive; i++) {
+		int u = s->groups[s->glive[i]].h[0].v;
+		double sc = score_with(s, u, s->a[u]);
+
+		if (better(s, u, sc, best, bs)) {
+			best = u;
+			bs = sc;
+		}
+	}
+	return best;
+}
+
+/* The scan over every resident value that the pick replaces: the unpinned
+ * value of lowest score, or -1; *soft the best of those that only a lower
+ * frame of the chain needs, or -1. */
+static int scan_pick(struct dtr *s, int v, int *soft)
+{
+	const struct graph *g = s->g;
+	unsigned st = 0;
+	int best = -1;
+	double bs = 0, ss = 0;
+
+	*soft = -1;
+	for (int i = 0; i < s->nres; i++) {
+		int u = s->res[i];
+		double sc;
+
+		if (g->nodes[u].memory == 0 || (s->pin[u] && (best >= 0 || s->depth < 2)))
+			continue;
+		if (s->pin[u] && st == 0) {
+			st = next_stamp(&s->hstamp, s->hard, (size_t)g->n + 1);
+			for (int e = g->dep_off[v]; e < g->dep_off[v + 1]; e++)
+				s->hard[g->deps[e]] = st;
+		}
+		if (s->pin[u] && s->hard[u] == st)
+			continue;
+		sc = score(s, u);
+		if (!s->pin[u] && better(s, u, sc, best, bs)) {
+			best = u;
+			bs = sc;
+		} else if (s->pin[u] && better(s, u, sc, *soft, ss)) {
+			*soft = u;
+			ss = sc;
+		}
+	}
+	return best;
+}
+
 /* Evicts until v fits: the unpinned value of lowest score first; when every
  * resident value is pinned, one that only a lower frame of the chain needs
  * (that frame recomputes it when it is on top again). 0, DTR_NO_PLAN when
- * only v's own inputs are resident, -1 when out of memory. */
+ * only v's own inputs are resident, DTR_DIVERGED when s->verify finds the
+ * pick differs from the scan, -1 when out of memory. */
 static int make_room(struct dtr *s, int v)
 {
-	const struct graph *g = s->g;
-	uint64_t need = g->nodes[v].memory;
-	unsigned st = 0;
+	uint64_t need = s->g->nodes[v].memory;
 
 	while (s->live + need > s->budget) {
-		int best = -1, soft = -1;
-		double bs = 0, ss = 0;
+		int best = pick(s), soft = -1;
 
-		for (int i = 0; i < s->nres; i++) {
-			int u = s->res[i];
-			double sc;
+		if (best == -2)
+			return -1;
+		if (best < 0 || s->verify) {
+			int sb = scan_pick(s, v, &soft);
 
-			if (g->nodes[u].memory == 0 || (s->pin[u] && (best >= 0 || s->depth < 2)))
-				continue;
-			if (s->pin[u] && st == 0) {
-				st = next_stamp(&s->hstamp, s->hard, (size_t)g->n + 1);
-				for (int e = g->dep_off[v]; e < g->dep_off[v + 1]; e++)
-					s->hard[g->deps[e]] = st;
-			}
-			if (s->pin[u] && s->hard[u] == st)
-				continue;
-			sc = score(s, u);
-			if (!s->pin[u] && better(s, u, sc, best, bs)) {
-				best = u;
-				bs = sc;
-			} else if (s->pin[u] && better(s, u, sc, soft, ss)) {
-				soft = u;
-				ss = sc;
-			}
+			if (sb != best)
+				return DTR_DIVERGED;
 		}
 		if (best < 0)
 			best = soft;
@@ -444,8 +932,10 @@ static void push_frame(struct dtr *s, int v)
 	const struct graph *g = s->g;
 
 	s->fv[s->depth++] = v;
-	for (int i = g->dep_off[v]; i < g->dep_off[v + 1]; i++)
+	for (int i = g->dep_off[v]; i < g->dep_off[v + 1]; i++) {
 		s->pin[g->deps[i]]++;
+		touch(s, g->deps[i]);
+	}
 }
 
 /* Runs the chain of pending computes down to the empty stack: each waits
@@ -476,8 +966,10 @@ static int run_chain(struct dtr *s)
 			return r;
 		if (do_compute(s, v))
 			return -1;
-		for (int i = g->dep_off[v]; i < g->dep_off[v + 1]; i++)
+		for (int i = g->dep_off[v]; i < g->dep_off[v + 1]; i++) {
 			s->pin[g->deps[i]]--;
+			touch(s, g->deps[i]);
+		}
 		s->depth--;
 	}
 	return 0;
@@ -486,6 +978,8 @@ static int run_chain(struct dtr *s)
 static void set_dead(struct dtr *s, int v)
 {
 	s->dead[v] = 1;
+	touch(s, v);
+	nb_changed(s, v);
 	eq_leave(s, v);
 	zombie_note(s, v);
 }
@@ -543,9 +1037,12 @@ static int run_one(const struct graph *g, uint64_t budget, const struct dtr_opts
 		if (r)
 			goto out;
 		r = -1;
-		for (int i = g->dep_off[k]; i < g->dep_off[k + 1]; i++)
+		for (int i = g->dep_off[k]; i < g->dep_off[k + 1]; i++) {
+			if (heuristic == DTR_NEXTUSE)
+				touch(&s, g->deps[i]); /* its next read moved */
 			if (--s.remaining[g->deps[i]] == 0)
 				set_dead(&s, g->deps[i]);
+		}
 		if (graph_nusers(g, k) == 0)
 			set_dead(&s, k);
 		/* Dead values go now: those k read last, k itself when nothing
@@ -633,6 +1130,9 @@ static int plan_one(const struct graph *g, uint64_t budget, const struct dtr_opt
 	r = run_one(g, budget, o, heuristic, q);
 	if (r < 0)
 		return cm_errorf(err, "out of memory");
+	if (r == DTR_DIVERGED)
+		return cm_errorf(err, "dtr: %s: internal error: the pick differs from a scan's",
+				 dtr_heuristic_names[heuristic]);
 	if (r)
 		return r;
 	if (!o->no_prune && dtr_prune(g, q, 0, err) < 0)

@@ -52,6 +52,9 @@ struct dtr_opts {
 			       * 0 for 10 n + 10,000 */
 	double deadline;      /* give up at this cm_clock() time (best: keep the
 			       * best plan found by then); 0 for none */
+	int verify;           /* 1: check every eviction's pick against a scan
+			       * of all resident values (slow; for tests): an
+			       * error (-1) when they differ */
 };
 
 /* Index of the heuristic called name in dtr_heuristic_names, or -1. */

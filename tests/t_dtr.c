@@ -253,8 +253,88 @@ static void test_shared(void)
 	}
 }
 
+/* Runs every heuristic, both dead-value policies, with o.verify at five
+ * budgets on g; the number of runs that failed. */
+static int verify_graph(const struct graph *g, int *runs)
+{
+	uint64_t lb = graph_lower_bound(g), peak = graph_peak_all(g);
+	int errors = 0;
+
+	for (int h = 0; h < DTR_BEST; h++)
+		for (int i = 0; i < 10; i++) {
+			struct dtr_opts o = { .heuristic = h, .keep_dead = i % 2, .verify = 1 };
+			struct plan *p = plan_new();
+			struct cm_error err;
+			uint64_t b = lb + (uint64_t)((double)(i / 2) * .2 * (double)(peak - lb));
+
+			++*runs;
+			if (dtr_plan(g, b, &o, p, &err) < 0) {
+				diag("%s %s at %llu: %s", g->id, dtr_heuristic_names[h],
+				     (unsigned long long)b, err.msg);
+				errors++;
+			}
+			plan_free(p);
+		}
+	return errors;
+}
+
+/* The pick (groups of equal score parameters, refreshed on events) chooses
+ * what a scan of every resident value would, at every eviction: o.verify
+ * makes dtr_plan fail when they differ. Every heuristic with both dead-value
+ * policies on random DAGs, a chain and some shared graphs. */
+static void test_verify(void)
+{
+	static const char *const names[] = {
+		"vgg16", "unet", "resnet50", "random_layered_n100", "torchvision/inception_v3",
+	};
+	struct graph *gs[8];
+	struct cm_error err;
+	int ng = 0, errors = 0, runs = 0;
+
+	gs[ng++] = graph_linear(300, &err);
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		char path[1024];
+
+		snprintf(path, sizeof(path), "%s/%s.json", tap_graph_dir(), names[i]);
+		if ((gs[ng] = graph_read_file(path, &err)) != NULL)
+			ng++;
+	}
+	for (int t = 0; t < tap_cases(40, 10); t++) {
+		struct graph *f = gen_dag(4 + (int)(gen_rnd() % 40), 10 + (int)(gen_rnd() % 30), 0, 10);
+		struct graph *g = t % 2 ? gen_training(f) : f;
+
+		errors += verify_graph(g, &runs);
+		if (g != f)
+			graph_free(g);
+		graph_free(f);
+	}
+	for (int i = 0; i < ng; i++) {
+		errors += verify_graph(gs[i], &runs);
+		graph_free(gs[i]);
+	}
+	ok(errors == 0 && ng == 6,
+	   "every heuristic's picks equal a full scan's (%d runs on 40 random DAGs, linear:300 and %d shared graphs)",
+	   runs, ng - 1);
+}
+
+/* A long chain at half the peak: the default (best) plan replays within the
+ * budget at a known cost (that of the scan's picks). */
+static void test_long_chain(void)
+{
+	struct cm_error err;
+	struct graph *g = graph_linear(20000, &err);
+	double cost = -1;
+	int v = judge(g, graph_peak_all(g) / 2, NULL, &cost);
+
+	ok(v == FOUND && num_eq(cost, 50002), "linear:20000 at half the peak: a plan of cost 50002 (%g)",
+	   cost);
+	graph_free(g);
+}
+
 int main(void)
 {
+	test_verify();
+	test_long_chain();
 	test_prune();
 	test_spec6();
 	test_linear();
