@@ -386,8 +386,14 @@ int strategy_run_auto(const struct strategy *s, const struct graph *g,
 	struct solve_request heur = *rq;
 	struct plan *p;
 
+	struct relay relay = { rq, &in, t0, "heuristics" };
+
 	report(rq, &in, t0, "heuristics");
 	heur.time_limit = limit;
+	if (rq->progress) {
+		heur.progress = relay_progress;
+		heur.ctx = &relay;
+	}
 	in.plan = strategy_best_heuristic(g, &heur, &sim);
 	if (in.plan) {
 		in.cost = sim.cost;

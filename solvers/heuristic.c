@@ -37,7 +37,7 @@ struct plan *strategy_best_heuristic(const struct graph *g, const struct solve_r
 				     struct sim_result *sim)
 {
 	struct plan *best = NULL;
-	double t_end = cm_clock() + rq->time_limit / 3;
+	double t0 = cm_clock(), t_end = t0 + rq->time_limit / 3;
 	int n = strategy_count();
 
 	/* Three rounds: checkpoint-all (instant; nothing is cheaper when it
@@ -58,6 +58,10 @@ struct plan *strategy_best_heuristic(const struct graph *g, const struct solve_r
 			break;
 		h.strategy = s->name;
 		h.cost_cap = 0;
+		if (rq->progress)
+			rq->progress(rq->ctx, &(struct solve_progress){
+				.elapsed = cm_clock() - t0, .incumbent = best ? sim->cost : 0,
+				.has_incumbent = best != NULL, .label = s->name });
 		/* A start must not take the solver's time: a third of it for
 		 * them all (shave and kusumoto-approx take 4-5 s each on
 		 * 3,000 nodes). */

@@ -106,6 +106,14 @@ run solve linear:3000 --budget 90% --strategy lns --time-limit 0.5
 	[[ "$err" != *"pass 1"* ]]
 ok $? "lns --time-limit 0.5 on linear:3000 returns its start without a window (exit $rc)"
 
+# 200,001 nodes with the default strategy: the time limit honoured,
+# progress shown (a loose bound: the sanitizer build runs here too)
+start=$(date +%s)
+run solve linear:100000 --budget 50% --time-limit 5 --progress lines
+took=$(( $(date +%s) - start ))
+[ "$rc" -eq 0 ] && [ "$took" -le 15 ] && [[ "$err" == *"s left: running the heuristics"* ]]
+ok $? "solve linear:100000 --budget 50% --time-limit 5: exit $rc in ${took} s, progress shown"
+
 # --- statuses claim only what is proven
 for s in checkpoint-all chen-sqrtn chen-greedy ap-greedy linearized-greedy kusumoto-approx; do
 	run solve linear:8 --budget 5 --strategy "$s" --csv - --no-header --quiet
