@@ -7,8 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../solvers/compare.h"
+#include "../common/cores.h"
 #include "../common/num.h"
+#include "../solvers/compare.h"
 #include "cli.h"
 #include "jsonl.h"
 #include "options.h"
@@ -35,6 +36,8 @@ static const char compare_usage[] =
 	"                           the checkpoint-all peak (default 10)\n"
 	"      --plot FILE          overhead against budget through gnuplot (.svg or\n"
 	"                           .png)\n"
+	"  -j, --jobs N             budgets solved by N processes at once (default:\n"
+	"                           one a core); the same rows, in budget order\n"
 	CLI_JSON_HELP
 	"The CSV has every result, swept baseline points included; -t applies to\n"
 	"each solve. A first SIGINT or SIGTERM ends the run with the rows done,\n"
@@ -52,11 +55,12 @@ int cmd_compare_parse(int argc, char **argv, struct cli_args *a)
 		{ "budgets", required_argument, NULL, 'U' },
 		{ "sweep", required_argument, NULL, 'n' },
 		{ "plot", required_argument, NULL, 'P' },
+		{ "jobs", required_argument, NULL, 'j' },
 		CLI_JSON_LONGOPT,
 		CLI_SHARED_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
-	int rc = cli_parse("compare", compare_usage, opts, ":s:" CLI_SHARED_SHORTOPTS, argc,
+	int rc = cli_parse("compare", compare_usage, opts, ":s:j:" CLI_SHARED_SHORTOPTS, argc,
 			   argv, a);
 
 	if (rc)
@@ -71,7 +75,15 @@ int cmd_compare_parse(int argc, char **argv, struct cli_args *a)
 				    (const char *const[]){ a->csv, a->json, a->plot }, 3);
 }
 
-/* The budgets: a list, or a sweep from the lower bound to the peak. */
+static int by_bytes(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+
+	return (a > b) - (a < b);
+}
+
+/* The budgets, ascending: a list, or a sweep from the lower bound to the
+ * peak. */
 static int make_budgets(const struct cli_args *a, const struct graph *g,
 			uint64_t **out, int *n)
 {
@@ -109,7 +121,16 @@ static int make_budgets(const struct cli_args *a, const struct graph *g,
 		}
 	}
 	free(copy);
-	return *n ? 0 : cli_usage("compare", "--budgets: no budget given");
+	if (*n == 0)
+		return cli_usage("compare", "--budgets: no budget given");
+	/* Rows, table and plot go in budget order, each budget once. */
+	qsort(*out, (size_t)*n, sizeof(**out), by_bytes);
+	for (int i = 1, k = 1; i <= *n; i++)
+		if (i == *n)
+			*n = k;
+		else if ((*out)[i] != (*out)[k - 1])
+			(*out)[k++] = (*out)[i];
+	return 0;
 }
 
 /* The columns: --strategies (or --baselines) in table order, with --ilp
@@ -171,17 +192,29 @@ static double best_at(const struct view *v, int c, int bi)
 	return v->res.best[(size_t)c * (size_t)v->nb + (size_t)bi];
 }
 
+/* 1 when some budget has a lower bound (--bound, or ilp's and approx's
+ * own): the table shows them in a last column. */
+static int has_bounds(const struct view *v)
+{
+	for (int bi = 0; bi < v->nb; bi++)
+		if (v->res.bound[bi] >= 0)
+			return 1;
+	return 0;
+}
+
 static void print_table(FILE *f, const struct view *v)
 {
 	char h[32];
+	int bounds = has_bounds(v);
 
 	fprintf(f, "%s: overhead (cost / checkpoint-all cost %.17g) of each strategy's\n"
-		"cheapest plan that fits; * best, - none fits, n/a unsupported%s\n\n",
-		v->g->id, graph_total_cost(v->g), v->res.interrupted ? ", ? interrupted" : "");
+		"cheapest plan that fits; * best, - none fits, n/a unsupported%s%s\n\n",
+		v->g->id, graph_total_cost(v->g), v->res.interrupted ? ", ? interrupted" : "",
+		bounds ? ";\nlower bound: no plan that fits costs less" : "");
 	fprintf(f, "%-12s", "budget");
 	for (int c = 0; c < v->ncols; c++)
 		fprintf(f, " %9s", v->cols[c]->name);
-	fputc('\n', f);
+	fprintf(f, "%s\n", bounds ? "  lower bound" : "");
 	for (int bi = 0; bi < v->nb; bi++) {
 		double best = -1;
 
@@ -204,6 +237,10 @@ static void print_table(FILE *f, const struct view *v)
 					 num_eq(best_at(v, c, bi), best) ? "*" : "");
 			fprintf(f, " %*s", w, cell);
 		}
+		if (bounds && v->res.bound[bi] >= 0)
+			fprintf(f, "  %11.4f", v->res.bound[bi]);
+		else if (bounds)
+			fprintf(f, "  %11s", "-");
 		fputc('\n', f);
 	}
 }
@@ -240,36 +277,21 @@ static int has_bound(const struct view *v, int *met)
 /* The data blocks: $dC for column C's best overheads, $b for the bounds. */
 static void plot_data(FILE *gp, const struct view *v, double scale)
 {
-	int *at = malloc((size_t)v->nb * sizeof(int));
-
-	if (at == NULL)
-		return; /* gnuplot then fails on the missing data: no file */
-	/* The budgets in increasing order, for steps: --budgets may list
-	 * them in any order. */
-	for (int i = 0; i < v->nb; i++) {
-		int j = i;
-
-		for (; j > 0 && v->budgets[at[j - 1]] > v->budgets[i]; j--)
-			at[j] = at[j - 1];
-		at[j] = i;
-	}
 	for (int c = 0; c < v->ncols; c++) {
 		if (!has_curve(v, c))
 			continue;
 		fprintf(gp, "$d%d << EOD\n", c);
 		for (int i = 0; i < v->nb; i++)
-			if (best_at(v, c, at[i]) >= 0)
-				fprintf(gp, "%.6g %.6g\n", (double)v->budgets[at[i]] / scale,
-					best_at(v, c, at[i]));
+			if (best_at(v, c, i) >= 0)
+				fprintf(gp, "%.6g %.6g\n", (double)v->budgets[i] / scale,
+					best_at(v, c, i));
 		fprintf(gp, "EOD\n");
 	}
 	fprintf(gp, "$b << EOD\n");
 	for (int i = 0; i < v->nb; i++)
-		if (v->res.bound[at[i]] >= 0)
-			fprintf(gp, "%.6g %.6g\n", (double)v->budgets[at[i]] / scale,
-				v->res.bound[at[i]]);
+		if (v->res.bound[i] >= 0)
+			fprintf(gp, "%.6g %.6g\n", (double)v->budgets[i] / scale, v->res.bound[i]);
 	fprintf(gp, "EOD\n");
-	free(at);
 }
 
 /* Column c as the k-th of n curves: a plan's cost at a budget holds until
@@ -384,7 +406,8 @@ int cmd_compare_main(int argc, char **argv)
 	sink = (struct sink){ csv.f, json.f, a.quiet };
 	rq = (struct compare_request){ .columns = v.cols, .ncols = v.ncols, .budgets = budgets,
 				       .nb = v.nb, .bound = a.bound, .settings = &settings,
-				       .note = on_note, .row = on_row, .ctx = &sink };
+				       .note = on_note, .row = on_row, .ctx = &sink,
+				       .jobs = a.jobs ? a.jobs : cores_online() };
 	if (compare_run(v.g, &rq, &v.res, &err)) {
 		rc = cli_error("%s: %s", v.g->id, err.msg);
 		goto out;

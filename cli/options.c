@@ -5,6 +5,7 @@
 
 #include "../common/mem.h"
 #include "../common/near.h"
+#include "../solvers/compare.h"
 #include "cli.h"
 
 /* Takes one --param KEY=VALUE. */
@@ -119,6 +120,11 @@ static int take(const char *cmd, const char *help, int c, char *arg, struct cli_
 		if (cli_parse_whole("--sweep", arg, 1, 10000, &v, &err))
 			return cli_usage(cmd, "%s", err.msg);
 		a->sweep = (int)v;
+		return 0;
+	case 'j':
+		if (cli_parse_whole("--jobs", arg, 1, COMPARE_MAX_JOBS, &v, &err))
+			return cli_usage(cmd, "%s", err.msg);
+		a->jobs = (int)v;
 		return 0;
 	case 'Y':
 		if (size_parse(arg, mem_total(), &a->memory_limit, &err))

@@ -76,6 +76,7 @@ struct cli_args {
 	int samples, text, bound, ilp, approx, sweep;
 	int threads, lp_method, header, quiet;
 	int progress;           /* --progress: enum cli_progress_mode */
+	int jobs;               /* compare --jobs, 0 when not given */
 	uint64_t memory_limit; /* --memory-limit in bytes, 0 for none */
 	struct strategy_param params[CLI_MAX_PARAMS];
 	int n_params;

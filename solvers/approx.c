@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "../common/clock.h"
+#include "../common/cores.h"
 #include "../common/mem.h"
 #include "../common/num.h"
 #include "../common/stop.h"
@@ -187,11 +188,10 @@ static void name_lp(struct sweep *w, int k)
  * model's are re-solved warm in well under a second, by one process. */
 static int sweep_jobs(const struct milp *m, const struct solve_request *rq, int n_lp, int fresh)
 {
-	long cores = sysconf(_SC_NPROCESSORS_ONLN);
 	double room = 0.8 * (double)mem_budget(rq->memory_limit);
 	double held = strategy_model_bytes((uint64_t)m->nnz, 1, 1) -
 		      strategy_model_bytes((uint64_t)m->nnz, 1, 0);
-	int jobs = cores > 1 ? (int)cores : 1;
+	int jobs = cores_online();
 
 	if (!fresh && m->nnz <= SWEEP_LARGE_NNZ)
 		return 1;

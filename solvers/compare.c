@@ -1,11 +1,19 @@
 /* compare's policy: see compare.h. */
 #include "compare.h"
 
+#include <errno.h>
 #include <math.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 #include "../common/num.h"
 #include "../common/size.h"
@@ -22,7 +30,40 @@ struct run {
 	int *lp_has;
 	struct solve_outcome *outs;  /* [c]: the other columns at this budget */
 	double floor_cost;
+	int wfd;                     /* a worker's pipe to its parent, else -1 */
 };
+
+/* What a worker (compare_request.jobs) sends its parent: a row, then once
+ * a budget is done its cells of the result, its bound and the end. */
+enum wire_kind { WIRE_ROW, WIRE_CELL, WIRE_BOUND, WIRE_DONE, WIRE_ERROR };
+
+struct wire {
+	int kind, bi, c;
+	struct strategy_row row; /* ROW: its strings are param and solver */
+	char param[64], solver[32];
+	int has_param, has_solver;
+	double value;            /* CELL: res->best; BOUND: res->bound */
+	int unsupported;         /* CELL: res->unsupported */
+	char msg[sizeof(((struct cm_error *)0)->msg)]; /* ERROR */
+};
+
+static int send_wire(int fd, const struct wire *x, struct cm_error *err)
+{
+	const char *p = (const char *)x;
+	size_t left = sizeof(*x);
+
+	while (left > 0) {
+		ssize_t n = write(fd, p, left);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return cm_errorf(err, "a compare worker could not write: %s", strerror(errno));
+		p += n;
+		left -= (size_t)n;
+	}
+	return 0;
+}
 
 static void note(const struct run *w, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -40,8 +81,20 @@ static void note(const struct run *w, const char *fmt, ...)
 	w->rq->note(w->rq->ctx, msg);
 }
 
-static int emit(const struct run *w, const struct strategy_row *r, struct cm_error *err)
+/* Hands row r of column c at budget bi on: to rq->row, or, in a worker
+ * (compare_request.jobs), to the parent. */
+static int emit(const struct run *w, int c, int bi, const struct strategy_row *r,
+		struct cm_error *err)
 {
+	if (w->wfd >= 0) {
+		struct wire x = { .kind = WIRE_ROW, .bi = bi, .c = c, .row = *r };
+
+		x.has_param = r->param != NULL;
+		x.has_solver = r->solver != NULL;
+		snprintf(x.param, sizeof(x.param), "%s", r->param ? r->param : "");
+		snprintf(x.solver, sizeof(x.solver), "%s", r->solver ? r->solver : "");
+		return send_wire(w->wfd, &x, err);
+	}
 	if (w->rq->row && w->rq->row(w->rq->ctx, r))
 		return cm_errorf(err, "writing a row failed");
 	return 0;
@@ -196,11 +249,11 @@ static int column_rows(struct run *w, int c, int bi, const double *bound,
 	if (s->point && w->res->unsupported[c]) {
 		r = (struct strategy_row){ .graph = w->g->id, .strategy = s->name,
 					   .budget = budget, .status = STATUS_UNSUPPORTED };
-		return emit(w, &r, err);
+		return emit(w, c, bi, &r, err);
 	}
 	for (int k = 0; s->point && k < w->npts[c]; k++) {
 		point_row(w, &r, s->name, &w->pts[c][k], budget, bound);
-		if (emit(w, &r, err))
+		if (emit(w, c, bi, &r, err))
 			return -1;
 		if (r.feasible && (*best < 0 || r.overhead < *best))
 			*best = r.overhead;
@@ -218,7 +271,7 @@ static int column_rows(struct run *w, int c, int bi, const double *bound,
 		*best = COMPARE_NOT_RUN;
 		w->res->interrupted = 1;
 	}
-	return emit(w, &r, err);
+	return emit(w, c, bi, &r, err);
 }
 
 /* The best bound known at budget bi into res->bound: shared, when the
@@ -247,7 +300,7 @@ static int interrupted_rows(struct run *w, int bi, struct cm_error *err)
 
 		w->res->best[(size_t)c * (size_t)w->rq->nb + (size_t)bi] = COMPARE_NOT_RUN;
 		w->res->bound[bi] = -1;
-		if (emit(w, &r, err))
+		if (emit(w, c, bi, &r, err))
 			return -1;
 	}
 	w->res->interrupted = 1;
@@ -275,12 +328,228 @@ out:
 	return rc;
 }
 
+/* The end of budget bi in a worker: its cells of the result, its bound,
+ * then WIRE_DONE. */
+static int send_budget(const struct run *w, int bi, struct cm_error *err)
+{
+	struct wire x = { .kind = WIRE_BOUND, .bi = bi, .value = w->res->bound[bi] };
+
+	for (int c = 0; c < w->rq->ncols; c++) {
+		struct wire y = { .kind = WIRE_CELL, .bi = bi, .c = c,
+				  .value = w->res->best[(size_t)c * (size_t)w->rq->nb + (size_t)bi],
+				  .unsupported = w->res->unsupported[c] };
+
+		if (send_wire(w->wfd, &y, err))
+			return -1;
+	}
+	if (send_wire(w->wfd, &x, err))
+		return -1;
+	x = (struct wire){ .kind = WIRE_DONE, .bi = bi };
+	return send_wire(w->wfd, &x, err);
+}
+
+/* Worker k of jobs: budgets k, k + jobs, ... through fd, then exits. Its
+ * solves report no progress (the parent's terminal line is not theirs). */
+static void worker(struct run *w, int k, int jobs, int fd)
+{
+	struct solve_request settings = *w->rq->settings;
+	struct compare_request rq = *w->rq;
+	struct cm_error err;
+	int rc = 0;
+
+	settings.progress = NULL;
+	rq.settings = &settings;
+	w->rq = &rq;
+	w->wfd = fd;
+	for (int bi = k; bi < rq.nb && rc == 0; bi += jobs) {
+		rc = stop_requested() ? interrupted_rows(w, bi, &err) : run_budget(w, bi, &err);
+		if (rc == 0)
+			rc = send_budget(w, bi, &err);
+	}
+	if (rc) {
+		struct wire x = { .kind = WIRE_ERROR };
+
+		snprintf(x.msg, sizeof(x.msg), "%s", err.msg);
+		send_wire(fd, &x, &err);
+	}
+	_exit(rc ? 1 : 0);
+}
+
+/* The rows a worker sent for one budget, kept until the budgets before it
+ * are out. */
+struct pending {
+	struct wire *rows;
+	int n, cap, done;
+};
+
+/* Takes one record from a worker. 0, or -1 with err set. */
+static int take_wire(struct run *w, struct pending *pb, const struct wire *x,
+		     struct cm_error *err)
+{
+	struct pending *b;
+
+	if (x->bi < 0 || x->bi >= w->rq->nb || x->c < 0 || x->c >= w->rq->ncols)
+		return cm_errorf(err, "internal error: a compare worker sent a bad record");
+	b = &pb[x->bi];
+	switch (x->kind) {
+	case WIRE_ROW:
+		if (b->n == b->cap) {
+			struct wire *more = realloc(b->rows, (size_t)(2 * b->cap + 4) * sizeof(*more));
+
+			if (more == NULL)
+				return cm_errorf(err, "out of memory");
+			b->rows = more;
+			b->cap = 2 * b->cap + 4;
+		}
+		b->rows[b->n++] = *x;
+		return 0;
+	case WIRE_CELL:
+		w->res->best[(size_t)x->c * (size_t)w->rq->nb + (size_t)x->bi] = x->value;
+		w->res->unsupported[x->c] |= (char)x->unsupported;
+		w->res->interrupted |= x->value == COMPARE_NOT_RUN;
+		return 0;
+	case WIRE_BOUND:
+		w->res->bound[x->bi] = x->value;
+		return 0;
+	case WIRE_DONE:
+		b->done = 1;
+		return 0;
+	default:
+		return cm_errorf(err, "%s", x->msg);
+	}
+}
+
+/* Hands on the rows of the budgets done, in budget order, from *next. */
+static int flush_done(struct run *w, struct pending *pb, int *next, struct cm_error *err)
+{
+	for (; *next < w->rq->nb && pb[*next].done; (*next)++) {
+		struct pending *b = &pb[*next];
+
+		for (int i = 0; i < b->n; i++) {
+			struct wire *x = &b->rows[i];
+			struct strategy_row r = x->row;
+
+			r.graph = w->g->id;
+			r.strategy = w->rq->columns[x->c]->name;
+			r.param = x->has_param ? x->param : NULL;
+			r.solver = x->has_solver ? x->solver : NULL;
+			if (emit(w, x->c, *next, &r, err))
+				return -1;
+		}
+		free(b->rows);
+		*b = (struct pending){ .done = 1 };
+	}
+	return 0;
+}
+
+/* Reads whole records from the workers' pipes until every one has closed
+ * its own; a stop request is passed on to them. 0, or -1 with err set. */
+static int collect(struct run *w, struct pollfd *pf, const pid_t *pids, int jobs,
+		   struct pending *pb, struct cm_error *err)
+{
+	int open = jobs, next = 0, told = 0;
+
+	while (open > 0) {
+		if (stop_requested() && !told) {
+			for (int k = 0; k < jobs; k++)
+				kill(pids[k], stop_signal() ? stop_signal() : SIGINT);
+			told = 1;
+		}
+		if (poll(pf, (nfds_t)jobs, 200) < 0 && errno != EINTR)
+			return cm_errorf(err, "poll: %s", strerror(errno));
+		for (int k = 0; k < jobs; k++) {
+			struct wire x;
+			size_t got = 0;
+
+			if (pf[k].fd < 0 || !(pf[k].revents & (POLLIN | POLLHUP)))
+				continue;
+			while (got < sizeof(x)) {
+				ssize_t n = read(pf[k].fd, (char *)&x + got, sizeof(x) - got);
+
+				if (n < 0 && errno == EINTR)
+					continue;
+				if (n <= 0)
+					break;
+				got += (size_t)n;
+			}
+			if (got < sizeof(x)) {
+				close(pf[k].fd);
+				pf[k].fd = -1;
+				open--;
+				continue;
+			}
+			if (take_wire(w, pb, &x, err) || flush_done(w, pb, &next, err))
+				return -1;
+		}
+	}
+	if (next < w->rq->nb)
+		return cm_errorf(err, "a compare worker ended before the rows of budget %d",
+				 next + 1);
+	return 0;
+}
+
+/* The budgets shared among `jobs` worker processes, the rows handed on in
+ * the order one process gives them. 0, or -1 with err set. */
+static int run_jobs(struct run *w, int jobs, struct cm_error *err)
+{
+	struct pollfd pf[COMPARE_MAX_JOBS];
+	pid_t pids[COMPARE_MAX_JOBS];
+	struct pending *pb = calloc((size_t)w->rq->nb, sizeof(*pb));
+	int started = 0, rc = -1;
+
+	if (pb == NULL)
+		return cm_errorf(err, "out of memory");
+	fflush(NULL); /* nothing buffered is written twice */
+	for (; started < jobs; started++) {
+		int fds[2];
+
+		if (pipe(fds) != 0 || (pids[started] = fork()) < 0) {
+			cm_errorf(err, "starting a compare worker: %s", strerror(errno));
+			goto out;
+		}
+		if (pids[started] == 0) {
+			close(fds[0]);
+			for (int k = 0; k < started; k++)
+				close(pf[k].fd);
+			stop_child_forget_all();
+#ifdef __linux__
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+#endif
+			worker(w, started, jobs, fds[1]);
+		}
+		close(fds[1]);
+		pf[started] = (struct pollfd){ .fd = fds[0], .events = POLLIN };
+		stop_child_add(pids[started]);
+	}
+	rc = collect(w, pf, pids, jobs, pb, err);
+out:
+	for (int k = 0; k < started; k++) {
+		int status;
+
+		if (rc)
+			kill(pids[k], SIGKILL);
+		if (pf[k].fd >= 0)
+			close(pf[k].fd);
+		while (waitpid(pids[k], &status, 0) < 0 && errno == EINTR)
+			;
+		stop_child_remove(pids[k]);
+	}
+	for (int bi = 0; bi < w->rq->nb; bi++)
+		free(pb[bi].rows);
+	free(pb);
+	return rc;
+}
+
 int compare_run(const struct graph *g, const struct compare_request *rq,
 		struct compare_result *res, struct cm_error *err)
 {
 	size_t nc = (size_t)rq->ncols;
-	struct run w = { .g = g, .rq = rq, .res = res, .floor_cost = graph_total_cost(g) };
-	int rc = -1;
+	struct run w = { .g = g, .rq = rq, .res = res, .floor_cost = graph_total_cost(g),
+			 .wfd = -1 };
+	int rc = -1, jobs = rq->jobs < rq->nb ? rq->jobs : rq->nb;
+
+	if (jobs > COMPARE_MAX_JOBS)
+		jobs = COMPARE_MAX_JOBS;
 
 	memset(res, 0, sizeof(*res));
 	if (w.floor_cost <= 0)
@@ -299,9 +568,14 @@ int compare_run(const struct graph *g, const struct compare_request *rq,
 	}
 	if (make_points(&w, err) || lp_bounds(&w, err))
 		goto out;
-	for (int bi = 0; bi < rq->nb; bi++)
-		if (stop_requested() ? interrupted_rows(&w, bi, err) : run_budget(&w, bi, err))
+	if (jobs > 1) {
+		if (run_jobs(&w, jobs, err))
 			goto out;
+	} else {
+		for (int bi = 0; bi < rq->nb; bi++)
+			if (stop_requested() ? interrupted_rows(&w, bi, err) : run_budget(&w, bi, err))
+				goto out;
+	}
 	rc = 0;
 out:
 	for (size_t c = 0; w.pts && c < nc; c++)

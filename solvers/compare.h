@@ -24,7 +24,14 @@ struct compare_request {
 	void (*note)(void *ctx, const char *what);
 	int (*row)(void *ctx, const struct strategy_row *r);
 	void *ctx;
+	/* Worker processes that share the budgets (budget k goes to worker k
+	 * mod jobs); the rows reach row in budget order all the same, as one
+	 * process gives them. <= 1: this process alone. */
+	int jobs;
 };
+
+/* Most worker processes of one compare. */
+#define COMPARE_MAX_JOBS 16
 
 struct compare_result {
 	/* best[c * nb + bi]: the overhead of column c's cheapest plan that

@@ -206,6 +206,23 @@ run compare "$GRAPHS/unet.json" --baselines chen-sqrtn,linearized-sqrtn --budget
 [ "$rc" -eq 0 ] && [[ "$out" == *"unet,chen-sqrtn,,,"*",unsupported"* ]] && [[ "$out" == *"unet,linearized-sqrtn,"*",optimal"* || "$out" == *"unet,linearized-sqrtn,"*",feasible"* ]]
 ok $? "a chain-only baseline on a branching graph is an unsupported row, not a failure"
 
+# --- compare --jobs: the same rows as one process, in budget order
+run compare linear:12 --ilp --approx --bound --budgets 20,8,12,8,30 --csv - --quiet --jobs 1
+one=$(printf '%s\n' "$out" | cut -d, -f1-11,13)
+run compare linear:12 --ilp --approx --bound --budgets 20,8,12,8,30 --csv - --quiet --jobs 3
+three=$(printf '%s\n' "$out" | cut -d, -f1-11,13)
+[ "$rc" -eq 0 ] && [ "$one" = "$three" ] &&
+	[ "$(printf '%s\n' "$one" | tail -n +2 | cut -d, -f5 | uniq | tr '\n' ' ')" = "8 12 20 30 " ]
+ok $? "compare --jobs 3: the CSV of one job, budgets ascending and once ($(printf '%s\n' "$one" | wc -l) lines)"
+run compare "$GRAPHS/vgg16.json" --sweep 6 --json - --quiet --jobs 2
+two=$(printf '%s\n' "$out" | sed 's/"solve_seconds":[0-9.]*//')
+run compare "$GRAPHS/vgg16.json" --sweep 6 --json - --quiet --jobs 1
+[ "$rc" -eq 0 ] && [ "$two" = "$(printf '%s\n' "$out" | sed 's/"solve_seconds":[0-9.]*//')" ]
+ok $? "compare --jobs 2 --json: the same lines as one job"
+run compare linear:8 --jobs 0
+[ "$rc" -eq 2 ]
+ok $? "compare --jobs 0: a usage error: $err"
+
 # --- messages that say what to do next
 run solv linear:4 --budget 6
 [ "$rc" -eq 2 ] && [[ "$err" == *"unknown command 'solv'; did you mean 'solve'?"* ]]
