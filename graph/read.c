@@ -308,8 +308,17 @@ struct graph *graph_read_file(const char *path, struct cm_error *err)
 	struct stat st;
 	FILE *f;
 
-	if (strcmp(path, "-") == 0)
-		return graph_read_stream(stdin, "stdin", err);
+	if (strcmp(path, "-") == 0) {
+		/* No file stem to name it by: its own name, when it has one. */
+		char *id;
+
+		g = graph_read_stream(stdin, "stdin", err);
+		if (g && g->title && (id = strdup(g->title)) != NULL) {
+			free(g->id);
+			g->id = id;
+		}
+		return g;
+	}
 	f = fopen(path, "rb");
 	if (f == NULL) {
 		cm_errorf(err, "%s: %s", path, strerror(errno));

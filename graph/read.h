@@ -8,7 +8,8 @@
 #include "graph.h"
 
 /* Reads a graph file (format 1, or node-link when it has a "links" key);
- * path "-" reads standard input. Returns a graph to free with graph_free,
+ * path "-" reads standard input (the graph's id is then its "name", when
+ * it has one, else "stdin"). Returns a graph to free with graph_free,
  * or NULL with err set to "FILE[:LINE:COL]: [node 'x': ]problem". */
 struct graph *graph_read_file(const char *path, struct cm_error *err);
 

@@ -206,6 +206,10 @@ run compare "$GRAPHS/unet.json" --baselines chen-sqrtn,linearized-sqrtn --budget
 [ "$rc" -eq 0 ] && [[ "$out" == *"unet,chen-sqrtn,,,"*",unsupported"* ]] && [[ "$out" == *"unet,linearized-sqrtn,"*",optimal"* || "$out" == *"unet,linearized-sqrtn,"*",feasible"* ]]
 ok $? "a chain-only baseline on a branching graph is an unsupported row, not a failure"
 
+run solve - --budget 90% --strategy dtr --csv - --quiet <"$GRAPHS/vgg16.json"
+[ "$rc" -eq 0 ] && [[ "$out" == *$'\n''"vgg16 train, batch 256, 224x224",dtr,'* ]]
+ok $? "a graph on standard input is named by its name field (quoted in CSV): $(printf '%s' "$out" | tail -n 1)"
+
 # --- compare --jobs: the same rows as one process, in budget order
 run compare linear:12 --ilp --approx --bound --budgets 20,8,12,8,30 --csv - --quiet --jobs 1
 one=$(printf '%s\n' "$out" | cut -d, -f1-11,13)
