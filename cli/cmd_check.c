@@ -11,7 +11,7 @@
 static const char check_usage[] =
 	"usage: checkmate check GRAPH PLAN [--budget SIZE]\n\n"
 	"Replays the plan file PLAN (JSON, '-' for standard input) on GRAPH under\n"
-	"the memory model of SPEC 2 and prints its cost and peak memory. Exits 1,\n"
+	"the memory model and prints its cost and peak memory. Exits 1,\n"
 	"naming the step, when a compute's input is not resident, a value is\n"
 	"computed while resident or freed while not, a node is never computed, or\n"
 	"the peak exceeds the budget: --budget, else the budget the plan records.\n\n"

@@ -12,7 +12,7 @@ static const char info_usage[] =
 	"usage: checkmate info [GRAPH]\n\n"
 	"Describes GRAPH (default: the built-in example " CLI_DEFAULT_GRAPH "): node and\n"
 	"edge counts, the checkpoint-all cost (the cost floor) and peak memory, and\n"
-	"the lower bound on the budget of any plan (SPEC 2).\n\n"
+	"the lower bound on the budget of any plan.\n\n"
 	"      --json FILE|-  write the same as one JSON object (a line)\n"
 	"  -q, --quiet        no messages on standard error\n"
 	"  -h, --help         this text\n";

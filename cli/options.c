@@ -220,7 +220,7 @@ out:
 
 void cli_print_strategies(FILE *f)
 {
-	fputs("\nstrategies (SPEC 4):\n", f);
+	fputs("\nstrategies:\n", f);
 	for (int i = 0; i < strategy_count(); i++) {
 		const struct strategy *s = strategy_at(i);
 

@@ -178,6 +178,6 @@ END {
 		print esc(codewhat[i])
 	}
 	print ".SH SEE ALSO"
-	print "\\fIdocs/usage.md\\fR and \\fIdocs/architecture.md\\fR in the source tree of checkmate."
+	print "\\fIdocs/usage.md\\fR, \\fIdocs/formats.md\\fR and \\fIdocs/architecture.md\\fR in the source tree of checkmate."
 }
 ' "$tmp"

@@ -172,7 +172,7 @@ const char *strategy_key_values(const struct strategy_key *k, char *buf, size_t 
 uint64_t strategy_param_whole(const struct solve_request *rq, const char *key, uint64_t dflt);
 
 /* Runs the request on g. A heuristic plan that replays over budget is kept
- * (its figures are informative) with status infeasible. "optimal" only
+ * (its figures are informative) with status over_budget. "optimal" only
  * when proven: by the solver with no gap left, or for a heuristic when its
  * cost equals the checkpoint-all cost, below which no plan goes. Returns 0,
  * or -1 with err set (unknown strategy, parameter or solver, solver

@@ -46,7 +46,7 @@ ok $? "check agrees: $out"
 tail -n 1 "$TMP/r.csv" | grep -q '^linear:4,checkpoint-all,,,6,1,9,1.000000,6,9,0,[0-9.]*,optimal$'
 ok $? "CSV row: $(tail -n 1 "$TMP/r.csv")"
 [ "$(head -n 1 "$TMP/r.csv")" = "graph,strategy,param,solver,budget,feasible,cost,overhead,peak_memory,lower_bound,gap,solve_seconds,status" ]
-ok $? "CSV header as SPEC 5"
+ok $? "CSV header as docs/formats.md says"
 rm -f "$TMP/p5.json"
 run solve linear:4 --budget 5 --strategy checkpoint-all --plan "$TMP/p5.json"
 [ "$rc" -eq 4 ] && [ ! -e "$TMP/p5.json" ] && grep -q 'status *over_budget' "$TMP/out"

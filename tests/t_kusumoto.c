@@ -123,7 +123,7 @@ static void test_linear_ilp(void)
 
 	for (int b = 3; b <= 6; b++)
 		spec &= num_eq(gen_ilp_optimum(g, (uint64_t)b), want[b - 3]);
-	ok(spec, "linear:4: ilp costs 15, 11, 10, 9 at budgets 3..6 (SPEC 6)");
+	ok(spec, "linear:4: ilp costs 15, 11, 10, 9 at budgets 3..6 (docs/formats.md, small facts)");
 	graph_free(g);
 	for (int n = 2; n <= tap_cases(8, 4); n++) {
 		uint64_t lb, peak;

@@ -162,7 +162,7 @@ int main(void)
 	}
 	ok(wrong == 0, "on %d random graphs, exactly the budgets below the least peak are "
 	   "proven too small, and the pebble row fits that peak (%d wrong)", graphs, wrong);
-	ok(above_lb >= 20, "the least peak is above SPEC 2's bound on %d of them, where the "
+	ok(above_lb >= 20, "the least peak is above the memory model's bound on %d of them, where the "
 	   "proof goes further than that bound", above_lb);
 	return tap_done();
 }
