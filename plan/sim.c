@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/size.h"
+
 static void violation(struct sim_result *res, int step, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
@@ -88,10 +90,14 @@ int plan_simulate_trace(const struct graph *g, const struct plan *p, uint64_t bu
 				live += g->nodes[s->node].memory;
 				if (live > res->peak)
 					res->peak = live;
-				if (live > budget)
-					violation(res, i, "compute '%s': memory in use %llu exceeds the budget %llu",
-						  g->nodes[s->node].name, (unsigned long long)live,
-						  (unsigned long long)budget);
+				if (live > budget && res->why[0] == '\0') {
+					char l[64], b[64];
+
+					violation(res, i, "compute '%s': memory in use %s exceeds the "
+						  "budget %s", g->nodes[s->node].name,
+						  size_both(live, l, sizeof(l)),
+						  size_both(budget, b, sizeof(b)));
+				}
 			}
 		} else if (!resident[s->node]) {
 			violation(res, i, "free '%s': it is not resident", g->nodes[s->node].name);

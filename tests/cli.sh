@@ -266,7 +266,7 @@ run check linear:2 "$TMP/bad.json"
 [ "$rc" -eq 1 ] && [[ "$err" == *"step 2: compute 'loss': input 'f1' is not resident"* ]]
 ok $? "check: input not resident: $err"
 run check linear:4 "$TMP/p.json" --budget 5
-[ "$rc" -eq 1 ] && [[ "$err" == *"step 6: compute 'b3': memory in use 6 exceeds the budget 5"* ]]
+[ "$rc" -eq 1 ] && [[ "$err" == *"step 6: compute 'b3': memory in use 6 B exceeds the budget 5 B"* ]]
 ok $? "check: over budget: $err"
 printf '{"steps": [{"op": "compute", "node": "f0"}]}' >"$TMP/short.json"
 run check linear:1 "$TMP/short.json"

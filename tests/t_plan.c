@@ -47,7 +47,7 @@ static void test_simulator(void)
 	expect_violation(g, "c f0, c f1, c loss, c b1", SIM_NO_BUDGET,
 			 "node 'b0' is never computed", "a node never computed is named");
 	expect_violation(g, "c f0, c f1, c loss, c b1, f f1, f loss, c b0", 3,
-			 "step 4: compute 'b1': memory in use 4 exceeds the budget 3",
+			 "step 4: compute 'b1': memory in use 4 B exceeds the budget 3 B",
 			 "a peak over the budget is named at its first step");
 	graph_free(g);
 }
