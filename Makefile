@@ -35,7 +35,7 @@ Q = @
 endif
 
 LIB_SRC  = $(wildcard common/*.c graph/*.c plan/*.c baselines/*.c solvers/*.c \
-           solvers/backend/*.c) \
+           solvers/search/*.c solvers/milp/*.c solvers/milp/backend/*.c) \
            $(filter-out cli/main.c,$(wildcard cli/*.c))
 LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/%.o)
 TEST_SRC = $(wildcard tests/t_*.c)

@@ -1,4 +1,4 @@
-/* Measurements of Kusumoto et al.'s DP (solvers/kusumoto.c) for
+/* Measurements of Kusumoto et al.'s DP (solvers/search/kusumoto.c) for
  * docs/kusumoto.md. Usage:
  *   kusumoto table GRAPH...   four variants at f = .25/.5/.75 of
  *                             (peak - lb) above lb: CSV rows
@@ -18,7 +18,7 @@
 #include "../common/clock.h"
 #include "../graph/read.h"
 #include "../plan/sim.h"
-#include "../solvers/kusumoto.h"
+#include "../solvers/search/kusumoto.h"
 #include "../tests/gen.h"
 
 static const char *names[4] = { "approx-tc", "approx-mc", "exact-tc", "exact-mc" };

@@ -11,7 +11,7 @@
 #include "../graph/read.h"
 #include "../plan/sim.h"
 #include "../plan/stages.h"
-#include "../solvers/lns.h"
+#include "../solvers/search/lns.h"
 #include "../solvers/strategy.h"
 
 /* A simple fitting-plan generator for graphs no baseline fits: run the

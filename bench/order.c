@@ -14,8 +14,8 @@
 #include "../graph/order.h"
 #include "../graph/read.h"
 #include "../plan/sim.h"
-#include "../solvers/dtr.h"
-#include "../solvers/lns.h"
+#include "../solvers/search/dtr.h"
+#include "../solvers/search/lns.h"
 
 static int lns_dtr(const struct graph *g, uint64_t budget, double limit)
 {

@@ -19,8 +19,8 @@
 #include "../common/stop.h"
 #include "../graph/order.h"
 #include "../plan/stages.h"
-#include "lns_order.h"
-#include "repair.h"
+#include "search/lns_order.h"
+#include "search/repair.h"
 
 /* Model sizes, in columns of the Checkmate MILP (1.5 n^2 + n |E|, roughly),
  * up to which the whole MILP, then its LP relaxation, is worth its time:

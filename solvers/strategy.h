@@ -10,8 +10,8 @@
 
 #include "../baselines/baseline.h"
 #include "../plan/sim.h"
-#include "backend/solver.h"
-#include "remat.h"
+#include "milp/backend/solver.h"
+#include "milp/remat.h"
 
 #define STRATEGY_DEFAULT "auto"
 #define SOLVER_DEFAULT "cbc"

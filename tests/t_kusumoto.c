@@ -8,7 +8,7 @@
 #include "../common/clock.h"
 #include "../common/num.h"
 #include "../plan/sim.h"
-#include "../solvers/kusumoto.h"
+#include "../solvers/search/kusumoto.h"
 #include "gen.h"
 #include "tap.h"
 

@@ -10,8 +10,8 @@
 #include "../common/clock.h"
 #include "../common/num.h"
 #include "../graph/read.h"
-#include "../solvers/lns.h"
-#include "../solvers/window.h"
+#include "../solvers/search/lns.h"
+#include "../solvers/milp/window.h"
 #include "gen.h"
 #include "tap.h"
 
@@ -228,7 +228,7 @@ out:
 	stages_release(&st);
 }
 
-/* A start over budget is repaired first (solvers/repair.h; tests/t_repair.c
+/* A start over budget is repaired first (solvers/search/repair.h; tests/t_repair.c
  * tests it further), then improved. */
 static void test_repaired(const struct graph *g, const struct lns_opts *o)
 {

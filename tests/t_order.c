@@ -9,9 +9,9 @@
 #include "../common/num.h"
 #include "../graph/order.h"
 #include "../plan/sim.h"
-#include "../solvers/dtr.h"
-#include "../solvers/lns.h"
-#include "../solvers/lns_order.h"
+#include "../solvers/search/dtr.h"
+#include "../solvers/search/lns.h"
+#include "../solvers/search/lns_order.h"
 #include "gen.h"
 #include "tap.h"
 

@@ -1,4 +1,4 @@
-/* The repair phase (solvers/repair.c, window.c's slack windows) and lns
+/* The repair phase (solvers/search/repair.c, window.c's slack windows) and lns
  * from a start over budget: on small random DAGs, forward-only and
  * training-like, at budgets where the ilp proves a plan exists, repair
  * finds one; every plan it returns replays valid, and it says it fits
@@ -10,9 +10,9 @@
 #include "../baselines/baseline.h"
 #include "../common/num.h"
 #include "../plan/sim.h"
-#include "../solvers/lns.h"
-#include "../solvers/repair.h"
-#include "../solvers/window.h"
+#include "../solvers/search/lns.h"
+#include "../solvers/search/repair.h"
+#include "../solvers/milp/window.h"
 #include "gen.h"
 #include "tap.h"
 

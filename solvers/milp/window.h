@@ -11,7 +11,7 @@
 
 #include <stdint.h>
 
-#include "../plan/stages.h"
+#include "../../plan/stages.h"
 #include "backend/milp.h"
 #include "backend/solver.h"
 

@@ -12,8 +12,8 @@
 
 #include <stdint.h>
 
-#include "../graph/graph.h"
-#include "../plan/plan.h"
+#include "../../graph/graph.h"
+#include "../../plan/plan.h"
 
 /* Positive returns of kusumoto_plan: no plan, err says why. */
 #define KUSUMOTO_UNSUPPORTED 1 /* the graph is outside the DP's domain */

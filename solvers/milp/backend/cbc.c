@@ -3,7 +3,7 @@
  * reports; the callback has no user pointer, hence the file-level context
  * (one solve per process: the runner forks for each). */
 #include "solver.h"
-#include "../../common/clock.h"
+#include "../../../common/clock.h"
 
 #include <Cbc_C_Interface.h>
 /* Clp's header declares ClpSolve_new() without a prototype. */

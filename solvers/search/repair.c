@@ -4,12 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/clock.h"
-#include "../common/num.h"
-#include "../plan/sim.h"
+#include "../../common/clock.h"
+#include "../../common/num.h"
+#include "../../plan/sim.h"
 #include "lns.h"
 #include "shave.h"
-#include "window.h"
+#include "../milp/window.h"
 
 /* Windows around one stage grow this many times (doubling) at most. */
 #define REPAIR_LEVELS 6

@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../graph/order.h"
-#include "../plan/sim.h"
+#include "../../graph/order.h"
+#include "../../plan/sim.h"
 
 struct plan *lns_order_map(const struct plan *p, const int *map)
 {

@@ -5,14 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/clock.h"
-#include "../common/mem.h"
-#include "../common/num.h"
-#include "../common/stop.h"
-#include "../plan/sim.h"
+#include "../../common/clock.h"
+#include "../../common/mem.h"
+#include "../../common/num.h"
+#include "../../common/stop.h"
+#include "../../plan/sim.h"
 #include "repair.h"
-#include "strategy.h"
-#include "window.h"
+#include "../strategy.h"
+#include "../milp/window.h"
 
 /* S from residency in an unstaged plan: S(t,i) = resident[i] at the step
  * that marks stage t's start. after_prev: the first compute after node

@@ -11,11 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/clock.h"
-#include "../common/num.h"
-#include "../common/stop.h"
-#include "../plan/sim.h"
-#include "strategy.h"
+#include "../../common/clock.h"
+#include "../../common/num.h"
+#include "../../common/stop.h"
+#include "../../plan/sim.h"
+#include "../strategy.h"
 
 const char *const dtr_heuristic_names[] = {
 	[DTR_FULL] = "full", [DTR_EQCLASS] = "eqclass", [DTR_LOCAL] = "local",

@@ -2,8 +2,8 @@
  * progress and its result through a pipe; the parent waits at most the time
  * limit plus a grace period. */
 #include "solver.h"
-#include "../../common/clock.h"
-#include "../../common/stop.h"
+#include "../../../common/clock.h"
+#include "../../../common/stop.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -3,7 +3,7 @@
  * through the heuristic callback. A GLPK error (which would
  * abort the process) returns through the error hook instead. */
 #include "solver.h"
-#include "../../common/clock.h"
+#include "../../../common/clock.h"
 
 #include <glpk.h>
 #include <math.h>

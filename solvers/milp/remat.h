@@ -4,7 +4,7 @@
 #ifndef CM_REMAT_H
 #define CM_REMAT_H
 
-#include "../plan/stages.h"
+#include "../../plan/stages.h"
 #include "backend/milp.h"
 
 struct remat_opts {

@@ -5,11 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/clock.h"
-#include "../common/num.h"
-#include "../plan/sim.h"
+#include "../../common/clock.h"
+#include "../../common/num.h"
+#include "../../plan/sim.h"
 #include "repair.h"
-#include "strategy.h"
+#include "../strategy.h"
 
 /* Candidates scored exactly per step, the most promising first; the rest
  * only when none of these gains. */

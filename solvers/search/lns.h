@@ -8,8 +8,8 @@
 
 #include <stdint.h>
 
-#include "../plan/stages.h"
-#include "backend/solver.h"
+#include "../../plan/stages.h"
+#include "../milp/backend/solver.h"
 
 struct lns_opts {
 	const struct solver_ops *ops; /* the backend of every window */

@@ -23,12 +23,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/clock.h"
-#include "../common/num.h"
-#include "../common/stop.h"
-#include "../plan/sim.h"
+#include "../../common/clock.h"
+#include "../../common/num.h"
+#include "../../common/stop.h"
+#include "../../plan/sim.h"
 #include "kusumoto.h"
-#include "strategy.h"
+#include "../strategy.h"
 
 #define INF UINT64_MAX
 /* Largest DP array (lower sets x time units) we allocate: 12 bytes a cell. */

@@ -4,11 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/clock.h"
-#include "../common/num.h"
-#include "../plan/sim.h"
+#include "../../common/clock.h"
+#include "../../common/num.h"
+#include "../../plan/sim.h"
 #include "remat.h"
-#include "strategy.h"
+#include "../strategy.h"
 
 /* Builder state: the model, the incumbent, and a row under construction
  * whose constant terms (entries fixed at the incumbent's value) are summed

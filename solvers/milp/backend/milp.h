@@ -6,7 +6,7 @@
 
 #include <stdio.h>
 
-#include "../../common/error.h"
+#include "../../../common/error.h"
 
 /* Bounds beyond this are infinite. */
 #define MILP_INF 1e30
