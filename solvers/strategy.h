@@ -182,7 +182,8 @@ int strategy_solve(const struct graph *g, const struct solve_request *rq,
 void strategy_outcome_release(struct solve_outcome *out);
 
 /* The run functions of the rows (solvers/heuristic.c, ilp.c, approx.c,
- * dtr.c, shave.c, kusumoto.c, lns.c, auto.c, pebble.c), each as struct strategy's run. */
+ * row_dtr.c, row_shave.c, row_kusumoto.c, row_lns.c, auto.c, pebble.c), each as
+ * struct strategy's run. */
 #define STRATEGY_RUN(fn)                                                           \
 	int fn(const struct strategy *s, const struct graph *g,                     \
 	       const struct solve_request *rq, struct solve_outcome *out,           \
