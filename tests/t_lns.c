@@ -11,6 +11,7 @@
 #include "../common/num.h"
 #include "../graph/read.h"
 #include "../solvers/search/lns.h"
+#include "../solvers/search/restage.h"
 #include "../solvers/milp/window.h"
 #include "gen.h"
 #include "tap.h"
@@ -173,7 +174,7 @@ static void test_unstaged(const struct graph *g, uint64_t budget, const struct l
 	for (int k = 0; k < start->n; k++)
 		start->steps[k].stage = -1;
 	stages_init(&st, g->n, &err);
-	got = lns_stages_of_plan(g, budget, start, &st, &err);
+	got = restage_plan(g, budget, start, &st, &err);
 	ok(got == 1, "an unstaged plan converts to stages (%s)", got == 1 ? "" : err.msg);
 	plan_simulate(g, start, budget, &s0, &err);
 	if (lns_improve(g, budget, start, o, &out, NULL, &err) == 0) {
@@ -205,7 +206,7 @@ static void test_deadline(const struct graph *g, uint64_t budget, const struct l
 	double cost;
 
 	if (!ok(start != NULL && stages_init(&st, g->n, &err) == 0 &&
-		lns_stages_of_plan(g, budget, start, &st, &err) == 1 && (inc = plan_new()) &&
+		restage_plan(g, budget, start, &st, &err) == 1 && (inc = plan_new()) &&
 		plan_from_stages(g, &st, inc, &err) == 0 &&
 		plan_simulate(g, inc, budget, &sim, &err) == 0, "a staged start of %s", g->id))
 		goto out;

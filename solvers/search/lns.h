@@ -51,15 +51,6 @@ struct lns_stats {
 	double t_fit;        /* seconds until the repaired start fit (0: it did) */
 };
 
-/* Stage matrices for any valid plan: a staged plan's own (stages_from_plan);
- * otherwise S(t,i) = value i resident when the first compute after node
- * t - 1's first compute happens, or else when node t is first computed,
- * whichever gives the cheaper plan that fits budget. R completed, unused S
- * dropped. Returns 1 with st filled, 0 when neither fits (err says why), -1
- * with err set on failure. */
-int lns_stages_of_plan(const struct graph *g, uint64_t budget, const struct plan *p,
-		       struct stages *st, struct cm_error *err);
-
 /* Improves the plan start of g at budget; *out (caller frees with
  * plan_free) is the best plan found, replayed, never costlier than start,
  * strategy "lns". A start over budget is first repaired into one that

@@ -7,7 +7,7 @@
 #include "../../common/clock.h"
 #include "../../common/num.h"
 #include "../../plan/sim.h"
-#include "lns.h"
+#include "restage.h"
 #include "shave.h"
 #include "../milp/window.h"
 
@@ -308,7 +308,7 @@ static int shave(struct repair *r, struct cm_error *err)
 /* Stage matrices of start (any peak) and their replayed plan. */
 static int repair_start(struct repair *r, const struct plan *start, struct cm_error *err)
 {
-	int got = lns_stages_of_plan(r->g, SIM_NO_BUDGET, start, &r->inc, err);
+	int got = restage_plan(r->g, SIM_NO_BUDGET, start, &r->inc, err);
 
 	if (got < 0)
 		return -1;
