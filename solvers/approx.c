@@ -181,7 +181,7 @@ static void name_lp(struct sweep *w, int k)
 
 /* How many processes share a sweep's n_lp LPs: the cores (at most
  * --threads), as many as the memory holds (each holds its own copy of the
- * solver's model: strategy_model_bytes; 9.6 GB for the 46.8 million
+ * solver's model: remat_bytes; 9.6 GB for the 46.8 million
  * nonzeros of random_layered_n1000), 80% of it at most. LPs solved from
  * scratch (fresh, or a large model's) lose nothing when shared; a small
  * model's are re-solved warm in well under a second, by one process. */
@@ -189,8 +189,8 @@ static int sweep_jobs(const struct milp *m, const struct solve_request *rq, int 
 {
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
 	double room = 0.8 * (double)mem_budget(rq->memory_limit);
-	double held = strategy_model_bytes((uint64_t)m->nnz, 1, 1) -
-		      strategy_model_bytes((uint64_t)m->nnz, 1, 0);
+	double held = remat_bytes((uint64_t)m->nnz, 1, 1) -
+		      remat_bytes((uint64_t)m->nnz, 1, 0);
 	int jobs = cores > 1 ? (int)cores : 1;
 
 	if (!fresh && m->nnz <= SWEEP_LARGE_NNZ)

@@ -288,11 +288,6 @@ void strategy_model_has_none(const struct graph *g, const struct solve_request *
 void strategy_settle(const struct graph *g, const struct solve_request *rq, const char *who,
 		     int anytime, double bound, struct solve_outcome *out);
 
-/* Bytes that a model of nnz nonzeros takes, this process's copy and
- * `processes` solver processes solving it (its LP relaxation when
- * relaxation), as measured (solvers/memory.c, docs/usage.md). */
-double strategy_model_bytes(uint64_t nnz, int relaxation, int processes);
-
 /* 1 when the model of size sz (what: "the MILP", "the LP") fits the memory
  * that rq may use (the memory available, at most rq->memory_limit) with
  * one solver process; else 0, out's status unsupported and its why saying

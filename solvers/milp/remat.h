@@ -72,4 +72,9 @@ void remat_fractional_s(const struct remat_model *rm, const double *x, double *s
 void remat_stages(const struct remat_model *rm, const struct graph *g,
 		  const double *x, struct stages *st);
 
+/* Bytes that a model of nnz nonzeros takes, this process's copy and
+ * `processes` solver processes solving it (its LP relaxation when
+ * relaxation), as measured (docs/usage.md, Memory). */
+double remat_bytes(uint64_t nnz, int relaxation, int processes);
+
 #endif

@@ -8,7 +8,6 @@
 #include "../../common/num.h"
 #include "../../plan/sim.h"
 #include "remat.h"
-#include "../strategy.h"
 
 /* Builder state: the model, the incumbent, and a row under construction
  * whose constant terms (entries fixed at the incumbent's value) are summed
@@ -636,8 +635,8 @@ static int window_solve(const struct graph *g, uint64_t budget, const struct sol
 		goto out;
 	}
 	/* Built already: only the solver process is still to come. */
-	if (w->max_bytes > 0 && strategy_model_bytes((uint64_t)wm.milp.nnz, 0, 1) -
-				strategy_model_bytes((uint64_t)wm.milp.nnz, 0, 0) >
+	if (w->max_bytes > 0 && remat_bytes((uint64_t)wm.milp.nnz, 0, 1) -
+				remat_bytes((uint64_t)wm.milp.nnz, 0, 0) >
 				(double)w->max_bytes) {
 		rc = 0;
 		goto out;
