@@ -72,11 +72,12 @@ static int run_lns(const struct graph *g, uint64_t budget, double limit, const c
 	struct plan *start = start_plan(g, budget, mode), *out = NULL;
 	struct lns_stats st;
 	struct cm_error err;
+	char why[256] = "";
 	int rc;
 
 	o.time_limit = limit - (cm_clock() - w->t0);
-	rc = lns_improve(g, budget, start, &o, &out, &st, &err);
-	snprintf(param, len, "%.150s", rc ? err.msg : start->strategy);
+	rc = lns_improve(g, budget, start, &o, &out, &st, why, sizeof(why), &err);
+	snprintf(param, len, "%.150s", rc == 1 ? why : rc ? err.msg : start->strategy);
 	if (rc == 0) {
 		plan_simulate(g, out, budget, sim, &err);
 		w->t_fit = st.repaired ? st.t_fit : 0;

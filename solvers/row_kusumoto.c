@@ -26,11 +26,10 @@ int strategy_run_kusumoto(const struct strategy *s, const struct graph *g,
 		 o.memory_centric ? "memory" : "time");
 	if ((p = plan_new()) == NULL)
 		return cm_errorf(err, "out of memory");
-	rc = kusumoto_plan(g, rq->budget, &o, p, err);
+	rc = kusumoto_plan(g, rq->budget, &o, p, out->why, sizeof(out->why), err);
 	if (rc > 0) {
 		plan_free(p);
 		strategy_set_status(out, rc == KUSUMOTO_NO_PLAN ? STATUS_NO_PLAN : STATUS_UNSUPPORTED);
-		snprintf(out->why, sizeof(out->why), "%s", err->msg);
 		return 0;
 	}
 	if (rc || strategy_adopt(g, s->name, rq->budget, p, out, err)) {

@@ -45,13 +45,12 @@ int strategy_run_lns(const struct strategy *s, const struct graph *g,
 	o.time_limit -= cm_clock() - t0;
 	if (o.time_limit <= 0)
 		o.time_limit = 1e-3;
-	rc = lns_improve(g, rq->budget, start, &o, &best, &st, err);
+	rc = lns_improve(g, rq->budget, start, &o, &best, &st, out->why, sizeof(out->why), err);
 	snprintf(out->param, sizeof(out->param), "start=%s%.40s%s", st.repaired ? "repair(" : "",
 		 start->strategy[0] ? start->strategy : "plan", st.repaired ? ")" : "");
 	plan_free(own);
 	if (rc == 1) {
 		strategy_set_status(out, STATUS_NO_PLAN);
-		snprintf(out->why, sizeof(out->why), "%s", err->msg);
 		return 0;
 	}
 	if (rc || strategy_adopt(g, s->name, rq->budget, best, out, err))

@@ -1089,8 +1089,9 @@ static int run_adopt(const struct run *rn, struct plan *p, struct kusumoto_stats
 	return 0;
 }
 
-int kusumoto_run(const struct graph *g, uint64_t budget, const struct kusumoto_opts *o,
-		 struct plan *p, struct kusumoto_stats *st, struct cm_error *err)
+/* kusumoto_run with the reason of a positive return in err. */
+static int run_dp(const struct graph *g, uint64_t budget, const struct kusumoto_opts *o,
+		  struct plan *p, struct kusumoto_stats *st, struct cm_error *err)
 {
 	struct kusumoto_opts dflt;
 	struct run rn;
@@ -1140,8 +1141,24 @@ out:
 	return r;
 }
 
-int kusumoto_plan(const struct graph *g, uint64_t budget, const struct kusumoto_opts *o,
-		  struct plan *p, struct cm_error *err)
+int kusumoto_run(const struct graph *g, uint64_t budget, const struct kusumoto_opts *o,
+		 struct plan *p, struct kusumoto_stats *st, char *why, size_t why_len,
+		 struct cm_error *err)
 {
-	return kusumoto_run(g, budget, o, p, NULL, err);
+	/* The DP's steps say why they give up as they say why they fail; an
+	 * answer's reason leaves here as why, a failure's as err. */
+	struct cm_error e = { "" };
+	int r = run_dp(g, budget, o, p, st, &e);
+
+	if (r > 0 && why)
+		snprintf(why, why_len, "%s", e.msg);
+	else if (r < 0)
+		*err = e;
+	return r;
+}
+
+int kusumoto_plan(const struct graph *g, uint64_t budget, const struct kusumoto_opts *o,
+		  struct plan *p, char *why, size_t why_len, struct cm_error *err)
+{
+	return kusumoto_run(g, budget, o, p, NULL, why, why_len, err);
 }

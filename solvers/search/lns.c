@@ -687,6 +687,10 @@ static int lns_run(struct lns *l, const struct plan *start, double cost, uint64_
 	return 0;
 }
 
+static int improve(const struct graph *g, uint64_t budget, const struct plan *start,
+		   const struct lns_opts *o, struct plan **out, struct lns_stats *st,
+		   struct cm_error *err);
+
 /* What improve_permuted returns when start is in file order (or does not
  * compute every node): lns_improve goes on as usual. */
 #define IN_ORDER 2
@@ -726,7 +730,7 @@ static int improve_permuted(const struct graph *g, uint64_t budget, const struct
 		cm_errorf(err, "out of memory");
 		goto done;
 	}
-	rc = lns_improve(h, budget, start_h, o, &out_h, st, err);
+	rc = improve(h, budget, start_h, o, &out_h, st, err);
 	if (rc != 0)
 		goto done;
 	rc = -1;
@@ -756,9 +760,10 @@ done:
 	return rc;
 }
 
-int lns_improve(const struct graph *g, uint64_t budget, const struct plan *start,
-		const struct lns_opts *o, struct plan **out, struct lns_stats *st,
-		struct cm_error *err)
+/* lns_improve, with the reason of a 1 in err. */
+static int improve(const struct graph *g, uint64_t budget, const struct plan *start,
+		   const struct lns_opts *o, struct plan **out, struct lns_stats *st,
+		   struct cm_error *err)
 {
 	struct lns l = { .g = g, .budget = budget, .o = o, .sec_per_cell = LNS_SEC_PER_CELL };
 	struct lns_stats dummy;
@@ -816,5 +821,21 @@ out:
 	free(l.queue);
 	free(l.hist_t);
 	free(l.hist_c);
+	return rc;
+}
+
+int lns_improve(const struct graph *g, uint64_t budget, const struct plan *start,
+		const struct lns_opts *o, struct plan **out, struct lns_stats *st, char *why,
+		size_t why_len, struct cm_error *err)
+{
+	/* The steps say why the start cannot be used as they say why they
+	 * fail; an answer's reason leaves here as why, a failure's as err. */
+	struct cm_error e = { "" };
+	int rc = improve(g, budget, start, o, out, st, &e);
+
+	if (rc == 1 && why)
+		snprintf(why, why_len, "%s", e.msg);
+	else if (rc < 0)
+		*err = e;
 	return rc;
 }

@@ -57,10 +57,11 @@ struct lns_stats {
  * fits (solvers/repair.h), within the same time limit. st (may be NULL)
  * says what was done. Returns 0; 1 when the start cannot be used
  * (invalid, not convertible to stages within budget, or over budget with
- * no repair found in time: err says why, *out NULL); -1 with err set on
- * failure. */
+ * no repair found in time), an answer and not a failure: why (why_len
+ * bytes, may be NULL) says what, *out is NULL, err untouched; -1 with err
+ * set on failure. */
 int lns_improve(const struct graph *g, uint64_t budget, const struct plan *start,
-		const struct lns_opts *o, struct plan **out, struct lns_stats *st,
-		struct cm_error *err);
+		const struct lns_opts *o, struct plan **out, struct lns_stats *st, char *why,
+		size_t why_len, struct cm_error *err);
 
 #endif
