@@ -29,8 +29,8 @@ extern const char *const lp_method_names[LP_METHODS];
 int lp_method_find(const char *name);
 
 /* A sweep of a model with more nonzeros than this is large: Clp re-solves
- * each of its LPs from scratch (solvers/cbc.c), and approx shares them
- * among processes (cli/approx.c). Measured on the LP at eps 0.1 after the
+ * each of its LPs from scratch (solvers/milp/backend/cbc.c), and approx shares them
+ * among processes (solvers/approx.c). Measured on the LP at eps 0.1 after the
  * one at eps 0 (budgets as fractions of the checkpoint-all peak), warm
  * dual simplex against a fresh solve: U-Net, VGG19, SegNet at 60% 0.0-0.1 s
  * against 0.1-0.2 s; MobileNet at 70% (466,077 nonzeros) 2.7 s against
@@ -60,7 +60,7 @@ struct solve_opts {
 	void *lp_ctx;
 	/* Re-solve each LP of the sweep from scratch instead (the Cbc
 	 * backend's Clp does so anyway on large models, where it is faster:
-	 * solvers/cbc.c). */
+	 * solvers/milp/backend/cbc.c). */
 	int sweep_fresh;
 	/* solver_solve, a sweep with on_lp: how many child processes share
 	 * its LPs (LP k goes to child k mod jobs, each child's share solved
@@ -82,7 +82,7 @@ struct solve_opts {
 	void *incumbent_ctx;
 	/* Bytes of address space the solver process may take beyond what it
 	 * starts with (setrlimit RLIMIT_AS, a safety net under the estimate of
-	 * solvers/memory.c): a backend that grows past it fails in its own
+	 * remat_bytes, solvers/milp/remat.h): a backend that grows past it fails in its own
 	 * process, which the runner reports. 0: no cap. Not applied in an
 	 * ASan build, whose shadow memory the cap would not allow for. */
 	unsigned long long memory_cap;
