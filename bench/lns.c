@@ -12,6 +12,7 @@
 #include "../plan/sim.h"
 #include "../plan/stages.h"
 #include "../solvers/search/lns.h"
+#include "../solvers/heuristic.h"
 #include "../solvers/strategy.h"
 
 /* A simple fitting-plan generator for graphs no baseline fits: run the

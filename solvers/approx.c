@@ -15,6 +15,7 @@
 #include "../common/stop.h"
 #include "../plan/stages.h"
 #include "strategy.h"
+#include "memory.h"
 
 /* eps = 0 first (its LP value is the bound), then the paper's 0.1, then
  * outward from it: a time limit that ends the search early cuts the eps

@@ -9,6 +9,7 @@
  * at any cost, kept if nothing cheaper comes, or a proof that no plan
  * fits, which ends the search. */
 #include "strategy.h"
+#include "heuristic.h"
 
 #include <math.h>
 #include <stdlib.h>

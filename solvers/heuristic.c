@@ -2,6 +2,7 @@
  * the budget, the cheapest that fits kept; and the best of every
  * heuristic, which starts the solvers. */
 #include "strategy.h"
+#include "heuristic.h"
 
 #include <string.h>
 

@@ -3,6 +3,7 @@
  * graphs (docs/usage.md, "Memory"), against the memory available and
  * --memory-limit. */
 #include "strategy.h"
+#include "memory.h"
 
 #include "../common/mem.h"
 #include "../common/size.h"

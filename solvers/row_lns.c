@@ -1,6 +1,8 @@
 /* The lns row: --param stages and values, a start (the best heuristic's
  * plan, or checkpoint-all repaired), lns (solvers/search/lns.h), settled. */
 #include "strategy.h"
+#include "heuristic.h"
+#include "memory.h"
 #include "search/lns.h"
 
 #include <stdio.h>
