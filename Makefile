@@ -35,7 +35,7 @@ Q = @
 endif
 
 LIB_SRC  = $(wildcard common/*.c graph/*.c plan/*.c baselines/*.c solvers/*.c \
-           solvers/backend/*.c) \
+           solvers/search/*.c solvers/milp/*.c solvers/milp/backend/*.c) \
            $(filter-out cli/main.c,$(wildcard cli/*.c))
 LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/%.o)
 TEST_SRC = $(wildcard tests/t_*.c)
@@ -63,7 +63,7 @@ PYTHON   = /usr/bin/python3
 PYSITE   = $(shell $(PYTHON) share/pysite.py "$(PREFIX)")
 PYPKG    = $(DESTDIR)$(PYSITE)/checkmate_torch
 
-.PHONY: all deps fuzz-deps test tests check demo bench fuzz fuzzers clean install uninstall \
+.PHONY: all deps fuzz-deps test tests check deps-check demo bench fuzz fuzzers clean install uninstall \
         torch2
 .SECONDARY:
 all: $(BIN) checkmate $(MAN)
@@ -152,6 +152,12 @@ test: deps
 # Runs the suite of one build (BUILD=...), without the sanitizer pass.
 check: tests
 	$(Q)tests/run.sh $(BUILD)
+
+# The shape of the code: no circle of modules (by #include or by symbol),
+# no folder over 35% of the lines, no function over 80 lines
+# (docs/architecture.md, Rules of the layout). Also part of `make test`.
+deps-check: $(BUILD)/libcheckmate.a
+	$(Q)tests/structure.sh $(BUILD)
 
 # Builds the fuzz targets with clang, libFuzzer, ASan and UBSan, and runs
 # each for FUZZ_TIME seconds from fuzz/corpus (docs/fuzzing.md).

@@ -26,18 +26,19 @@ struct baseline {
 
 /* The answer of b at budget: every point replayed, the cheapest that fits
  * kept, else the one with the least peak. *best (caller frees) and *sim
- * describe it, param its label. Returns 0, BASELINE_UNSUPPORTED (err says
- * why) or -1 with err set. */
+ * describe it, param its label. Returns 0; BASELINE_UNSUPPORTED when g is
+ * outside b's domain, an answer and not a failure: why (why_len bytes, may
+ * be NULL) says what, err is untouched; -1 with err set on failure. */
 int baseline_best(const struct baseline *b, const struct graph *g, uint64_t budget,
 		  struct plan **best, struct sim_result *sim, char *param, size_t len,
-		  struct cm_error *err);
+		  char *why, size_t why_len, struct cm_error *err);
 
 /* The same, trying no further point once it has one and cm_clock() is past
  * deadline (a sweep over a large graph takes a pass of stage matrices a
  * point); deadline 0 for none. */
 int baseline_best_until(const struct baseline *b, double deadline, const struct graph *g,
 			uint64_t budget, struct plan **best, struct sim_result *sim, char *param,
-			size_t len, struct cm_error *err);
+			size_t len, char *why, size_t why_len, struct cm_error *err);
 
 /* One parameter point, replayed without a budget. */
 struct baseline_point {

@@ -10,15 +10,18 @@
 
 int baseline_best(const struct baseline *b, const struct graph *g, uint64_t budget,
 		  struct plan **best, struct sim_result *sim, char *param, size_t len,
-		  struct cm_error *err)
+		  char *why, size_t why_len, struct cm_error *err)
 {
-	return baseline_best_until(b, 0, g, budget, best, sim, param, len, err);
+	return baseline_best_until(b, 0, g, budget, best, sim, param, len, why, why_len, err);
 }
 
 int baseline_best_until(const struct baseline *b, double deadline, const struct graph *g,
 			uint64_t budget, struct plan **best, struct sim_result *sim, char *param,
-			size_t len, struct cm_error *err)
+			size_t len, char *why, size_t why_len, struct cm_error *err)
 {
+	/* A point says "unsupported" through a cm_error of its own (the
+	 * signature of struct strategy's point); here it becomes why. */
+	struct cm_error pe = { "" };
 	char label[64];
 	int rc = 0;
 
@@ -34,7 +37,9 @@ int baseline_best_until(const struct baseline *b, double deadline, const struct 
 		if (p == NULL)
 			return cm_errorf(err, "out of memory");
 		label[0] = '\0';
-		rc = b->point(g, k, p, label, sizeof(label), err);
+		rc = b->point(g, k, p, label, sizeof(label), &pe);
+		if (rc < 0)
+			*err = pe;
 		if (rc == 0 && plan_simulate(g, p, budget, &r, err))
 			rc = -1;
 		if (rc != 0) {
@@ -66,6 +71,8 @@ int baseline_best_until(const struct baseline *b, double deadline, const struct 
 	*best = NULL;
 	if (rc == BASELINE_NO_POINT)
 		return cm_errorf(err, "%s has no parameter point", b->name);
+	if (rc == BASELINE_UNSUPPORTED && why)
+		snprintf(why, why_len, "%s", pe.msg);
 	return rc;
 }
 

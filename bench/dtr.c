@@ -12,7 +12,7 @@
 
 #include "../graph/read.h"
 #include "../plan/sim.h"
-#include "../solvers/dtr.h"
+#include "../solvers/search/dtr.h"
 
 static const char *const shared[] = {
 	"vgg16", "vgg19", "mobilenet", "resnet50", "fcn8", "segnet", "unet",

@@ -1,4 +1,4 @@
-/* Measurements of Kusumoto et al.'s DP (solvers/kusumoto.c) for
+/* Measurements of Kusumoto et al.'s DP (solvers/search/kusumoto.c) for
  * docs/kusumoto.md. Usage:
  *   kusumoto table GRAPH...   four variants at f = .25/.5/.75 of
  *                             (peak - lb) above lb: CSV rows
@@ -18,7 +18,7 @@
 #include "../common/clock.h"
 #include "../graph/read.h"
 #include "../plan/sim.h"
-#include "../solvers/kusumoto.h"
+#include "../solvers/search/kusumoto.h"
 #include "../tests/gen.h"
 
 static const char *names[4] = { "approx-tc", "approx-mc", "exact-tc", "exact-mc" };
@@ -36,12 +36,15 @@ static int one(const struct graph *g, uint64_t b, int v, struct sim_result *res,
 	kusumoto_opts_init(&o);
 	o.exact = v >= 2;
 	o.memory_centric = v & 1;
-	r = kusumoto_run(g, b, &o, p, st, &err);
+	r = kusumoto_run(g, b, &o, p, st, why, len, &err);
 	*secs = cm_clock() - t0;
 	memset(res, 0, sizeof(*res));
 	if (r == 0 && plan_simulate(g, p, b, res, &err))
 		r = -1;
-	snprintf(why, len, "%s", r ? err.msg : "");
+	if (r < 0)
+		snprintf(why, len, "%s", err.msg);
+	else if (r == 0)
+		why[0] = '\0';
 	plan_free(p);
 	return r;
 }

@@ -11,7 +11,8 @@
 #include "../graph/read.h"
 #include "../plan/sim.h"
 #include "../plan/stages.h"
-#include "../solvers/lns.h"
+#include "../solvers/search/lns.h"
+#include "../solvers/heuristic.h"
 #include "../solvers/strategy.h"
 
 /* A simple fitting-plan generator for graphs no baseline fits: run the
@@ -271,6 +272,8 @@ int main(int argc, char **argv)
 	struct lns_stats st;
 	struct sim_result sim;
 	struct cm_error err;
+	char why[256] = "";
+	int rc;
 	struct graph *g;
 	uint64_t lb, peak, budget;
 	char source[96] = "";
@@ -317,7 +320,7 @@ int main(int argc, char **argv)
 		char param[64];
 
 		if (b.point && baseline_best(&b, g, budget, &p, &sim, param, sizeof(param),
-					     &err) == 0 && p && sim.fits && (!start || sim.cost < cost)) {
+					     NULL, 0, &err) == 0 && p && sim.fits && (!start || sim.cost < cost)) {
 			plan_free(start);
 			start = p;
 			cost = sim.cost;
@@ -353,9 +356,9 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	fprintf(stderr, "start %s cost %.0f in %.1f s\n", source, sim.cost, cm_clock() - t0);
-	if (lns_improve(g, budget, start, &o, &out, &st, &err) != 0) {
+	if ((rc = lns_improve(g, budget, start, &o, &out, &st, why, sizeof(why), &err)) != 0) {
 		printf("%s,%s,%llu,%s,%.0f,error: %s\n", g->id, argv[2], (unsigned long long)budget,
-		       source, sim.cost, err.msg);
+		       source, sim.cost, rc == 1 ? why : err.msg);
 		return 1;
 	}
 	plan_simulate(g, out, budget, &sim, &err);

@@ -14,8 +14,8 @@
 #include "../graph/order.h"
 #include "../graph/read.h"
 #include "../plan/sim.h"
-#include "../solvers/dtr.h"
-#include "../solvers/lns.h"
+#include "../solvers/search/dtr.h"
+#include "../solvers/search/lns.h"
 
 static int lns_dtr(const struct graph *g, uint64_t budget, double limit)
 {
@@ -23,6 +23,7 @@ static int lns_dtr(const struct graph *g, uint64_t budget, double limit)
 	struct plan *start = plan_new(), *out = NULL;
 	int *order = malloc((size_t)g->n * sizeof(int)), ooo = 0, rc;
 	struct cm_error err;
+	char why[256] = "";
 	double t0 = cm_clock();
 
 	if (dtr_plan(g, budget, NULL, start, &err)) {
@@ -32,9 +33,9 @@ static int lns_dtr(const struct graph *g, uint64_t budget, double limit)
 	plan_first_computes(start, g->n, order);
 	for (int k = 0; k < g->n; k++)
 		ooo |= order[k] != k;
-	rc = lns_improve(g, budget, start, &o, &out, NULL, &err);
+	rc = lns_improve(g, budget, start, &o, &out, NULL, why, sizeof(why), &err);
 	if (rc)
-		fprintf(stderr, "order: lns: %s\n", err.msg);
+		fprintf(stderr, "order: lns: %s\n", rc == 1 ? why : err.msg);
 	printf("%s,%llu,%.17g,%d,%d,%.17g,%.1f\n", g->id, (unsigned long long)budget,
 	       start->cost, ooo, rc, out ? out->cost : 0, cm_clock() - t0);
 	plan_free(start);

@@ -8,7 +8,7 @@
  * strategy table; t_fit is its first progress report with an incumbent),
  * "all" or "dtr" (lns_improve from the checkpoint-all plan, or from dtr's
  * plan at the tightest of 100%, 95%, ... of the peak where it has one,
- * repaired first: solvers/repair.h), "shave" (the shave row alone),
+ * repaired first: solvers/search/repair.h), "shave" (the shave row alone),
  * "windows" (repair_plan from checkpoint-all with slack windows only),
  * "variants" (each deterministic shave variant from checkpoint-all: one
  * row each, mode variantK, with its overflow left in param).
@@ -21,10 +21,10 @@
 #include "../common/clock.h"
 #include "../graph/read.h"
 #include "../plan/sim.h"
-#include "../solvers/dtr.h"
-#include "../solvers/lns.h"
-#include "../solvers/repair.h"
-#include "../solvers/shave.h"
+#include "../solvers/search/dtr.h"
+#include "../solvers/search/lns.h"
+#include "../solvers/search/repair.h"
+#include "../solvers/search/shave.h"
 #include "../solvers/strategy.h"
 
 struct watch {
@@ -72,11 +72,12 @@ static int run_lns(const struct graph *g, uint64_t budget, double limit, const c
 	struct plan *start = start_plan(g, budget, mode), *out = NULL;
 	struct lns_stats st;
 	struct cm_error err;
+	char why[256] = "";
 	int rc;
 
 	o.time_limit = limit - (cm_clock() - w->t0);
-	rc = lns_improve(g, budget, start, &o, &out, &st, &err);
-	snprintf(param, len, "%.150s", rc ? err.msg : start->strategy);
+	rc = lns_improve(g, budget, start, &o, &out, &st, why, sizeof(why), &err);
+	snprintf(param, len, "%.150s", rc == 1 ? why : rc ? err.msg : start->strategy);
 	if (rc == 0) {
 		plan_simulate(g, out, budget, sim, &err);
 		w->t_fit = st.repaired ? st.t_fit : 0;

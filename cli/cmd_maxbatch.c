@@ -114,23 +114,20 @@ static int write_csv(const struct cli_args *a, const struct graph *g, uint64_t b
 	if (a->header)
 		csv_header(csv.f);
 	for (int i = 0; i < n; i++) {
-		struct strategy_row r = { .graph = g->id, .strategy = ans[i].strategy,
-					  .param = ans[i].param, .solver = ans[i].solver,
-					  .budget = budget, .feasible = ans[i].batch > 0,
-					  .has_cost = ans[i].batch > 0, .cost = ans[i].cost,
-					  .overhead = ans[i].overhead, .peak = ans[i].peak,
-					  .seconds = ans[i].seconds,
-					  .status = ans[i].proven ? STATUS_OPTIMAL : STATUS_FEASIBLE };
+		struct strategy_row r;
 
-		if (ans[i].batch == 0)
-			r.status = ans[i].unsupported ? STATUS_UNSUPPORTED : ans[i].no_fit;
-		if (ans[i].interrupted)
-			r.status = STATUS_INTERRUPTED;
+		batch_row_of_answer(&r, g, budget, &ans[i]);
 		csv_row(csv.f, &r);
 	}
 	if (out_commit(&csv, &err))
 		return cli_error("%s", err.msg);
 	return 0;
+}
+
+/* The library's notes, as the command's. */
+static void note(void *ctx, const char *what)
+{
+	cli_note(*(const int *)ctx, "%s", what);
 }
 
 int cmd_maxbatch_main(int argc, char **argv)
@@ -139,6 +136,7 @@ int cmd_maxbatch_main(int argc, char **argv)
 	const struct strategy **list = NULL;
 	struct batch_answer *ans = NULL;
 	struct solve_request settings = { 0 };
+	struct batch_run_request br;
 	struct cm_error err;
 	struct graph *g;
 	uint64_t budget;
@@ -171,25 +169,10 @@ int cmd_maxbatch_main(int argc, char **argv)
 		goto out;
 	}
 	ratio = a.max_overhead > 0 ? a.max_overhead : batch_default_ratio(g);
-	for (int i = 0; i < n; i++) {
-		struct solve_request row = settings;
-		struct batch_request br = { list[i]->name, budget, ratio, &row, 0 };
-
-		/* A solver starts where the strategies before it got to. */
-		if (list[i]->flags & STRATEGY_SOLVER)
-			for (int j = 0; j < i; j++)
-				if (!ans[j].interrupted && ans[j].batch > br.seed)
-					br.seed = ans[j].batch;
-
-		if (cli_interrupted()) {
-			ans[i] = (struct batch_answer){ .strategy = list[i]->name, .interrupted = 1 };
-			continue;
-		}
-		cli_note(a.quiet, "searching the largest batch for %s", list[i]->name);
-		if (batch_search(g, &br, &ans[i], &err)) {
-			rc = cli_error("%s: %s", g->id, err.msg);
-			goto out;
-		}
+	br = (struct batch_run_request){ list, n, budget, ratio, &settings, note, &a.quiet };
+	if (batch_run(g, &br, ans, &err)) {
+		rc = cli_error("%s: %s", g->id, err.msg);
+		goto out;
 	}
 	if (a.csv && (rc = write_csv(&a, g, budget, ans, n)))
 		goto out;

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../solvers/backend/solver.h"
+#include "../solvers/milp/backend/solver.h"
 #include "../common/near.h"
 #include "../solvers/strategy.h"
 #include "cli.h"

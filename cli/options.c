@@ -37,12 +37,13 @@ static int take_solver(const char *cmd, const char *name, struct cli_args *a)
 	return cli_usage(cmd, "--solver: unknown solver '%s' (built: %s)", name, names);
 }
 
-/* Takes option c with its argument; 0, -1 after --help, or CM_EXIT_USAGE. */
-static int take(const char *cmd, const char *help, int c, char *arg, struct cli_args *a)
-{
-	struct cm_error err;
-	double v;
+/* What take_word returns for an option that is not one of its own. */
+#define NOT_A_WORD (-2)
 
+/* Takes option c, a flag or one whose argument is a word; 0, -1 after
+ * --help, CM_EXIT_USAGE, or NOT_A_WORD. */
+static int take_word(const char *cmd, const char *help, int c, char *arg, struct cli_args *a)
+{
 	switch (c) {
 	case 'b': a->budget = arg; return 0;
 	case 's':
@@ -93,7 +94,15 @@ static int take(const char *cmd, const char *help, int c, char *arg, struct cli_
 		cli_print_strategies(cli_help());
 		return -1;
 	}
-	/* The numeric ones. */
+	return NOT_A_WORD;
+}
+
+/* Takes option c whose argument is a number or a size; 0 or CM_EXIT_USAGE. */
+static int take_number(const char *cmd, int c, char *arg, struct cli_args *a)
+{
+	struct cm_error err;
+	double v;
+
 	switch (c) {
 	case 't': return cli_parse_double("--time-limit", arg, 0, 1e9, &a->time_limit, &err) ?
 		  cli_usage(cmd, "%s", err.msg) : 0;
@@ -134,6 +143,14 @@ static int take(const char *cmd, const char *help, int c, char *arg, struct cli_
 		return 0;
 	}
 	return CM_EXIT_USAGE; /* getopt has said what is wrong */
+}
+
+/* Takes option c with its argument; 0, -1 after --help, or CM_EXIT_USAGE. */
+static int take(const char *cmd, const char *help, int c, char *arg, struct cli_args *a)
+{
+	int rc = take_word(cmd, help, c, arg, a);
+
+	return rc == NOT_A_WORD ? take_number(cmd, c, arg, a) : rc;
 }
 
 int cli_parse(const char *cmd, const char *help, const struct option *opts,

@@ -11,7 +11,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "../solvers/backend/solver.h"
+#include "../solvers/milp/backend/solver.h"
 
 /* Seconds before the first report, and between two lines in lines mode. */
 #define PROGRESS_FIRST 1.0

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "../graph/read.h"
-#include "../solvers/backend/solver.h"
+#include "../solvers/milp/backend/solver.h"
 #include "../solvers/strategy.h"
 
 /* Set by cli_redirect; NULL means standard error and output. */

@@ -1,5 +1,6 @@
 /* Private to the graph readers (read.c, nodelink.c): the state they share
- * and the checks of single JSON values. Each check returns 0, or -1 with the
+ * and the checks of single JSON values (reader.c), and the node-link
+ * reader that read.c hands a document with "links" (nodelink.c). Each check returns 0, or -1 with the
  * error set to "FILE: WHO'KEY' problem"; who is "" or "node 'x': ". */
 #ifndef CM_GRAPH_READER_H
 #define CM_GRAPH_READER_H

@@ -16,6 +16,7 @@
 #include "../common/stop.h"
 #include "../plan/stages.h"
 #include "strategy.h"
+#include "memory.h"
 
 /* eps = 0 first (its LP value is the bound), then the paper's 0.1, then
  * outward from it: a time limit that ends the search early cuts the eps
@@ -182,15 +183,15 @@ static void name_lp(struct sweep *w, int k)
 
 /* How many processes share a sweep's n_lp LPs: the cores (at most
  * --threads), as many as the memory holds (each holds its own copy of the
- * solver's model: strategy_model_bytes; 9.6 GB for the 46.8 million
+ * solver's model: remat_bytes; 9.6 GB for the 46.8 million
  * nonzeros of random_layered_n1000), 80% of it at most. LPs solved from
  * scratch (fresh, or a large model's) lose nothing when shared; a small
  * model's are re-solved warm in well under a second, by one process. */
 static int sweep_jobs(const struct milp *m, const struct solve_request *rq, int n_lp, int fresh)
 {
 	double room = 0.8 * (double)mem_budget(rq->memory_limit);
-	double held = strategy_model_bytes((uint64_t)m->nnz, 1, 1) -
-		      strategy_model_bytes((uint64_t)m->nnz, 1, 0);
+	double held = remat_bytes((uint64_t)m->nnz, 1, 1) -
+		      remat_bytes((uint64_t)m->nnz, 1, 0);
 	int jobs = cores_online();
 
 	if (!fresh && m->nnz <= SWEEP_LARGE_NNZ)

@@ -9,6 +9,7 @@
  * at any cost, kept if nothing cheaper comes, or a proof that no plan
  * fits, which ends the search. */
 #include "strategy.h"
+#include "heuristic.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -19,8 +20,8 @@
 #include "../common/stop.h"
 #include "../graph/order.h"
 #include "../plan/stages.h"
-#include "lns_order.h"
-#include "repair.h"
+#include "search/lns_order.h"
+#include "search/repair.h"
 
 /* Model sizes, in columns of the Checkmate MILP (1.5 n^2 + n |E|, roughly),
  * up to which the whole MILP, then its LP relaxation, is worth its time:
@@ -373,119 +374,166 @@ out:
 	return rc;
 }
 
-int strategy_run_auto(const struct strategy *s, const struct graph *g,
-		      const struct solve_request *rq, struct solve_outcome *out,
-		      struct cm_error *err)
+/* The first phase: the best heuristic's plan that fits, if any, into in
+ * (progress relayed as auto's). */
+static void run_heuristics(const struct graph *g, const struct solve_request *rq, double t0,
+			   double limit, struct incumbent *in)
 {
-	double t0 = cm_clock(), limit = rq->time_limit > 0 ? rq->time_limit : STRATEGY_TIME_LIMIT;
-	struct incumbent in = { 0 }, costly = { 0 }; /* costly: pebble's */
-	struct sim_result sim;
-	struct phase ph[3];
-	int n_ph = phases_of(g, ph), refused = 0;
-	const struct strategy *made_by;
+	struct relay relay = { rq, in, t0, "heuristics" };
 	struct solve_request heur = *rq;
-	struct plan *p;
+	struct sim_result sim;
 
-	struct relay relay = { rq, &in, t0, "heuristics" };
-
-	report(rq, &in, t0, "heuristics");
+	report(rq, in, t0, "heuristics");
 	heur.time_limit = limit;
 	if (rq->progress) {
 		heur.progress = relay_progress;
 		heur.ctx = &relay;
 	}
-	in.plan = strategy_best_heuristic(g, &heur, &sim);
-	if (in.plan) {
-		in.cost = sim.cost;
-		snprintf(in.plan_by, sizeof(in.plan_by), "%s", in.plan->strategy);
+	in->plan = strategy_best_heuristic(g, &heur, &sim);
+	if (in->plan) {
+		in->cost = sim.cost;
+		snprintf(in->plan_by, sizeof(in->plan_by), "%s", in->plan->strategy);
 	}
-	if (in.plan == NULL && !stop_requested()) {
-		/* A plan at any cost, or a proof that none fits. */
-		report(rq, &in, t0, "pebble");
-		run_phase(g, rq, "pebble", t0, fmin(AUTO_PEBBLE_SECONDS, AUTO_PEBBLE_SHARE * limit),
-			  NULL, &costly, &refused);
-		if (costly.infeasible) {
-			strategy_set_status(out, STATUS_INFEASIBLE);
-			snprintf(out->param, sizeof(out->param), "plan=none;bound=pebble");
-			snprintf(out->why, sizeof(out->why), "%s", costly.why);
-			return 0;
-		}
-		if (no_fit_phases(g, rq, ph, n_ph, t0, limit, &in, err)) {
-			plan_free(costly.plan);
-			plan_free(in.plan);
-			return -1;
-		}
-		/* pebble's plan when nothing cheaper came: lns cannot start from
-		 * it (taken as stages, it does not fit), so it waits aside. */
-		if (costly.plan && (in.plan == NULL || num_lt(costly.cost, in.cost))) {
-			plan_free(in.plan);
-			in.plan = costly.plan;
-			in.cost = costly.cost;
-			costly.plan = NULL;
-			snprintf(in.plan_by, sizeof(in.plan_by), "pebble");
-		}
+}
+
+/* No heuristic fits: pebble (a plan at any cost, or a proof that none
+ * fits), then the phases that need no fitting start. Returns 1 when pebble
+ * proved that no plan fits (out says so), 0 to go on, -1 with err set. */
+static int no_heuristic_fits(const struct graph *g, const struct solve_request *rq,
+			     struct phase *ph, int n_ph, double t0, double limit,
+			     struct incumbent *in, int *refused, struct solve_outcome *out,
+			     struct cm_error *err)
+{
+	struct incumbent costly = { 0 }; /* pebble's */
+
+	report(rq, in, t0, "pebble");
+	run_phase(g, rq, "pebble", t0, fmin(AUTO_PEBBLE_SECONDS, AUTO_PEBBLE_SHARE * limit),
+		  NULL, &costly, refused);
+	if (costly.infeasible) {
+		strategy_set_status(out, STATUS_INFEASIBLE);
+		snprintf(out->param, sizeof(out->param), "plan=none;bound=pebble");
+		snprintf(out->why, sizeof(out->why), "%s", costly.why);
+		return 1;
+	}
+	if (no_fit_phases(g, rq, ph, n_ph, t0, limit, in, err)) {
 		plan_free(costly.plan);
+		plan_free(in->plan);
+		return -1;
 	}
-	for (int k = 0; k < n_ph && !in.proven && !in.infeasible && !stop_requested(); k++) {
+	/* pebble's plan when nothing cheaper came: lns cannot start from
+	 * it (taken as stages, it does not fit), so it waits aside. */
+	if (costly.plan && (in->plan == NULL || num_lt(costly.cost, in->cost))) {
+		plan_free(in->plan);
+		in->plan = costly.plan;
+		in->cost = costly.cost;
+		costly.plan = NULL;
+		snprintf(in->plan_by, sizeof(in->plan_by), "pebble");
+	}
+	plan_free(costly.plan);
+	return 0;
+}
+
+/* The phases by the graph's size, each with its share of the time left,
+ * until one proves its plan optimal or that none fits. */
+static void run_phases(const struct graph *g, const struct solve_request *rq,
+		       struct phase *ph, int n_ph, double t0, double limit,
+		       struct incumbent *in, int *refused)
+{
+	for (int k = 0; k < n_ph && !in->proven && !in->infeasible && !stop_requested(); k++) {
 		double left = limit - (cm_clock() - t0);
 
 		if (left <= 0.5 || (strcmp(ph[k].name, "lns") == 0 &&
-				    (in.plan == NULL || (in.repaired && n_ph == 1))))
+				    (in->plan == NULL || (in->repaired && n_ph == 1))))
 			break;
-		report(rq, &in, t0, ph[k].name);
-		run_phase(g, rq, ph[k].name, t0, left * ph[k].share, NULL, &in, &refused);
+		report(rq, in, t0, ph[k].name);
+		run_phase(g, rq, ph[k].name, t0, left * ph[k].share, NULL, in, refused);
 		/* The MILP refused for memory: its LP in its place, unless that
 		 * ran or comes anyway (lns, the last, takes over from it). */
-		if (refused && strcmp(ph[k].name, "ilp") == 0 && !has_phase(ph, n_ph, "approx")) {
+		if (*refused && strcmp(ph[k].name, "ilp") == 0 && !has_phase(ph, n_ph, "approx")) {
 			ph[k].name = "approx";
 			k--;
 		}
 	}
-	out->cols = in.cols;
-	out->rows = in.rows;
-	out->nnz = in.nnz;
-	/* The solvers' bounds and proofs are the stage model's (first computes
-	 * in file order); a plan below one is outside that model, which then
-	 * bounds nothing. Every plan pays the checkpoint-all cost
-	 * (docs/formats.md, Memory model): a bound when no phase proved a
-	 * higher one. */
-	if (in.plan && in.has_bound && num_lt(in.cost, in.bound)) {
-		in.has_bound = 0;
-		in.proven = 0;
+}
+
+/* The bound that goes with in's plan: the solvers' bounds and proofs are
+ * the stage model's (first computes in file order); a plan below one is
+ * outside that model, which then bounds nothing. Every plan pays the
+ * checkpoint-all cost (docs/formats.md, Memory model): a bound when no
+ * phase proved a higher one. */
+static void settle_bound(const struct graph *g, struct incumbent *in)
+{
+	if (in->plan && in->has_bound && num_lt(in->cost, in->bound)) {
+		in->has_bound = 0;
+		in->proven = 0;
 	}
-	if (in.plan && (!in.has_bound || graph_total_cost(g) > in.bound)) {
-		in.bound = graph_total_cost(g);
-		in.has_bound = 1;
-		snprintf(in.bound_by, sizeof(in.bound_by), "floor");
+	if (in->plan && (!in->has_bound || graph_total_cost(g) > in->bound)) {
+		in->bound = graph_total_cost(g);
+		in->has_bound = 1;
+		snprintf(in->bound_by, sizeof(in->bound_by), "floor");
 	}
+}
+
+/* What the phases found, into out: the plan (replayed, settled), or why
+ * there is none. 0, or -1 with err set. */
+static int take_incumbent(const struct strategy *s, const struct graph *g,
+			  const struct solve_request *rq, double limit, struct incumbent *in,
+			  struct solve_outcome *out, struct cm_error *err)
+{
+	const struct strategy *made_by;
+	struct plan *p;
+
+	out->cols = in->cols;
+	out->rows = in->rows;
+	out->nnz = in->nnz;
+	settle_bound(g, in);
 	snprintf(out->param, sizeof(out->param), "plan=%.20s;bound=%.12s%s",
-		 in.plan ? in.plan_by : "none", in.has_bound ? in.bound_by : "none",
-		 in.plan && in.reordered && out_of_order(g, in.plan) ? ";order=low-memory" : "");
-	if (in.refused[0] || in.failed[0])
+		 in->plan ? in->plan_by : "none", in->has_bound ? in->bound_by : "none",
+		 in->plan && in->reordered && out_of_order(g, in->plan) ? ";order=low-memory" : "");
+	if (in->refused[0] || in->failed[0])
 		snprintf(out->why, sizeof(out->why), "%s%.300s%s%.150s",
-			 in.refused[0] ? "refused for memory: " : "", in.refused,
-			 in.refused[0] && in.failed[0] ? "; " : "", in.failed);
-	if (in.plan == NULL) {
-		strategy_set_status(out, in.infeasible ? STATUS_INFEASIBLE : STATUS_NO_PLAN);
+			 in->refused[0] ? "refused for memory: " : "", in->refused,
+			 in->refused[0] && in->failed[0] ? "; " : "", in->failed);
+	if (in->plan == NULL) {
+		strategy_set_status(out, in->infeasible ? STATUS_INFEASIBLE : STATUS_NO_PLAN);
 		/* Stopped, strategy_solve says why. */
 		if (!stop_requested())
 			snprintf(out->why, sizeof(out->why), "no plan found within %.0f s%s%.150s%s%.150s%s%.150s",
-				 limit, in.why[0] ? "; " : "", in.why,
-				 in.refused[0] ? "; refused for memory: " : "", in.refused,
-				 in.failed[0] ? "; " : "", in.failed);
-		if (in.has_bound)
-			strategy_set_bound(g, out, in.bound);
+				 limit, in->why[0] ? "; " : "", in->why,
+				 in->refused[0] ? "; refused for memory: " : "", in->refused,
+				 in->failed[0] ? "; " : "", in->failed);
+		if (in->has_bound)
+			strategy_set_bound(g, out, in->bound);
 		return 0;
 	}
-	p = in.plan;
+	p = in->plan;
 	if (strategy_adopt(g, s->name, rq->budget, p, out, err))
 		return -1;
-	made_by = strategy_find(in.plan_by, NULL);
+	made_by = strategy_find(in->plan_by, NULL);
 	if (made_by && (made_by->flags & STRATEGY_SOLVER)) {
 		snprintf(out->solver, sizeof(out->solver), "%s", rq->solver ? rq->solver : SOLVER_DEFAULT);
 		snprintf(p->solver, sizeof(p->solver), "%s", out->solver);
 	}
 	/* Optimal when the plan meets the bound (ilp's proof is its bound). */
-	strategy_settle(g, rq, "the best plan found", 1, in.bound, out);
+	strategy_settle(g, rq, "the best plan found", 1, in->bound, out);
 	return 0;
+}
+
+int strategy_run_auto(const struct strategy *s, const struct graph *g,
+		      const struct solve_request *rq, struct solve_outcome *out,
+		      struct cm_error *err)
+{
+	double t0 = cm_clock(), limit = rq->time_limit > 0 ? rq->time_limit : STRATEGY_TIME_LIMIT;
+	struct incumbent in = { 0 };
+	struct phase ph[3];
+	int n_ph = phases_of(g, ph), refused = 0, rc;
+
+	run_heuristics(g, rq, t0, limit, &in);
+	if (in.plan == NULL && !stop_requested()) {
+		rc = no_heuristic_fits(g, rq, ph, n_ph, t0, limit, &in, &refused, out, err);
+		if (rc)
+			return rc < 0 ? -1 : 0;
+	}
+	run_phases(g, rq, ph, n_ph, t0, limit, &in, &refused);
+	return take_incumbent(s, g, rq, limit, &in, out, err);
 }

@@ -139,3 +139,49 @@ int batch_search(const struct graph *g, const struct batch_request *br,
 	snprintf(ans->param, sizeof(ans->param), "batch=%llu", (unsigned long long)lo);
 	return 0;
 }
+
+int batch_run(const struct graph *g, const struct batch_run_request *rq,
+	      struct batch_answer *ans, struct cm_error *err)
+{
+	double ratio = rq->ratio > 0 ? rq->ratio : batch_default_ratio(g);
+	char what[128];
+
+	for (int i = 0; i < rq->n; i++) {
+		const struct strategy *s = rq->strategies[i];
+		struct solve_request row = *rq->settings;
+		struct batch_request br = { s->name, rq->budget, ratio, &row, 0 };
+
+		/* A solver starts where the strategies before it got to. */
+		if (s->flags & STRATEGY_SOLVER)
+			for (int j = 0; j < i; j++)
+				if (!ans[j].interrupted && ans[j].batch > br.seed)
+					br.seed = ans[j].batch;
+		if (stop_requested()) {
+			ans[i] = (struct batch_answer){ .strategy = s->name, .interrupted = 1 };
+			continue;
+		}
+		if (rq->note) {
+			snprintf(what, sizeof(what), "searching the largest batch for %s", s->name);
+			rq->note(rq->ctx, what);
+		}
+		if (batch_search(g, &br, &ans[i], err))
+			return -1;
+	}
+	return 0;
+}
+
+void batch_row_of_answer(struct strategy_row *r, const struct graph *g, uint64_t budget,
+			 const struct batch_answer *a)
+{
+	*r = (struct strategy_row){ .graph = g->id, .strategy = a->strategy,
+				    .param = a->param, .solver = a->solver,
+				    .budget = budget, .feasible = a->batch > 0,
+				    .has_cost = a->batch > 0, .cost = a->cost,
+				    .overhead = a->overhead, .peak = a->peak,
+				    .seconds = a->seconds,
+				    .status = a->proven ? STATUS_OPTIMAL : STATUS_FEASIBLE };
+	if (a->batch == 0)
+		r->status = a->unsupported ? STATUS_UNSUPPORTED : a->no_fit;
+	if (a->interrupted)
+		r->status = STATUS_INTERRUPTED;
+}

@@ -62,4 +62,33 @@ double batch_default_ratio(const struct graph *g);
 int batch_search(const struct graph *g, const struct batch_request *rq,
 		 struct batch_answer *ans, struct cm_error *err);
 
+/* maxbatch's question for several strategies (the command's policy). */
+struct batch_run_request {
+	const struct strategy *const *strategies; /* in the order of the answers */
+	int n;
+	uint64_t budget;    /* total bytes */
+	double ratio;       /* cost cap, as a multiple of the checkpoint-all
+			     * cost; <= 0: batch_default_ratio */
+	const struct solve_request *settings; /* as batch_request's */
+	/* Told which strategy's search starts ("searching the largest batch
+	 * for ilp"); may be NULL. */
+	void (*note)(void *ctx, const char *what);
+	void *ctx;
+};
+
+/* batch_search for each strategy in turn into ans[0 .. n): a solver's
+ * search starts from the largest batch that the strategies before it
+ * found to fit (the seed), so that it only has to go up from there. After
+ * a stop request the strategies not yet searched are answered
+ * "interrupted". Returns 0, or -1 with err set (ans then partly filled). */
+int batch_run(const struct graph *g, const struct batch_run_request *rq,
+	      struct batch_answer *ans, struct cm_error *err);
+
+/* The CSV row of an answer (docs/formats.md, CSV columns): the batch's
+ * plan, optimal when batch + 1 was shown not to fit; when none fits,
+ * unsupported or the status of the last probe; interrupted when a stop
+ * request cut the search short. */
+void batch_row_of_answer(struct strategy_row *r, const struct graph *g, uint64_t budget,
+			 const struct batch_answer *a);
+
 #endif

@@ -2,6 +2,7 @@
  * the budget, the cheapest that fits kept; and the best of every
  * heuristic, which starts the solvers. */
 #include "strategy.h"
+#include "heuristic.h"
 
 #include <string.h>
 
@@ -18,11 +19,10 @@ int strategy_run_heuristic(const struct strategy *s, const struct graph *g,
 	struct plan *p;
 	char who[160];
 	int rc = baseline_best_until(&b, deadline, g, rq->budget, &p, &out->sim, out->param,
-				     sizeof(out->param), err);
+				     sizeof(out->param), out->why, sizeof(out->why), err);
 
 	if (rc == BASELINE_UNSUPPORTED) {
 		strategy_set_status(out, STATUS_UNSUPPORTED);
-		snprintf(out->why, sizeof(out->why), "%s", err->msg);
 		return 0;
 	}
 	if (rc || strategy_adopt(g, s->name, rq->budget, p, out, err))

@@ -1,6 +1,8 @@
 /* The ilp row: the Checkmate MILP (solvers/remat.c) solved by a backend,
  * started from the best heuristic's plan. */
 #include "strategy.h"
+#include "heuristic.h"
+#include "memory.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -3,32 +3,16 @@
  * graphs (docs/usage.md, "Memory"), against the memory available and
  * --memory-limit. */
 #include "strategy.h"
+#include "memory.h"
 
 #include "../common/mem.h"
 #include "../common/size.h"
-
-/* This process's copy of the model (struct milp: an index and a value per
- * nonzero, arrays grown by doubling; names and bounds per column). */
-#define MEM_OWN_PER_NNZ 40.0
-/* A solver process: the backend's copy and its work, per nonzero of the
- * model, and a floor for the libraries and small models. */
-#define MEM_LP_PER_NNZ 300.0
-#define MEM_MILP_PER_NNZ 400.0
-#define MEM_SOLVER_FLOOR (64.0 * 1024 * 1024)
-
-double strategy_model_bytes(uint64_t nnz, int relaxation, int processes)
-{
-	double per = relaxation ? MEM_LP_PER_NNZ : MEM_MILP_PER_NNZ;
-
-	return (double)nnz * MEM_OWN_PER_NNZ +
-	       processes * (MEM_SOLVER_FLOOR + (double)nnz * per);
-}
 
 int strategy_check_memory(const struct solve_request *rq, const char *what,
 			  const struct remat_size *sz, int relaxation, struct solve_outcome *out)
 {
 	uint64_t limit = mem_budget(rq->memory_limit);
-	double need = strategy_model_bytes(sz->nnz, relaxation, 1);
+	double need = remat_bytes(sz->nnz, relaxation, 1);
 	char h1[32], h2[32], model[96] = "";
 
 	if (limit == 0 || need <= (double)limit)

@@ -10,8 +10,8 @@
 
 #include "../baselines/baseline.h"
 #include "../plan/sim.h"
-#include "backend/solver.h"
-#include "remat.h"
+#include "milp/backend/solver.h"
+#include "milp/remat.h"
 
 #define STRATEGY_DEFAULT "auto"
 #define SOLVER_DEFAULT "cbc"
@@ -182,7 +182,8 @@ int strategy_solve(const struct graph *g, const struct solve_request *rq,
 void strategy_outcome_release(struct solve_outcome *out);
 
 /* The run functions of the rows (solvers/heuristic.c, ilp.c, approx.c,
- * dtr.c, shave.c, kusumoto.c, lns.c, auto.c, pebble.c), each as struct strategy's run. */
+ * row_dtr.c, row_shave.c, row_kusumoto.c, row_lns.c, auto.c, pebble.c), each as
+ * struct strategy's run. */
 #define STRATEGY_RUN(fn)                                                           \
 	int fn(const struct strategy *s, const struct graph *g,                     \
 	       const struct solve_request *rq, struct solve_outcome *out,           \
@@ -196,15 +197,6 @@ STRATEGY_RUN(strategy_run_kusumoto);
 STRATEGY_RUN(strategy_run_lns);
 STRATEGY_RUN(strategy_run_auto);
 STRATEGY_RUN(strategy_run_pebble);
-
-/* The cheapest plan of every heuristic of the table that fits rq->budget,
- * replayed, or NULL when none fits (or on failure): a start for the
- * solvers. Checkpoint-all first (alone when it fits), the paper's other
- * heuristics last; a third of rq->time_limit for them all, each one
- * reported to rq->progress as it starts. *sim describes it, its plan's
- * strategy names the heuristic. Caller frees. */
-struct plan *strategy_best_heuristic(const struct graph *g, const struct solve_request *rq,
-				     struct sim_result *sim);
 
 /* Builds the model of g at budget shrunk into rm and solves its LP
  * relaxation with ops (rq: LP method, progress, which names it label;
@@ -286,18 +278,6 @@ void strategy_model_has_none(const struct graph *g, const struct solve_request *
  * plan meets it. */
 void strategy_settle(const struct graph *g, const struct solve_request *rq, const char *who,
 		     int anytime, double bound, struct solve_outcome *out);
-
-/* Bytes that a model of nnz nonzeros takes, this process's copy and
- * `processes` solver processes solving it (its LP relaxation when
- * relaxation), as measured (solvers/memory.c, docs/usage.md). */
-double strategy_model_bytes(uint64_t nnz, int relaxation, int processes);
-
-/* 1 when the model of size sz (what: "the MILP", "the LP") fits the memory
- * that rq may use (the memory available, at most rq->memory_limit) with
- * one solver process; else 0, out's status unsupported and its why saying
- * what it would need. */
-int strategy_check_memory(const struct solve_request *rq, const char *what,
-			  const struct remat_size *sz, int relaxation, struct solve_outcome *out);
 
 /* One result: a CSV row (docs/formats.md, CSV columns) before it is
  * written. */

@@ -1,7 +1,7 @@
 /* The strategies, one row each (docs/formats.md, Strategies). Adding one: a
  * file with its run function, a row here, a test program
  * (docs/architecture.md). */
-#include "dtr.h"
+#include "search/dtr.h"
 #include "strategy.h"
 
 static const char *const kusumoto_centric[] = { "time", "memory", NULL };

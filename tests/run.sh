@@ -45,12 +45,12 @@ one() {
 suite() {
 	local build=$1 quick=$2 pass=0 fail=0 broken=0 t py
 	for t in "$build"/tests/t_* tests/cli.sh tests/interrupt.sh tests/install.sh \
-		 tests/fuzz_replay.sh tests/deep.sh; do
+		 tests/fuzz_replay.sh tests/deep.sh tests/structure.sh; do
 		case "$t" in
 		*.o|*.d) ;;
 		tests/cli.sh|tests/interrupt.sh|tests/deep.sh) one "$t" "$build/checkmate" ;;
 		tests/fuzz_replay.sh) one "$t" "$build" ;;
-		tests/install.sh) [ "$quick" = 1 ] || one "$t" "$build" ;;
+		tests/install.sh|tests/structure.sh) [ "$quick" = 1 ] || one "$t" "$build" ;;
 		*) one "$t" ;;
 		esac
 	done

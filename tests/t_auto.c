@@ -7,6 +7,7 @@
 
 #include "../common/num.h"
 #include "../graph/read.h"
+#include "../solvers/heuristic.h"
 #include "../solvers/strategy.h"
 #include "gen.h"
 #include "tap.h"

@@ -7,7 +7,7 @@
 #include "../common/num.h"
 #include "../graph/read.h"
 #include "../plan/sim.h"
-#include "../solvers/dtr.h"
+#include "../solvers/search/dtr.h"
 #include "gen.h"
 #include "tap.h"
 

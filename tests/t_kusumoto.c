@@ -8,7 +8,7 @@
 #include "../common/clock.h"
 #include "../common/num.h"
 #include "../plan/sim.h"
-#include "../solvers/kusumoto.h"
+#include "../solvers/search/kusumoto.h"
 #include "gen.h"
 #include "tap.h"
 
@@ -29,9 +29,10 @@ static int run(const struct graph *g, uint64_t budget, const struct kusumoto_opt
 	       double *cost, int *fits, int *consistent)
 {
 	struct plan *p = plan_new();
-	struct cm_error err;
+	struct cm_error err = { "" };
 	struct sim_result res;
-	int r = kusumoto_run(g, budget, o, p, NULL, &err);
+	char why[256] = "";
+	int r = kusumoto_run(g, budget, o, p, NULL, why, sizeof(why), &err);
 
 	*cost = -1;
 	*fits = 0;
@@ -47,7 +48,7 @@ static int run(const struct graph *g, uint64_t budget, const struct kusumoto_opt
 			    (p->peak <= budget) != res.fits)
 				*consistent = 0;
 		}
-	} else if (r < 0 || err.msg[0] == 0) {
+	} else if (r < 0 || why[0] == 0 || err.msg[0]) {
 		diag("%s: %s", g->id, r < 0 ? err.msg : "no reason given");
 		*consistent = 0;
 	}
@@ -61,12 +62,13 @@ static void test_unsupported(void)
 	struct kusumoto_opts o;
 	struct plan *p = plan_new();
 	struct cm_error err = { "" };
+	char why[256] = "";
 	int r;
 
 	kusumoto_opts_init(&o);
-	r = kusumoto_plan(g, graph_peak_all(g), &o, p, &err);
-	ok(r == KUSUMOTO_UNSUPPORTED && err.msg[0] && p->n == 0,
-	   "a graph without backward nodes is unsupported (%s)", err.msg);
+	r = kusumoto_plan(g, graph_peak_all(g), &o, p, why, sizeof(why), &err);
+	ok(r == KUSUMOTO_UNSUPPORTED && why[0] && !err.msg[0] && p->n == 0,
+	   "a graph without backward nodes is unsupported (%s)", why);
 	graph_free(g);
 	plan_free(p);
 }
@@ -222,14 +224,15 @@ static void test_too_large(void)
 	struct kusumoto_opts o;
 	struct plan *p = plan_new();
 	struct cm_error err = { "" };
+	char why[256] = "";
 	int r;
 
 	kusumoto_opts_init(&o);
 	o.exact = 1;
 	o.max_lower_sets = 5;
-	r = kusumoto_plan(g, graph_peak_all(g), &o, p, &err);
-	ok(r == KUSUMOTO_TOO_LARGE && err.msg[0] && p->n == 0,
-	   "exact DP over its lower set cap says so (%s)", err.msg);
+	r = kusumoto_plan(g, graph_peak_all(g), &o, p, why, sizeof(why), &err);
+	ok(r == KUSUMOTO_TOO_LARGE && why[0] && !err.msg[0] && p->n == 0,
+	   "exact DP over its lower set cap says so (%s)", why);
 	graph_free(g);
 	plan_free(p);
 }

@@ -10,8 +10,9 @@
 #include "../common/clock.h"
 #include "../common/num.h"
 #include "../graph/read.h"
-#include "../solvers/lns.h"
-#include "../solvers/window.h"
+#include "../solvers/search/lns.h"
+#include "../solvers/search/restage.h"
+#include "../solvers/milp/window.h"
 #include "gen.h"
 #include "tap.h"
 
@@ -36,7 +37,7 @@ static struct plan *best_baseline(const struct graph *g, uint64_t budget)
 		char param[64];
 
 		if (b.point && baseline_best(&b, g, budget, &p, &sim, param, sizeof(param),
-					     &err) == 0 && p && sim.fits && (!best || sim.cost < cost)) {
+					     NULL, 0, &err) == 0 && p && sim.fits && (!best || sim.cost < cost)) {
 			plan_free(best);
 			best = p;
 			cost = sim.cost;
@@ -56,10 +57,11 @@ static int check_run(const struct graph *g, uint64_t budget, const struct plan *
 	struct lns_stats st;
 	struct sim_result sim, s0;
 	struct cm_error err;
-	int rc = lns_improve(g, budget, start, o, &out, &st, &err), good = 1;
+	char why[256] = "";
+	int rc = lns_improve(g, budget, start, o, &out, &st, why, sizeof(why), &err), good = 1;
 
 	if (rc != 0) {
-		diag("%s: lns: %s", what, err.msg);
+		diag("%s: lns: %s", what, rc == 1 ? why : err.msg);
 		ty->bad++;
 		return 0;
 	}
@@ -165,7 +167,8 @@ static void test_unstaged(const struct graph *g, uint64_t budget, const struct l
 	struct sim_result s0, s1;
 	struct stages st;
 	struct cm_error err;
-	int got;
+	char why[256] = "";
+	int got, rc;
 
 	if (!ok(start != NULL, "a baseline fits %s at %llu", g->id,
 		(unsigned long long)budget))
@@ -173,15 +176,15 @@ static void test_unstaged(const struct graph *g, uint64_t budget, const struct l
 	for (int k = 0; k < start->n; k++)
 		start->steps[k].stage = -1;
 	stages_init(&st, g->n, &err);
-	got = lns_stages_of_plan(g, budget, start, &st, &err);
+	got = restage_plan(g, budget, start, &st, &err);
 	ok(got == 1, "an unstaged plan converts to stages (%s)", got == 1 ? "" : err.msg);
 	plan_simulate(g, start, budget, &s0, &err);
-	if (lns_improve(g, budget, start, o, &out, NULL, &err) == 0) {
+	if ((rc = lns_improve(g, budget, start, o, &out, NULL, why, sizeof(why), &err)) == 0) {
 		plan_simulate(g, out, budget, &s1, &err);
 		ok(s1.fits && num_le(s1.cost, s0.cost),
 		   "lns from an unstaged start: %g -> %g, fits", s0.cost, s1.cost);
 	} else {
-		ok(0, "lns from an unstaged start: %s", err.msg);
+		ok(0, "lns from an unstaged start: %s", rc == 1 ? why : err.msg);
 	}
 	plan_free(out);
 	plan_free(start);
@@ -205,7 +208,7 @@ static void test_deadline(const struct graph *g, uint64_t budget, const struct l
 	double cost;
 
 	if (!ok(start != NULL && stages_init(&st, g->n, &err) == 0 &&
-		lns_stages_of_plan(g, budget, start, &st, &err) == 1 && (inc = plan_new()) &&
+		restage_plan(g, budget, start, &st, &err) == 1 && (inc = plan_new()) &&
 		plan_from_stages(g, &st, inc, &err) == 0 &&
 		plan_simulate(g, inc, budget, &sim, &err) == 0, "a staged start of %s", g->id))
 		goto out;
@@ -228,7 +231,7 @@ out:
 	stages_release(&st);
 }
 
-/* A start over budget is repaired first (solvers/repair.h; tests/t_repair.c
+/* A start over budget is repaired first (solvers/search/repair.h; tests/t_repair.c
  * tests it further), then improved. */
 static void test_repaired(const struct graph *g, const struct lns_opts *o)
 {
@@ -237,14 +240,15 @@ static void test_repaired(const struct graph *g, const struct lns_opts *o)
 	struct sim_result sim = { 0 };
 	struct cm_error err;
 	uint64_t budget = graph_peak_all(g) - 1;
+	char why[256] = "";
 	int rc;
 
 	baseline_checkpoint_all(g, start, &err);
-	rc = lns_improve(g, budget, start, o, &out, &st, &err);
+	rc = lns_improve(g, budget, start, o, &out, &st, why, sizeof(why), &err);
 	if (rc == 0)
 		plan_simulate(g, out, budget, &sim, &err);
 	ok(rc == 0 && st.repaired && sim.valid && sim.fits,
-	   "a start over budget is repaired, then improved (%s)", rc ? err.msg : "");
+	   "a start over budget is repaired, then improved (%s)", rc == 1 ? why : rc ? err.msg : "");
 	plan_free(start);
 	plan_free(out);
 }

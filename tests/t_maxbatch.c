@@ -90,5 +90,29 @@ int main(void)
 		   (unsigned long long)ilp.batch, (unsigned long long)all.batch);
 		graph_free(g);
 	}
+	{
+		/* The command's policy: the strategies in turn, ilp seeded by
+		 * the batch the ones before it reached; rows as the CSV's. */
+		struct graph *g = graph_load("linear:8", &err);
+		const struct strategy *list[2] = { strategy_find("checkpoint-all", &err),
+						   strategy_find("ilp", &err) };
+		struct solve_request defaults = { 0 };
+		struct batch_run_request rq = { list, 2, 90, 0, &defaults, NULL, NULL };
+		struct batch_answer ans[2], one;
+		struct batch_request br = { "ilp", 90, batch_default_ratio(g), &defaults, 0 };
+		struct strategy_row row;
+		int rc = batch_run(g, &rq, ans, &err);
+
+		batch_search(g, &br, &one, &err);
+		batch_row_of_answer(&row, g, 90, &ans[1]);
+		ok(rc == 0 && ans[0].batch > 0 && ans[1].batch == one.batch &&
+		   ans[1].proven == one.proven && row.status == (one.proven ? STATUS_OPTIMAL :
+								 STATUS_FEASIBLE) &&
+		   strcmp(row.strategy, "ilp") == 0,
+		   "batch_run: checkpoint-all %llu, ilp seeded from it %llu as alone (%llu)",
+		   (unsigned long long)ans[0].batch, (unsigned long long)ans[1].batch,
+		   (unsigned long long)one.batch);
+		graph_free(g);
+	}
 	return tap_done();
 }

@@ -110,9 +110,9 @@ static void test_refusal(void)
 
 	ok(mem_available() > 0, "the memory available is known: %llu bytes",
 	   (unsigned long long)mem_available());
-	ok(strategy_model_bytes(1000000, 1, 1) < strategy_model_bytes(1000000, 0, 1) &&
-	   strategy_model_bytes(1000000, 1, 2) > strategy_model_bytes(1000000, 1, 1) &&
-	   strategy_model_bytes(2000000, 1, 1) > strategy_model_bytes(1000000, 1, 1),
+	ok(remat_bytes(1000000, 1, 1) < remat_bytes(1000000, 0, 1) &&
+	   remat_bytes(1000000, 1, 2) > remat_bytes(1000000, 1, 1) &&
+	   remat_bytes(2000000, 1, 1) > remat_bytes(1000000, 1, 1),
 	   "estimates: an LP below its MILP, growing with processes and nonzeros");
 	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
 		if (solve(g, refused[i], 8, 1 << 20, &o)) {
@@ -151,8 +151,8 @@ static void test_fallback(void)
 	uint64_t limit;
 
 	remat_size(g, &mo, &sz);
-	limit = (uint64_t)((strategy_model_bytes(sz.nnz, 0, 1) +
-			    strategy_model_bytes(sz.nnz, 1, 1)) / 2);
+	limit = (uint64_t)((remat_bytes(sz.nnz, 0, 1) +
+			    remat_bytes(sz.nnz, 1, 1)) / 2);
 	if (solve(g, "auto", 14, limit, &o) == 0) {
 		ok(o.plan && o.sim.fits && strstr(o.why, "refused for memory: ") &&
 		   strstr(o.why, "ilp: ") && !strstr(o.why, "approx:") &&

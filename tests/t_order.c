@@ -9,9 +9,9 @@
 #include "../common/num.h"
 #include "../graph/order.h"
 #include "../plan/sim.h"
-#include "../solvers/dtr.h"
-#include "../solvers/lns.h"
-#include "../solvers/lns_order.h"
+#include "../solvers/search/dtr.h"
+#include "../solvers/search/lns.h"
+#include "../solvers/search/lns_order.h"
 #include "gen.h"
 #include "tap.h"
 
@@ -145,6 +145,7 @@ static void check_lns(int trial, int over)
 	struct plan *p = plan_new(), *start = NULL, *out = NULL;
 	struct sim_result s0, s1;
 	struct cm_error err;
+	char why[256] = "";
 	uint64_t budget;
 
 	random_order(g, order);
@@ -159,13 +160,13 @@ static void check_lns(int trial, int over)
 	plan_first_computes(start, g->n, order);
 	for (int k = 0; k < g->n; k++)
 		ooo |= order[k] != k;
-	rc = lns_improve(g, budget, start, &o, &out, NULL, &err);
+	rc = lns_improve(g, budget, start, &o, &out, NULL, why, sizeof(why), &err);
 	if (rc == 0)
 		plan_simulate(g, out, budget, &s1, &err);
 	ok(ooo && s0.valid && (over ? !s0.fits : s0.fits) &&
 	   (rc == 0 ? s1.valid && s1.fits && (over || num_le(s1.cost, s0.cost)) : over && rc == 1),
 	   "graph %d: lns from a start out of file order%s: %s (start %.0f, lns %.0f)", trial,
-	   over ? " and over budget" : "", rc == 0 ? "fits" : rc == 1 ? err.msg : "error",
+	   over ? " and over budget" : "", rc == 0 ? "fits" : rc == 1 ? why : "error",
 	   s0.cost, rc == 0 ? s1.cost : 0);
 out:
 	plan_free(out);

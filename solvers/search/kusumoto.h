@@ -12,10 +12,13 @@
 
 #include <stdint.h>
 
-#include "../graph/graph.h"
-#include "../plan/plan.h"
+#include <stddef.h>
 
-/* Positive returns of kusumoto_plan: no plan, err says why. */
+#include "../../graph/graph.h"
+#include "../../plan/plan.h"
+
+/* Positive returns of kusumoto_plan: answers without a plan, not
+ * failures; its why says what. */
 #define KUSUMOTO_UNSUPPORTED 1 /* the graph is outside the DP's domain */
 #define KUSUMOTO_TOO_LARGE 2   /* exact: more lower sets than the cap */
 #define KUSUMOTO_NO_PLAN 3     /* the DP found no sequence at any budget tried */
@@ -57,14 +60,15 @@ void kusumoto_opts_init(struct kusumoto_opts *o);
  * model is not ours, the DP is run at several budgets of its own and the
  * cheapest plan that fits under plan_simulate is kept, or, when none
  * fits, the one with the lowest peak (the caller replays and sees it does
- * not fit). Returns 0 with a plan, KUSUMOTO_UNSUPPORTED,
- * KUSUMOTO_TOO_LARGE or KUSUMOTO_NO_PLAN with err saying why, -1 with err
- * set on failure (out of memory). */
+ * not fit). Returns 0 with a plan; KUSUMOTO_UNSUPPORTED, KUSUMOTO_TOO_LARGE
+ * or KUSUMOTO_NO_PLAN with why (why_len bytes, may be NULL) saying what,
+ * err untouched; -1 with err set on failure (out of memory). */
 int kusumoto_plan(const struct graph *g, uint64_t budget, const struct kusumoto_opts *o,
-		  struct plan *p, struct cm_error *err);
+		  struct plan *p, char *why, size_t why_len, struct cm_error *err);
 
 /* kusumoto_plan, and what it did in *st. */
 int kusumoto_run(const struct graph *g, uint64_t budget, const struct kusumoto_opts *o,
-		 struct plan *p, struct kusumoto_stats *st, struct cm_error *err);
+		 struct plan *p, struct kusumoto_stats *st, char *why, size_t why_len,
+		 struct cm_error *err);
 
 #endif

@@ -4,7 +4,7 @@
 #ifndef CM_REMAT_H
 #define CM_REMAT_H
 
-#include "../plan/stages.h"
+#include "../../plan/stages.h"
 #include "backend/milp.h"
 
 struct remat_opts {
@@ -71,5 +71,10 @@ void remat_fractional_s(const struct remat_model *rm, const double *x, double *s
 /* Reads S from a solution (values above 1/2) into st and completes R. */
 void remat_stages(const struct remat_model *rm, const struct graph *g,
 		  const double *x, struct stages *st);
+
+/* Bytes that a model of nnz nonzeros takes, this process's copy and
+ * `processes` solver processes solving it (its LP relaxation when
+ * relaxation), as measured (docs/usage.md, Memory). */
+double remat_bytes(uint64_t nnz, int relaxation, int processes);
 
 #endif

@@ -9,8 +9,8 @@
 
 #include <stdint.h>
 
-#include "../plan/stages.h"
-#include "backend/solver.h"
+#include "../../plan/stages.h"
+#include "../milp/backend/solver.h"
 
 /* Largest graph repaired: the shave variants hold three n x n stage
  * matrices and complete rows of n values per move. */

@@ -8,8 +8,8 @@
 
 #include <stdint.h>
 
-#include "../plan/stages.h"
-#include "backend/solver.h"
+#include "../../plan/stages.h"
+#include "../milp/backend/solver.h"
 
 struct lns_opts {
 	const struct solver_ops *ops; /* the backend of every window */
@@ -51,25 +51,17 @@ struct lns_stats {
 	double t_fit;        /* seconds until the repaired start fit (0: it did) */
 };
 
-/* Stage matrices for any valid plan: a staged plan's own (stages_from_plan);
- * otherwise S(t,i) = value i resident when the first compute after node
- * t - 1's first compute happens, or else when node t is first computed,
- * whichever gives the cheaper plan that fits budget. R completed, unused S
- * dropped. Returns 1 with st filled, 0 when neither fits (err says why), -1
- * with err set on failure. */
-int lns_stages_of_plan(const struct graph *g, uint64_t budget, const struct plan *p,
-		       struct stages *st, struct cm_error *err);
-
 /* Improves the plan start of g at budget; *out (caller frees with
  * plan_free) is the best plan found, replayed, never costlier than start,
  * strategy "lns". A start over budget is first repaired into one that
  * fits (solvers/repair.h), within the same time limit. st (may be NULL)
  * says what was done. Returns 0; 1 when the start cannot be used
  * (invalid, not convertible to stages within budget, or over budget with
- * no repair found in time: err says why, *out NULL); -1 with err set on
- * failure. */
+ * no repair found in time), an answer and not a failure: why (why_len
+ * bytes, may be NULL) says what, *out is NULL, err untouched; -1 with err
+ * set on failure. */
 int lns_improve(const struct graph *g, uint64_t budget, const struct plan *start,
-		const struct lns_opts *o, struct plan **out, struct lns_stats *st,
-		struct cm_error *err);
+		const struct lns_opts *o, struct plan **out, struct lns_stats *st, char *why,
+		size_t why_len, struct cm_error *err);
 
 #endif

@@ -11,7 +11,7 @@
 
 #include <stdint.h>
 
-#include "../plan/stages.h"
+#include "../../plan/stages.h"
 #include "backend/milp.h"
 #include "backend/solver.h"
 
@@ -20,7 +20,7 @@ struct window_spec {
 	const uint8_t *free;   /* n flags: values whose decisions are free;
 				* NULL: every value */
 	uint64_t max_bytes;    /* a window whose solve would take more memory
-				* (strategy_model_bytes) is left unsolved, as
+				* (remat_bytes) is left unsolved, as
 				* WINDOW_NO_GAIN; 0: no limit */
 	int slack;             /* 1: the memory rows of stage t allow the
 				* budget plus a slack column sigma_t, whose

@@ -249,3 +249,9 @@ void milp_row_release(struct milp_row *r)
 	free(r->val);
 	memset(r, 0, sizeof(*r));
 }
+
+void milp_result_release(struct milp_result *res)
+{
+	free(res->x);
+	res->x = NULL;
+}

@@ -11,11 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/clock.h"
-#include "../common/num.h"
-#include "../common/stop.h"
-#include "../plan/sim.h"
-#include "strategy.h"
+#include "../../common/clock.h"
+#include "../../common/num.h"
+#include "../../common/stop.h"
+#include "../../plan/sim.h"
 
 const char *const dtr_heuristic_names[] = {
 	[DTR_FULL] = "full", [DTR_EQCLASS] = "eqclass", [DTR_LOCAL] = "local",
@@ -1209,38 +1208,4 @@ out:
 	plan_free(q);
 	plan_free(best);
 	return r;
-}
-
-int strategy_run_dtr(const struct strategy *s, const struct graph *g,
-		     const struct solve_request *rq, struct solve_outcome *out,
-		     struct cm_error *err)
-{
-	struct dtr_opts o = { .heuristic = DTR_BEST,
-			      .deadline = rq->time_limit > 0 ? cm_clock() + rq->time_limit : 0 };
-	const char *h = strategy_param(rq, "heuristic");
-	struct plan *p;
-	int rc;
-
-	if (h && (o.heuristic = dtr_heuristic_find(h)) < 0)
-		return cm_errorf(err, "--param heuristic: expected full, eqclass, local, lru, size, "
-				 "msps, nextuse or best, not '%s'", h);
-	snprintf(out->param, sizeof(out->param), "heuristic=%s", dtr_heuristic_names[o.heuristic]);
-	if ((p = plan_new()) == NULL)
-		return cm_errorf(err, "out of memory");
-	rc = dtr_plan(g, rq->budget, &o, p, err);
-	if (rc == DTR_NO_PLAN) {
-		plan_free(p);
-		strategy_set_status(out, STATUS_NO_PLAN);
-		if (!stop_requested())
-			snprintf(out->why, sizeof(out->why), "the greedy eviction gets stuck at this "
-				 "budget (every resident value is needed, or it recomputes without end)");
-		return 0;
-	}
-	if (rc || strategy_adopt(g, s->name, rq->budget, p, out, err)) {
-		if (rc)
-			plan_free(p);
-		return -1;
-	}
-	strategy_settle(g, rq, "dtr's plan", 0, 0, out);
-	return 0;
 }

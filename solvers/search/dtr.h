@@ -7,7 +7,7 @@
 
 #include <stdint.h>
 
-#include "../plan/plan.h"
+#include "../../plan/plan.h"
 
 /* dtr_plan's status when the greedy gets stuck: everything resident is
  * pinned and the next compute still does not fit, or the plan would pass

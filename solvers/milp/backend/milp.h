@@ -6,7 +6,7 @@
 
 #include <stdio.h>
 
-#include "../../common/error.h"
+#include "../../../common/error.h"
 
 /* Bounds beyond this are infinite. */
 #define MILP_INF 1e30
@@ -66,5 +66,27 @@ double milp_violation(const struct milp *m, const double *x);
 /* Writes the model in CPLEX LP format (readable by glpsol --lp and cbc).
  * Returns 0 or -1 when a write failed. */
 int milp_write_lp(const struct milp *m, FILE *f);
+
+/* What a backend found: status, solution, bound. */
+enum milp_status {
+	MILP_OPTIMAL,     /* proven optimal (within the requested gap) */
+	MILP_FEASIBLE,    /* a solution, not proven optimal */
+	MILP_INFEASIBLE,  /* proven infeasible */
+	MILP_NO_SOLUTION, /* stopped (time limit) without a solution */
+};
+
+struct milp_result {
+	int status;       /* enum milp_status */
+	double objective; /* of x, when x is not NULL */
+	double bound;     /* proven lower bound, when has_bound */
+	int has_bound;
+	double *x;        /* ncols values, malloc'd; NULL without a solution */
+	int stopped;      /* the solve was cut short by stop_requested() (common/
+			   * stop.h): x, when there is one, is the best solution
+			   * reported before */
+};
+
+/* Frees res->x (and sets it NULL). */
+void milp_result_release(struct milp_result *res);
 
 #endif

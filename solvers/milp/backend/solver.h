@@ -7,13 +7,6 @@
 
 #include "milp.h"
 
-enum milp_status {
-	MILP_OPTIMAL,     /* proven optimal (within the requested gap) */
-	MILP_FEASIBLE,    /* a solution, not proven optimal */
-	MILP_INFEASIBLE,  /* proven infeasible */
-	MILP_NO_SOLUTION, /* stopped (time limit) without a solution */
-};
-
 struct solve_progress {
 	double elapsed;   /* seconds since the solve began */
 	double incumbent; /* objective of the best solution, when has_incumbent */
@@ -36,16 +29,14 @@ extern const char *const lp_method_names[LP_METHODS];
 int lp_method_find(const char *name);
 
 /* A sweep of a model with more nonzeros than this is large: Clp re-solves
- * each of its LPs from scratch (solvers/cbc.c), and approx shares them
- * among processes (cli/approx.c). Measured on the LP at eps 0.1 after the
+ * each of its LPs from scratch (solvers/milp/backend/cbc.c), and approx shares them
+ * among processes (solvers/approx.c). Measured on the LP at eps 0.1 after the
  * one at eps 0 (budgets as fractions of the checkpoint-all peak), warm
  * dual simplex against a fresh solve: U-Net, VGG19, SegNet at 60% 0.0-0.1 s
  * against 0.1-0.2 s; MobileNet at 70% (466,077 nonzeros) 2.7 s against
  * 3.2 s; ResNet50 at 50% (1,795,287 nonzeros) 239 s against 103 s, where
  * Clp's presolve pays. */
 #define SWEEP_LARGE_NNZ 1000000
-
-struct milp_result;
 
 struct solve_opts {
 	double time_limit;  /* seconds; <= 0 means none */
@@ -69,7 +60,7 @@ struct solve_opts {
 	void *lp_ctx;
 	/* Re-solve each LP of the sweep from scratch instead (the Cbc
 	 * backend's Clp does so anyway on large models, where it is faster:
-	 * solvers/cbc.c). */
+	 * solvers/milp/backend/cbc.c). */
 	int sweep_fresh;
 	/* solver_solve, a sweep with on_lp: how many child processes share
 	 * its LPs (LP k goes to child k mod jobs, each child's share solved
@@ -84,13 +75,14 @@ struct solve_opts {
 	void (*progress)(void *ctx, const struct solve_progress *p);
 	void *ctx;
 	/* Set by the runner in its solver process: a backend that can calls
-	 * it with each better solution it finds (ncols values), so that a
-	 * solve stopped early still has it (GLPK; Cbc's C interface has no
-	 * such hook). NULL elsewhere. */
-	void (*incumbent)(const double *x, double objective);
+	 * it with each better solution it finds (ncols values), and
+	 * incumbent_ctx, so that a solve stopped early still has it (GLPK;
+	 * Cbc's C interface has no such hook). NULL elsewhere. */
+	void (*incumbent)(void *incumbent_ctx, const double *x, double objective);
+	void *incumbent_ctx;
 	/* Bytes of address space the solver process may take beyond what it
 	 * starts with (setrlimit RLIMIT_AS, a safety net under the estimate of
-	 * solvers/memory.c): a backend that grows past it fails in its own
+	 * remat_bytes, solvers/milp/remat.h): a backend that grows past it fails in its own
 	 * process, which the runner reports. 0: no cap. Not applied in an
 	 * ASan build, whose shadow memory the cap would not allow for. */
 	unsigned long long memory_cap;
@@ -99,17 +91,6 @@ struct solve_opts {
 	 * own time limit); no solver process is started once it has passed.
 	 * 0: none. */
 	double deadline;
-};
-
-struct milp_result {
-	int status;       /* enum milp_status */
-	double objective; /* of x, when x is not NULL */
-	double bound;     /* proven lower bound, when has_bound */
-	int has_bound;
-	double *x;        /* ncols values, malloc'd; NULL without a solution */
-	int stopped;      /* the solve was cut short by stop_requested() (common/
-			   * stop.h): x, when there is one, is the best solution
-			   * reported before */
 };
 
 struct solver_ops {
@@ -157,7 +138,5 @@ int solver_caps_memory(void);
 int solver_solve(const struct solver_ops *ops, const struct milp *m,
 		 const struct solve_opts *o, struct milp_result *res,
 		 struct cm_error *err);
-
-void milp_result_release(struct milp_result *res);
 
 #endif

@@ -3,7 +3,7 @@
  * through the heuristic callback. A GLPK error (which would
  * abort the process) returns through the error hook instead. */
 #include "solver.h"
-#include "../../common/clock.h"
+#include "../../../common/clock.h"
 
 #include <glpk.h>
 #include <math.h>
@@ -21,6 +21,8 @@ struct glpk_ctx {
 	int start_given;
 	double *start1; /* 1-based copy of o->start */
 	double *inc;    /* room for a better solution, for o->incumbent */
+	char last_line[200]; /* GLPK's last line of output, for the message of
+			      * a failure */
 	jmp_buf fail;
 };
 
@@ -31,19 +33,19 @@ static void on_glpk_error(void *info)
 	longjmp(c->fail, 1);
 }
 
-/* GLPK's own output is swallowed; the last line is kept for the message
- * of a failure. */
-static char glpk_last_line[200];
-
+/* GLPK's own output is swallowed; during a solve (info: its glpk_ctx) the
+ * last line is kept for the message of a failure. */
 static int quiet_terminal(void *info, const char *s)
 {
+	struct glpk_ctx *c = info;
 	size_t len;
 
-	(void)info;
-	snprintf(glpk_last_line, sizeof(glpk_last_line), "%s", s);
-	len = strlen(glpk_last_line);
-	while (len > 0 && (glpk_last_line[len - 1] == '\n' || glpk_last_line[len - 1] == '\r'))
-		glpk_last_line[--len] = '\0';
+	if (c == NULL)
+		return 1;
+	snprintf(c->last_line, sizeof(c->last_line), "%s", s);
+	len = strlen(c->last_line);
+	while (len > 0 && (c->last_line[len - 1] == '\n' || c->last_line[len - 1] == '\r'))
+		c->last_line[--len] = '\0';
 	return 1;
 }
 
@@ -62,7 +64,7 @@ static void callback(glp_tree *tree, void *info)
 		/* The presolver is off: the columns are the model's own. */
 		for (int j = 0; j < c->m->ncols; j++)
 			c->inc[j] = glp_mip_col_val(p, j + 1);
-		c->o->incumbent(c->inc, glp_mip_obj_val(p));
+		c->o->incumbent(c->o->incumbent_ctx, c->inc, glp_mip_obj_val(p));
 	}
 	int best = glp_ios_best_node(tree);
 
@@ -381,15 +383,16 @@ static int glpk_run(const struct milp *m, const struct solve_opts *o,
 
 	c.last = c.t0;
 	memset(res, 0, sizeof(*res));
-	glp_term_hook(quiet_terminal, NULL);
+	glp_term_hook(quiet_terminal, &c);
 	if (setjmp(c.fail)) {
 		glp_error_hook(NULL, NULL);
+		glp_term_hook(quiet_terminal, NULL);
 		/* After an error GLPK's environment must be freed, problem
 		 * objects included. */
 		glp_free_env();
 		free(c.start1);
 		free(c.inc);
-		return cm_errorf(err, "glpk failed: %s", glpk_last_line);
+		return cm_errorf(err, "glpk failed: %s", c.last_line);
 	}
 	glp_error_hook(on_glpk_error, &c);
 	p = load(m);
@@ -405,6 +408,7 @@ out:
 	if (p)
 		glp_delete_prob(p);
 	glp_error_hook(NULL, NULL);
+	glp_term_hook(quiet_terminal, NULL);
 	free(c.start1);
 	free(c.inc);
 	return rc;

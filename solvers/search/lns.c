@@ -5,131 +5,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/clock.h"
-#include "../common/mem.h"
-#include "../common/num.h"
-#include "../common/stop.h"
-#include "../plan/sim.h"
+#include "../../common/clock.h"
+#include "../../common/mem.h"
+#include "../../common/num.h"
+#include "../../common/stop.h"
+#include "../../graph/order.h"
+#include "../../plan/sim.h"
 #include "repair.h"
-#include "strategy.h"
-#include "window.h"
-
-/* S from residency in an unstaged plan: S(t,i) = resident[i] at the step
- * that marks stage t's start. after_prev: the first compute after node
- * t - 1's first compute (what the plan kept across t - 1's end); else the
- * first compute of t itself. */
-static int stages_by_residency(const struct graph *g, const struct plan *p, int after_prev,
-			       struct stages *st, struct cm_error *err)
-{
-	char *resident = calloc((size_t)g->n + 1, 1), *done = calloc((size_t)g->n + 1, 1);
-	int next = 0, firsts = 0, pending = 1, rc = -1;
-
-	if (resident == NULL || done == NULL) {
-		cm_errorf(err, "out of memory");
-		goto out;
-	}
-	memset(st->S, 0, (size_t)g->n * (size_t)g->n);
-	for (int s = 0; s < p->n; s++) {
-		const struct plan_step *step = &p->steps[s];
-		int v = step->node;
-
-		if (step->op == PLAN_COMPUTE) {
-			int begins = after_prev ? pending : !done[v];
-
-			if (begins && next < g->n) {
-				for (int i = 0; i < next; i++)
-					STAGE_S(st, next, i) = (uint8_t)resident[i];
-				next++;
-				pending = 0;
-			}
-			if (!done[v]) {
-				/* The model computes node t first in stage t. */
-				if (v != firsts++) {
-					cm_errorf(err, "the start plan computes '%s' before '%s'",
-						  g->nodes[v].name, g->nodes[firsts - 1].name);
-					rc = 0;
-					goto out;
-				}
-				done[v] = 1;
-				pending = 1;
-			}
-		}
-		resident[v] = step->op == PLAN_COMPUTE;
-	}
-	if (next < g->n) {
-		cm_errorf(err, "the start plan does not compute every node");
-		rc = 0;
-		goto out;
-	}
-	stages_drop_unused(g, st);
-	rc = 1;
-out:
-	free(resident);
-	free(done);
-	return rc;
-}
-
-/* Replays the plan of st; 1 when it is valid and fits, its cost in *cost. */
-static int replay_stages(const struct graph *g, uint64_t budget, const struct stages *st,
-			 double *cost, struct cm_error *err)
-{
-	struct plan *p = plan_new();
-	struct sim_result sim;
-	int rc = -1;
-
-	if (p == NULL)
-		return cm_errorf(err, "out of memory");
-	if (plan_from_stages(g, st, p, err) || plan_simulate(g, p, budget, &sim, err))
-		goto out;
-	*cost = sim.cost;
-	rc = sim.valid && sim.fits && sim.peak <= budget;
-out:
-	plan_free(p);
-	return rc;
-}
-
-int lns_stages_of_plan(const struct graph *g, uint64_t budget, const struct plan *p,
-		       struct stages *st, struct cm_error *err)
-{
-	struct stages alt = { 0 };
-	double best = -1, cost;
-	int staged = 1, rc = -1, fits;
-
-	for (int i = 0; i < p->n; i++)
-		staged &= p->steps[i].stage >= 0;
-	if (staged && stages_from_plan(g, p, st) == 0) {
-		fits = replay_stages(g, budget, st, &cost, err);
-		if (fits != 0)
-			return fits;
-	}
-	if (stages_init(&alt, g->n, err))
-		return -1;
-	for (int after_prev = 1; after_prev >= 0; after_prev--) {
-		struct stages *dst = best < 0 ? st : &alt;
-		int got = stages_by_residency(g, p, after_prev, dst, err);
-
-		if (got <= 0) {
-			rc = got;
-			goto out;
-		}
-		fits = replay_stages(g, budget, dst, &cost, err);
-		if (fits < 0)
-			goto out;
-		if (fits && (best < 0 || num_lt(cost, best))) {
-			if (dst == &alt) {
-				memcpy(st->R, alt.R, (size_t)g->n * (size_t)g->n);
-				memcpy(st->S, alt.S, (size_t)g->n * (size_t)g->n);
-			}
-			best = cost;
-		}
-	}
-	rc = best >= 0;
-	if (!rc)
-		cm_errorf(err, "the start plan, taken as stages, does not fit the budget");
-out:
-	stages_release(&alt);
-	return rc;
-}
+#include "restage.h"
+#include "../milp/window.h"
 
 /* The search's state. */
 struct lns {
@@ -162,7 +46,7 @@ struct lns {
 /* The share of the time left a window's build may take: the rest is the
  * solver's. */
 #define LNS_BUILD_SHARE 0.4
-/* Seconds staging the start (lns_stages_of_plan and a replay) takes per
+/* Seconds staging the start (restage_plan and a replay) takes per
  * cell of the n x n matrices: 2e-8 measured on linear:5000 (10,001
  * nodes, 2 s), doubled. */
 #define LNS_STAGE_SEC_PER_CELL 4e-8
@@ -735,7 +619,7 @@ static int lns_no_time(const struct lns *l)
 	       2 * cells * LNS_STAGE_SEC_PER_CELL + LNS_MIN_LEFT > l->deadline - cm_clock();
 }
 
-/* The incumbent from the fitting start: its stages (lns_stages_of_plan)
+/* The incumbent from the fitting start: its stages (restage_plan)
  * and their replayed plan; the time it took is kept as l->reserve.
  * Returns 1, 0 when the start cannot be staged (err says why), -1 with
  * err set. */
@@ -748,7 +632,7 @@ static int lns_stage_start(struct lns *l, const struct plan *start, struct cm_er
 
 	if (stages_init(&l->inc, g->n, err))
 		return -1;
-	got = lns_stages_of_plan(g, l->budget, start, &l->inc, err);
+	got = restage_plan(g, l->budget, start, &l->inc, err);
 	if (got <= 0)
 		return got;
 	if (plan_from_stages(g, &l->inc, l->plan, err) ||
@@ -803,9 +687,83 @@ static int lns_run(struct lns *l, const struct plan *start, double cost, uint64_
 	return 0;
 }
 
-int lns_improve(const struct graph *g, uint64_t budget, const struct plan *start,
-		const struct lns_opts *o, struct plan **out, struct lns_stats *st,
-		struct cm_error *err)
+static int improve(const struct graph *g, uint64_t budget, const struct plan *start,
+		   const struct lns_opts *o, struct plan **out, struct lns_stats *st,
+		   struct cm_error *err);
+
+/* What improve_permuted returns when start is in file order (or does not
+ * compute every node): lns_improve goes on as usual. */
+#define IN_ORDER 2
+
+/* lns_improve (same arguments, same results) for a start whose first
+ * computes are out of g's file order (dtr's plans on some training graphs,
+ * plans made on a reordered graph): the stage model needs the first
+ * computes in file order, so the search runs on the graph permuted to the
+ * start's first-compute order (graph/order.h) and its plan is mapped back
+ * (solvers/search/lns_order.h). IN_ORDER when the start needs no
+ * permutation. */
+static int improve_permuted(const struct graph *g, uint64_t budget, const struct plan *start,
+			    const struct lns_opts *o, struct plan **out, struct lns_stats *st,
+			    struct cm_error *err)
+{
+	int *order = malloc((size_t)g->n * sizeof(int)), *pos = malloc((size_t)g->n * sizeof(int));
+	struct graph *h = NULL;
+	struct plan *start_h = NULL, *out_h = NULL;
+	struct sim_result sim;
+	int rc = -1, got;
+
+	*out = NULL;
+	if (order == NULL || pos == NULL || (got = lns_order_first(g, start, order)) < 0) {
+		cm_errorf(err, "out of memory");
+		goto done;
+	}
+	if (got == 0 || !graph_is_order(g, order)) {
+		/* In order, or not a valid plan: lns_improve says why. */
+		rc = IN_ORDER;
+		goto done;
+	}
+	for (int k = 0; k < g->n; k++)
+		pos[order[k]] = k;
+	if ((h = graph_permute(g, order, err)) == NULL)
+		goto done;
+	if ((start_h = lns_order_map(start, pos)) == NULL) {
+		cm_errorf(err, "out of memory");
+		goto done;
+	}
+	rc = improve(h, budget, start_h, o, &out_h, st, err);
+	if (rc != 0)
+		goto done;
+	rc = -1;
+	if ((*out = lns_order_map(out_h, order)) == NULL) {
+		cm_errorf(err, "out of memory");
+		goto done;
+	}
+	if (plan_simulate(g, *out, budget, &sim, err))
+		goto done;
+	if (!sim.valid) {
+		cm_errorf(err, "internal error: lns's plan, mapped back, is not valid: %s", sim.why);
+		goto done;
+	}
+	(*out)->cost = sim.cost;
+	(*out)->peak = sim.peak;
+	rc = 0;
+done:
+	if (rc != 0) {
+		plan_free(*out);
+		*out = NULL;
+	}
+	plan_free(out_h);
+	plan_free(start_h);
+	graph_free(h);
+	free(order);
+	free(pos);
+	return rc;
+}
+
+/* lns_improve, with the reason of a 1 in err. */
+static int improve(const struct graph *g, uint64_t budget, const struct plan *start,
+		   const struct lns_opts *o, struct plan **out, struct lns_stats *st,
+		   struct cm_error *err)
 {
 	struct lns l = { .g = g, .budget = budget, .o = o, .sec_per_cell = LNS_SEC_PER_CELL };
 	struct lns_stats dummy;
@@ -815,8 +773,8 @@ int lns_improve(const struct graph *g, uint64_t budget, const struct plan *start
 
 	*out = NULL;
 	/* First computes out of file order: on the graph permuted to them. */
-	got = lns_order_improve(g, budget, start, o, out, st, err);
-	if (got != LNS_ORDER_IN_ORDER)
+	got = improve_permuted(g, budget, start, o, out, st, err);
+	if (got != IN_ORDER)
 		return got;
 	l.st = st ? st : &dummy;
 	memset(l.st, 0, sizeof(*l.st));
@@ -866,60 +824,18 @@ out:
 	return rc;
 }
 
-
-int strategy_run_lns(const struct strategy *s, const struct graph *g,
-		     const struct solve_request *rq, struct solve_outcome *out,
-		     struct cm_error *err)
+int lns_improve(const struct graph *g, uint64_t budget, const struct plan *start,
+		const struct lns_opts *o, struct plan **out, struct lns_stats *st, char *why,
+		size_t why_len, struct cm_error *err)
 {
-	struct lns_opts o = { .ops = strategy_backend(rq, err), .seed = rq->seed,
-			      .time_limit = rq->time_limit > 0 ? rq->time_limit : STRATEGY_TIME_LIMIT,
-			      .progress = rq->progress, .ctx = rq->ctx,
-			      .memory_limit = rq->memory_limit };
-	struct sim_result sim;
-	struct plan *own = NULL, *best = NULL;
-	const struct plan *start = rq->start;
-	struct lns_stats st;
-	double t0 = cm_clock();
-	int rc;
+	/* The steps say why the start cannot be used as they say why they
+	 * fail; an answer's reason leaves here as why, a failure's as err. */
+	struct cm_error e = { "" };
+	int rc = improve(g, budget, start, o, out, st, &e);
 
-	if (o.ops == NULL)
-		return -1;
-	o.stage_window = (int)strategy_param_whole(rq, "stages", 0);
-	o.node_window = (int)strategy_param_whole(rq, "values", 0);
-	snprintf(out->solver, sizeof(out->solver), "%s", o.ops->name);
-	/* The smallest window still needs a solver process. */
-	if (!strategy_check_memory(rq, "a window's solver process", &(struct remat_size){ 0 }, 0, out))
-		return 0;
-	if (start == NULL)
-		start = own = strategy_best_heuristic(g, rq, &sim);
-	if (start == NULL) {
-		/* Nothing fits: repair the checkpoint-all plan. */
-		start = own = plan_new();
-		if (own == NULL || baseline_checkpoint_all(g, own, err)) {
-			plan_free(own);
-			return own ? -1 : cm_errorf(err, "out of memory");
-		}
-		snprintf(own->strategy, sizeof(own->strategy), "checkpoint-all");
-	}
-	/* The heuristics' time counts: --time-limit is for the whole row. */
-	o.time_limit -= cm_clock() - t0;
-	if (o.time_limit <= 0)
-		o.time_limit = 1e-3;
-	rc = lns_improve(g, rq->budget, start, &o, &best, &st, err);
-	snprintf(out->param, sizeof(out->param), "start=%s%.40s%s", st.repaired ? "repair(" : "",
-		 start->strategy[0] ? start->strategy : "plan", st.repaired ? ")" : "");
-	plan_free(own);
-	if (rc == 1) {
-		strategy_set_status(out, STATUS_NO_PLAN);
-		snprintf(out->why, sizeof(out->why), "%s", err->msg);
-		return 0;
-	}
-	if (rc || strategy_adopt(g, s->name, rq->budget, best, out, err))
-		return -1;
-	snprintf(best->solver, sizeof(best->solver), "%s", o.ops->name);
-	if (!out->sim.fits)
-		return cm_errorf(err, "internal error: lns's plan replays over budget: %s",
-				 out->sim.why);
-	strategy_settle(g, rq, "the best plan found", 1, st.proven ? out->sim.cost : 0, out);
-	return 0;
+	if (rc == 1 && why)
+		snprintf(why, why_len, "%s", e.msg);
+	else if (rc < 0)
+		*err = e;
+	return rc;
 }

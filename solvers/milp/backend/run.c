@@ -2,8 +2,8 @@
  * progress and its result through a pipe; the parent waits at most the time
  * limit plus a grace period. */
 #include "solver.h"
-#include "../../common/clock.h"
-#include "../../common/stop.h"
+#include "../../../common/clock.h"
+#include "../../../common/stop.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -29,53 +29,6 @@
 
 /* Seconds between two looks at stop_requested() while children run. */
 #define RUN_STOP_POLL 0.2
-
-static const struct solver_ops *const backends[] = { &solver_cbc, &solver_glpk };
-
-const struct solver_ops *solver_find(const char *name)
-{
-	for (size_t i = 0; i < sizeof(backends) / sizeof(backends[0]); i++)
-		if (strcmp(backends[i]->name, name) == 0)
-			return backends[i];
-	return NULL;
-}
-
-int solver_count(void)
-{
-	return (int)(sizeof(backends) / sizeof(backends[0]));
-}
-
-const char *solver_name_at(const void *ctx, int i)
-{
-	(void)ctx;
-	return backends[i]->name;
-}
-
-const char *const lp_method_names[LP_METHODS] = { "auto", "dual", "primal", "barrier" };
-
-int lp_method_find(const char *name)
-{
-	for (int i = 0; i < LP_METHODS; i++)
-		if (strcmp(lp_method_names[i], name) == 0)
-			return i;
-	return -1;
-}
-
-void solver_names(char *buf, size_t len)
-{
-	size_t used = 0;
-
-	buf[0] = '\0';
-	for (size_t i = 0; i < sizeof(backends) / sizeof(backends[0]) && used < len; i++)
-		used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? ", " : "",
-					 backends[i]->name);
-}
-
-void milp_result_release(struct milp_result *res)
-{
-	free(res->x);
-	res->x = NULL;
-}
 
 /* Messages from the child: a tag, then a fixed payload. */
 enum { MSG_PROGRESS = 'P', MSG_RESULT = 'R', MSG_ERROR = 'E', MSG_LP = 'L',
@@ -136,51 +89,55 @@ static int read_all(int fd, void *buf, size_t len, double deadline)
 	return 0;
 }
 
-static int child_fd = -1;
+/* What the callbacks of a solver process need: they get it as their
+ * context pointer (solve_opts ctx, lp_ctx and incumbent_ctx). */
+struct child_state {
+	int fd;            /* the pipe to the parent */
+	int ncols;         /* values in a solution */
+	int first, stride; /* the sweep's LPs this child solves: first,
+			    * first + stride, ... */
+};
 
 static void child_progress(void *ctx, const struct solve_progress *p)
 {
+	const struct child_state *cs = ctx;
 	char tag = MSG_PROGRESS;
 
-	(void)ctx;
-	if (write_all(child_fd, &tag, 1) == 0)
-		write_all(child_fd, p, sizeof(*p));
+	if (write_all(cs->fd, &tag, 1) == 0)
+		write_all(cs->fd, p, sizeof(*p));
 }
-
-static int child_ncols;
-
-/* A better solution: the tag, its objective, then its ncols values. */
-static void child_incumbent(const double *x, double objective)
-{
-	char tag = MSG_INCUMBENT;
-
-	if (write_all(child_fd, &tag, 1) == 0 && write_all(child_fd, &objective, sizeof(objective)) == 0)
-		write_all(child_fd, x, (size_t)child_ncols * sizeof(double));
-}
-
-/* The sweep's LPs this child solves: first, first + stride, ... */
-static int child_first, child_stride = 1;
 
 /* A result on the pipe: a msg_result, then x when there is one. */
-static int write_result(int fd, const struct milp_result *r)
+static int write_result(const struct child_state *cs, const struct milp_result *r)
 {
 	struct msg_result mr = { r->status, r->has_bound, r->x != NULL, r->objective, r->bound };
 
-	if (write_all(fd, &mr, sizeof(mr)))
+	if (write_all(cs->fd, &mr, sizeof(mr)))
 		return -1;
-	return r->x ? write_all(fd, r->x, (size_t)child_ncols * sizeof(double)) : 0;
+	return r->x ? write_all(cs->fd, r->x, (size_t)cs->ncols * sizeof(double)) : 0;
+}
+
+/* A better solution: the tag, its objective, then its ncols values. */
+static void child_incumbent(void *ctx, const double *x, double objective)
+{
+	const struct child_state *cs = ctx;
+	char tag = MSG_INCUMBENT;
+
+	if (write_all(cs->fd, &tag, 1) == 0 &&
+	    write_all(cs->fd, &objective, sizeof(objective)) == 0)
+		write_all(cs->fd, x, (size_t)cs->ncols * sizeof(double));
 }
 
 /* One LP of a sweep: the tag, its number in the whole sweep, then its
  * result. */
 static int child_on_lp(void *ctx, int k, const struct milp_result *r)
 {
+	const struct child_state *cs = ctx;
 	char tag = MSG_LP;
-	int global = child_first + k * child_stride;
+	int global = cs->first + k * cs->stride;
 
-	(void)ctx;
-	if (write_all(child_fd, &tag, 1) == 0 && write_all(child_fd, &global, sizeof(global)) == 0)
-		write_result(child_fd, r);
+	if (write_all(cs->fd, &tag, 1) == 0 && write_all(cs->fd, &global, sizeof(global)) == 0)
+		write_result(cs, r);
 	return 0;
 }
 
@@ -201,8 +158,6 @@ static void take_share(const struct milp *m, struct solve_opts *co, int first, i
 	share->chi = chi;
 	co->sweep_ub = ub;
 	co->n_sweep = n;
-	child_first = first;
-	child_stride = stride;
 }
 
 /* The child: solves m (with stride > 1, only its share of the sweep: LPs
@@ -210,6 +165,7 @@ static void take_share(const struct milp *m, struct solve_opts *co, int first, i
 static void run_child(const struct solver_ops *ops, const struct milp *m,
 		      const struct solve_opts *o, int first, int stride, int fd)
 {
+	struct child_state cs = { .fd = fd, .ncols = m->ncols, .first = first, .stride = stride };
 	struct solve_opts co = *o;
 	struct milp_result res = { 0 };
 	struct cm_error err = { "" };
@@ -217,7 +173,6 @@ static void run_child(const struct solver_ops *ops, const struct milp *m,
 	int rc;
 	char tag;
 
-	child_fd = fd;
 	/* Whatever a backend prints must not reach our standard output. */
 	{
 		int null = open("/dev/null", O_WRONLY);
@@ -228,11 +183,13 @@ static void run_child(const struct solver_ops *ops, const struct milp *m,
 		}
 	}
 	co.progress = child_progress;
-	co.ctx = NULL;
+	co.ctx = &cs;
 	co.incumbent = child_incumbent;
-	child_ncols = m->ncols;
-	if (o->on_lp)
+	co.incumbent_ctx = &cs;
+	if (o->on_lp) {
 		co.on_lp = child_on_lp;
+		co.lp_ctx = &cs;
+	}
 	if (stride > 1) {
 		double *chi = malloc((size_t)m->ncols * sizeof(double) + 1);
 		double *ub = malloc((size_t)o->n_sweep * sizeof(double) + 1);
@@ -253,7 +210,7 @@ report:
 	} else {
 		tag = MSG_RESULT;
 		if (write_all(fd, &tag, 1) == 0)
-			write_result(fd, &res);
+			write_result(&cs, &res);
 	}
 	close(fd);
 	_exit(0);

@@ -11,7 +11,7 @@
 
 #include <stdint.h>
 
-#include "../plan/stages.h"
+#include "../../plan/stages.h"
 
 struct shave_opts {
 	double deadline;          /* cm_clock() time to stop at; 0: none */

@@ -4,11 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/clock.h"
-#include "../common/num.h"
-#include "../plan/sim.h"
+#include "../../common/clock.h"
+#include "../../common/num.h"
+#include "../../plan/sim.h"
 #include "remat.h"
-#include "strategy.h"
 
 /* Builder state: the model, the incumbent, and a row under construction
  * whose constant terms (entries fixed at the incumbent's value) are summed
@@ -594,6 +593,48 @@ static int splice_repair(const struct graph *g, uint64_t budget, const struct wi
 	return rc;
 }
 
+/* window_solve's second half, the window built: solves it from the
+ * incumbent, and splices a better solution in. 0 (wr says what came of
+ * it; a backend that failed or died is WINDOW_CRASHED, err says what
+ * happened), or -1 with err set. */
+static int solve_built(const struct graph *g, uint64_t budget, const struct solver_ops *ops,
+		       struct solve_opts *so, struct window_model *wm, struct stages *inc,
+		       struct plan **plan, double *overflow, struct window_result *wr,
+		       struct milp_result *res, struct cm_error *err)
+{
+	/* What turns the window's objective into the plan's cost (nothing
+	 * with slack: that objective is not a cost), and the incumbent's
+	 * value of it. */
+	double offset = overflow ? 0 : wm->fixed_cost;
+	double z0 = overflow ? milp_objective(&wm->milp, wm->start) : wm->inc_cost;
+	int rc;
+
+	so->start = wm->start;
+	so->gap = 0;
+	so->relaxation = 0;
+	if (solver_solve(ops, &wm->milp, so, res, err)) {
+		/* The backend died or failed on this window (Cbc 2.10.8
+		 * segfaults, rarely, in CglPreProcess::postProcess): the
+		 * incumbent stands; err says what happened, the caller
+		 * decides whether to go on. */
+		wr->outcome = WINDOW_CRASHED;
+		return 0;
+	}
+	wr->late = so->deadline > 0 && cm_clock() >= so->deadline;
+	if (res->has_bound)
+		wr->bound = res->bound + offset;
+	if (res->x && num_lt(res->objective + offset, z0)) {
+		rc = overflow ? splice_repair(g, budget, wm, res->x, inc, plan, overflow, err) :
+				splice(g, budget, wm, res->x, inc, plan, err);
+		if (rc < 0)
+			return -1;
+		wr->outcome = rc ? WINDOW_IMPROVED : WINDOW_REJECTED;
+	} else if (res->status == MILP_OPTIMAL) {
+		wr->outcome = WINDOW_OPTIMAL;
+	}
+	return 0;
+}
+
 /* window_improve and window_repair: builds window w (with slack columns
  * when overflow is not NULL), solves it to optimality from the incumbent
  * and splices a better solution in: cheaper (improve), or with less
@@ -607,7 +648,7 @@ static int window_solve(const struct graph *g, uint64_t budget, const struct sol
 	struct milp_result res = { 0 };
 	struct solve_opts so = *o;
 	struct window_spec ws = *w;
-	double t0 = cm_clock(), z0, offset;
+	double t0 = cm_clock();
 	int rc;
 
 	memset(wr, 0, sizeof(*wr));
@@ -636,43 +677,13 @@ static int window_solve(const struct graph *g, uint64_t budget, const struct sol
 		goto out;
 	}
 	/* Built already: only the solver process is still to come. */
-	if (w->max_bytes > 0 && strategy_model_bytes((uint64_t)wm.milp.nnz, 0, 1) -
-				strategy_model_bytes((uint64_t)wm.milp.nnz, 0, 0) >
+	if (w->max_bytes > 0 && remat_bytes((uint64_t)wm.milp.nnz, 0, 1) -
+				remat_bytes((uint64_t)wm.milp.nnz, 0, 0) >
 				(double)w->max_bytes) {
 		rc = 0;
 		goto out;
 	}
-	/* What turns the window's objective into the plan's cost (nothing
-	 * with slack: that objective is not a cost), and the incumbent's
-	 * value of it. */
-	offset = overflow ? 0 : wm.fixed_cost;
-	z0 = overflow ? milp_objective(&wm.milp, wm.start) : wm.inc_cost;
-	so.start = wm.start;
-	so.gap = 0;
-	so.relaxation = 0;
-	rc = solver_solve(ops, &wm.milp, &so, &res, err);
-	if (rc) {
-		/* The backend died or failed on this window (Cbc 2.10.8
-		 * segfaults, rarely, in CglPreProcess::postProcess): the
-		 * incumbent stands; err says what happened, the caller
-		 * decides whether to go on. */
-		wr->outcome = WINDOW_CRASHED;
-		rc = 0;
-		goto out;
-	}
-	wr->late = so.deadline > 0 && cm_clock() >= so.deadline;
-	if (res.has_bound)
-		wr->bound = res.bound + offset;
-	if (res.x && num_lt(res.objective + offset, z0)) {
-		rc = overflow ? splice_repair(g, budget, &wm, res.x, inc, plan, overflow, err) :
-				splice(g, budget, &wm, res.x, inc, plan, err);
-		if (rc < 0)
-			goto out;
-		wr->outcome = rc ? WINDOW_IMPROVED : WINDOW_REJECTED;
-	} else if (res.status == MILP_OPTIMAL) {
-		wr->outcome = WINDOW_OPTIMAL;
-	}
-	rc = 0;
+	rc = solve_built(g, budget, ops, &so, &wm, inc, plan, overflow, wr, &res, err);
 out:
 	milp_result_release(&res);
 	window_release(&wm);

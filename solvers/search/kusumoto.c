@@ -23,12 +23,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/clock.h"
-#include "../common/num.h"
-#include "../common/stop.h"
-#include "../plan/sim.h"
+#include "../../common/clock.h"
+#include "../../common/num.h"
+#include "../../common/stop.h"
+#include "../../plan/sim.h"
 #include "kusumoto.h"
-#include "strategy.h"
 
 #define INF UINT64_MAX
 /* Largest DP array (lower sets x time units) we allocate: 12 bytes a cell. */
@@ -1090,8 +1089,9 @@ static int run_adopt(const struct run *rn, struct plan *p, struct kusumoto_stats
 	return 0;
 }
 
-int kusumoto_run(const struct graph *g, uint64_t budget, const struct kusumoto_opts *o,
-		 struct plan *p, struct kusumoto_stats *st, struct cm_error *err)
+/* kusumoto_run with the reason of a positive return in err. */
+static int run_dp(const struct graph *g, uint64_t budget, const struct kusumoto_opts *o,
+		  struct plan *p, struct kusumoto_stats *st, struct cm_error *err)
 {
 	struct kusumoto_opts dflt;
 	struct run rn;
@@ -1141,42 +1141,24 @@ out:
 	return r;
 }
 
-int kusumoto_plan(const struct graph *g, uint64_t budget, const struct kusumoto_opts *o,
-		  struct plan *p, struct cm_error *err)
+int kusumoto_run(const struct graph *g, uint64_t budget, const struct kusumoto_opts *o,
+		 struct plan *p, struct kusumoto_stats *st, char *why, size_t why_len,
+		 struct cm_error *err)
 {
-	return kusumoto_run(g, budget, o, p, NULL, err);
+	/* The DP's steps say why they give up as they say why they fail; an
+	 * answer's reason leaves here as why, a failure's as err. */
+	struct cm_error e = { "" };
+	int r = run_dp(g, budget, o, p, st, &e);
+
+	if (r > 0 && why)
+		snprintf(why, why_len, "%s", e.msg);
+	else if (r < 0)
+		*err = e;
+	return r;
 }
 
-int strategy_run_kusumoto(const struct strategy *s, const struct graph *g,
-			  const struct solve_request *rq, struct solve_outcome *out,
-			  struct cm_error *err)
+int kusumoto_plan(const struct graph *g, uint64_t budget, const struct kusumoto_opts *o,
+		  struct plan *p, char *why, size_t why_len, struct cm_error *err)
 {
-	const char *centric = strategy_param(rq, "centric");
-	struct kusumoto_opts o;
-	struct plan *p;
-	int rc;
-
-	kusumoto_opts_init(&o);
-	o.exact = strcmp(s->name, "kusumoto-exact") == 0;
-	o.memory_centric = centric && strcmp(centric, "memory") == 0;
-	o.time_steps = (int)strategy_param_whole(rq, "time-steps", 0);
-	o.deadline = rq->time_limit > 0 ? cm_clock() + rq->time_limit : 0;
-	snprintf(out->param, sizeof(out->param), "centric=%s",
-		 o.memory_centric ? "memory" : "time");
-	if ((p = plan_new()) == NULL)
-		return cm_errorf(err, "out of memory");
-	rc = kusumoto_plan(g, rq->budget, &o, p, err);
-	if (rc > 0) {
-		plan_free(p);
-		strategy_set_status(out, rc == KUSUMOTO_NO_PLAN ? STATUS_NO_PLAN : STATUS_UNSUPPORTED);
-		snprintf(out->why, sizeof(out->why), "%s", err->msg);
-		return 0;
-	}
-	if (rc || strategy_adopt(g, s->name, rq->budget, p, out, err)) {
-		if (rc)
-			plan_free(p);
-		return -1;
-	}
-	strategy_settle(g, rq, "the DP's cheapest plan", 0, 0, out);
-	return 0;
+	return kusumoto_run(g, budget, o, p, NULL, why, why_len, err);
 }

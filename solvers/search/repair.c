@@ -4,12 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/clock.h"
-#include "../common/num.h"
-#include "../plan/sim.h"
-#include "lns.h"
+#include "../../common/clock.h"
+#include "../../common/num.h"
+#include "../../plan/sim.h"
+#include "restage.h"
 #include "shave.h"
-#include "window.h"
+#include "../milp/window.h"
 
 /* Windows around one stage grow this many times (doubling) at most. */
 #define REPAIR_LEVELS 6
@@ -308,7 +308,7 @@ static int shave(struct repair *r, struct cm_error *err)
 /* Stage matrices of start (any peak) and their replayed plan. */
 static int repair_start(struct repair *r, const struct plan *start, struct cm_error *err)
 {
-	int got = lns_stages_of_plan(r->g, SIM_NO_BUDGET, start, &r->inc, err);
+	int got = restage_plan(r->g, SIM_NO_BUDGET, start, &r->inc, err);
 
 	if (got < 0)
 		return -1;

@@ -3,7 +3,7 @@
  * reports; the callback has no user pointer, hence the file-level context
  * (one solve per process: the runner forks for each). */
 #include "solver.h"
-#include "../../common/clock.h"
+#include "../../../common/clock.h"
 
 #include <Cbc_C_Interface.h>
 /* Clp's header declares ClpSolve_new() without a prototype. */
@@ -22,6 +22,10 @@
 #define CBC_MSG_SOLUTION 12
 #define CBC_MSG_STATUS 10
 
+/* What on_message reports. A static, not a context pointer: Cbc's C
+ * interface (Cbc_registerCallBack, cbc_callback) hands its callbacks the
+ * model and the message only. One solve runs at a time in a process (the
+ * runner's child), which is what makes this safe. */
 static struct {
 	const struct solve_opts *o;
 	double t0, last;

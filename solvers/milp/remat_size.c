@@ -158,3 +158,20 @@ void remat_size(const struct graph *g, const struct remat_opts *o, struct remat_
 	if (o->cost_cap > 0)
 		count_cost_cap(g, sz);
 }
+
+/* This process's copy of the model (struct milp: an index and a value per
+ * nonzero, arrays grown by doubling; names and bounds per column). */
+#define MEM_OWN_PER_NNZ 40.0
+/* A solver process: the backend's copy and its work, per nonzero of the
+ * model, and a floor for the libraries and small models. */
+#define MEM_LP_PER_NNZ 300.0
+#define MEM_MILP_PER_NNZ 400.0
+#define MEM_SOLVER_FLOOR (64.0 * 1024 * 1024)
+
+double remat_bytes(uint64_t nnz, int relaxation, int processes)
+{
+	double per = relaxation ? MEM_LP_PER_NNZ : MEM_MILP_PER_NNZ;
+
+	return (double)nnz * MEM_OWN_PER_NNZ +
+	       processes * (MEM_SOLVER_FLOOR + (double)nnz * per);
+}

@@ -1,0 +1,68 @@
+/* The entrance of the library for one request: strategy_solve runs the
+ * row of the table that the request names, after the checks every row
+ * shares (the strategy, its parameters and the solver exist; the budget is
+ * not below the least any plan needs), and adds what every row's outcome
+ * may need after (an LP bound when asked, the mark of a stop request). */
+#include "strategy.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "../common/clock.h"
+#include "../common/size.h"
+#include "../common/stop.h"
+
+/* After a stop request: an answer that is not final (a plan not proven
+ * optimal, or none) says it was cut short; no plan is no_plan, whatever
+ * the time limit would have made of it. */
+static void mark_interrupted(struct solve_outcome *out)
+{
+	char why[sizeof(out->why)];
+
+	if (out->status != STATUS_FEASIBLE && out->status != STATUS_NO_PLAN &&
+	    out->status != STATUS_TIMEOUT && out->status != STATUS_OVER_BUDGET)
+		return;
+	out->interrupted = 1;
+	if (out->status == STATUS_TIMEOUT)
+		strategy_set_status(out, STATUS_NO_PLAN);
+	snprintf(why, sizeof(why), "%s", out->why);
+	snprintf(out->why, sizeof(out->why), "interrupted: %s%s%.400s",
+		 out->plan ? "the best plan found before the signal" : "no plan found before the signal",
+		 why[0] ? "; " : "", why);
+}
+
+int strategy_solve(const struct graph *g, const struct solve_request *rq,
+		   struct solve_outcome *out, struct cm_error *err)
+{
+	const struct strategy *s = strategy_find(rq->strategy, err);
+	uint64_t lb = graph_lower_bound(g);
+	double t0 = cm_clock();
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	/* An unknown solver is an error whichever strategy runs (auto would
+	 * otherwise keep a heuristic's plan). */
+	if (s == NULL || (rq->solver && strategy_backend(rq, err) == NULL) ||
+	    strategy_check_params(&s, 1, rq, err))
+		return -1;
+	if (rq->budget < lb) {
+		strategy_set_status(out, STATUS_INFEASIBLE);
+		char b[64], l[64];
+
+		snprintf(out->why, sizeof(out->why), "budget %s is below %s, the least any plan needs",
+			 size_both(rq->budget, b, sizeof(b)), size_both(lb, l, sizeof(l)));
+		out->seconds = cm_clock() - t0;
+		return 0;
+	}
+	rc = s->run(s, g, rq, out, err);
+	/* A bound, when asked for, for a strategy that has none of its own. */
+	if (rc == 0 && rq->bound && !(s->flags & STRATEGY_BOUND) && !out->has_lower_bound &&
+	    out->status != STATUS_UNSUPPORTED && !stop_requested())
+		rc = strategy_lp_bound(g, rq, out, err);
+	if (rc == 0 && stop_requested())
+		mark_interrupted(out);
+	out->seconds = cm_clock() - t0;
+	if (rc)
+		strategy_outcome_release(out);
+	return rc;
+}
