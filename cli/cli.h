@@ -127,6 +127,9 @@ int cli_plot(const char *path, int width, int height,
 /* 0 when path ends in .svg or .png, else a usage error of cmd (printed;
  * returns CM_EXIT_USAGE). */
 int cli_plot_name(const char *cmd, const char *path);
+/* 0 when a file can be made beside path (checked before the work), else
+ * the error printed and CM_EXIT_ERROR. */
+int cli_plot_writable(const char *path);
 /* s as a gnuplot string literal ('...', quotes doubled). */
 void cli_plot_string(FILE *gp, const char *s);
 /* The binary unit ("B", "KiB", ... "TiB") that keeps max below 10240 of

@@ -383,11 +383,8 @@ int cmd_compare_main(int argc, char **argv)
 	if ((rc = make_budgets(&a, v.g, &budgets, &v.nb)) ||
 	    (rc = make_columns(&a, &v.cols, &v.ncols)))
 		goto out;
-	/* Whether or not a column uses it, as solve does. */
-	if (a.solver && strategy_backend(&(struct solve_request){ .solver = a.solver }, &err) == NULL) {
-		rc = cli_error("%s", err.msg);
+	if (a.plot && (rc = cli_plot_writable(a.plot)))
 		goto out;
-	}
 	v.budgets = budgets;
 	if (a.csv) {
 		if (out_open(&csv, a.csv, &err)) {

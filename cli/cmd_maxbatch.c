@@ -10,13 +10,14 @@
 #include <string.h>
 
 #include "../common/num.h"
-#include "cli.h"
 #include "../solvers/batch.h"
+#include "cli.h"
+#include "jsonl.h"
 #include "options.h"
 
 static const char maxbatch_usage[] =
 	"usage: checkmate maxbatch [GRAPH] --budget SIZE [--strategies LIST]\n"
-	"                          [--max-overhead X] [--csv FILE|-]\n\n"
+	"                          [--max-overhead X] [--csv FILE|-] [--json FILE|-]\n\n"
 	"For each strategy, the largest batch size whose plan for GRAPH (default: the\n"
 	"built-in example " CLI_DEFAULT_GRAPH ") fits SIZE at a cost of at most one extra\n"
 	"forward pass: 2 x forward cost + backward cost. Node memory and cost scale\n"
@@ -27,13 +28,16 @@ static const char maxbatch_usage[] =
 	"                           comma-separated list of the strategies below\n"
 	"      --max-overhead X     cap the cost at X times the checkpoint-all cost\n"
 	"                           instead\n"
+	CLI_JSON_HELP
+	"The table: the largest batch, as a multiple of checkpoint-all's, the\n"
+	"overhead (cost over the checkpoint-all cost) and the peak at that batch.\n"
 	"The CSV has one row per strategy (param: batch=B). ilp starts from the\n"
 	"largest batch of the strategies before it and takes the first plan that\n"
 	"fits (--gap does not apply): its cost is that plan's; solve at that batch\n"
-	"for the cheapest. A solve that runs out of time (-t, per solve; for ilp\n"
-	"60 s unless given, 0 for none) leaves that strategy's answer unproven. A\n"
-	"first SIGINT or SIGTERM marks the search under way and those after it\n"
-	"interrupted (exit 4); a second ends the process at once.\n\n"
+	"for the cheapest. A solve that runs out of time (-t, per solve) leaves\n"
+	"that strategy's answer unproven. A first SIGINT or SIGTERM marks the\n"
+	"search under way and those after it interrupted (exit 4); a second ends\n"
+	"the process at once.\n\n"
 	CLI_SHARED_HELP;
 
 int cmd_maxbatch_parse(int argc, char **argv, struct cli_args *a)
@@ -42,6 +46,7 @@ int cmd_maxbatch_parse(int argc, char **argv, struct cli_args *a)
 		{ "budget", required_argument, NULL, 'b' },
 		{ "strategies", required_argument, NULL, 's' },
 		{ "max-overhead", required_argument, NULL, 'X' },
+		CLI_JSON_LONGOPT,
 		CLI_SHARED_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -52,7 +57,22 @@ int cmd_maxbatch_parse(int argc, char **argv, struct cli_args *a)
 		return rc;
 	if (a->budget == NULL)
 		return cli_usage("maxbatch", "--budget is required");
-	return 0;
+	return cli_distinct_outputs("maxbatch", (const char *const[]){ a->csv, a->json }, 2);
+}
+
+/* One line of the table: the cells as text. */
+static void table_line(const char *strategy, const char *batch, const char *vs,
+		       const char *overhead, const char *peak, const char *status)
+{
+	printf("%-18s %13s %17s %9s %12s  %s\n", strategy, batch, vs, overhead, peak, status);
+}
+
+static const char *answer_status(const struct batch_answer *x)
+{
+	return x->proven ? "proven: batch + 1 does not fit" :
+	       x->capped ? "search limit reached" :
+	       x->interrupted ? "interrupted: the largest found so far" :
+	       "unproven: none found at batch + 1";
 }
 
 static void print_table(const struct graph *g, uint64_t budget, double ratio,
@@ -65,61 +85,52 @@ static void print_table(const struct graph *g, uint64_t budget, double ratio,
 		if (strcmp(ans[i].strategy, "checkpoint-all") == 0)
 			base = ans[i].batch;
 	printf("%s at budget %s: the largest batch whose plan fits, at a cost of at most\n"
-	       "%.4f x checkpoint-all (the file's batch size is %llu)\n\n",
+	       "%.4fx checkpoint-all's (the file's batch size is %llu)\n\n",
 	       g->id, size_human(budget, h, sizeof(h)), ratio,
 	       (unsigned long long)g->batch_size);
-	printf("%-18s %10s %16s %14s %9s  %s\n", "strategy", "max batch", "cost", "peak",
-	       "x ckpt-all", "status");
+	table_line("strategy", "largest batch", "vs checkpoint-all", "overhead", "peak memory",
+		   "status");
 	for (int i = 0; i < n; i++) {
 		const struct batch_answer *x = &ans[i];
-		char ratio_s[16] = "-", batch_s[32];
+		char vs[16] = "-", batch[32], over[16];
 
-		if (base > 0)
-			snprintf(ratio_s, sizeof(ratio_s), "%.2f", (double)x->batch / (double)base);
 		if (x->interrupted && x->batch == 0) {
-			printf("%-18s %10s %16s %14s %9s  %s\n", x->strategy, "?", "-", "-", "-",
-			       "interrupted");
-			continue;
+			table_line(x->strategy, "?", "-", "-", "-", "interrupted");
+		} else if (x->unsupported) {
+			table_line(x->strategy, "n/a", "-", "-", "-", "unsupported on this graph");
+		} else if (x->batch == 0) {
+			table_line(x->strategy, "0", "-", "-", "-", "none fits at batch 1");
+		} else {
+			if (base > 0)
+				snprintf(vs, sizeof(vs), "%.2fx", (double)x->batch / (double)base);
+			snprintf(batch, sizeof(batch), "%s%llu", x->capped ? ">=" : "",
+				 (unsigned long long)x->batch);
+			snprintf(over, sizeof(over), "%.4fx", x->overhead);
+			table_line(x->strategy, batch, vs, over, size_human(x->peak, h, sizeof(h)),
+				   answer_status(x));
 		}
-		if (x->unsupported) {
-			printf("%-18s %10s %16s %14s %9s  %s\n", x->strategy, "n/a", "-", "-", "-",
-			       "unsupported on this graph");
-			continue;
-		}
-		if (x->batch == 0) {
-			printf("%-18s %10s %16s %14s %9s  %s\n", x->strategy, "0", "-", "-", ratio_s,
-			       "none fits at batch 1");
-			continue;
-		}
-		snprintf(batch_s, sizeof(batch_s), "%s%llu", x->capped ? ">=" : "",
-			 (unsigned long long)x->batch);
-		printf("%-18s %10s %16.10g %14s %9s  %s\n", x->strategy, batch_s, x->cost,
-		       size_human(x->peak, h, sizeof(h)),
-		       ratio_s, x->proven ? "proven (batch + 1 does not fit)" :
-		       x->capped ? "search limit reached" :
-		       x->interrupted ? "interrupted (the largest found so far)" :
-		       "unproven (none found at batch + 1, none proven)");
 	}
 }
 
-/* The CSV rows, written whole or not at all. */
-static int write_csv(const struct cli_args *a, const struct graph *g, uint64_t budget,
-		     const struct batch_answer *ans, int n)
+/* The CSV rows and JSON lines, into outputs opened before the search. */
+static int write_rows(const struct cli_args *a, struct out *csv, struct out *json,
+		      const struct graph *g, uint64_t budget, const struct batch_answer *ans,
+		      int n)
 {
-	struct out csv = { 0 };
 	struct cm_error err;
 
-	if (out_open(&csv, a->csv, &err))
-		return cli_error("%s", err.msg);
-	if (a->header)
-		csv_header(csv.f);
+	if (a->csv && a->header)
+		csv_header(csv->f);
 	for (int i = 0; i < n; i++) {
 		struct strategy_row r;
 
 		batch_row_of_answer(&r, g, budget, &ans[i]);
-		csv_row(csv.f, &r);
+		if (a->csv)
+			csv_row(csv->f, &r);
+		if (a->json && jsonl_row(json->f, &r, NULL, &err))
+			return cli_error("%s", err.msg);
 	}
-	if (out_commit(&csv, &err))
+	if ((a->csv && out_commit(csv, &err)) || (a->json && out_commit(json, &err)))
 		return cli_error("%s", err.msg);
 	return 0;
 }
@@ -137,6 +148,7 @@ int cmd_maxbatch_main(int argc, char **argv)
 	struct batch_answer *ans = NULL;
 	struct solve_request settings = { 0 };
 	struct batch_run_request br;
+	struct out csv = { 0 }, json = { 0 };
 	struct cm_error err;
 	struct graph *g;
 	uint64_t budget;
@@ -168,15 +180,19 @@ int cmd_maxbatch_main(int argc, char **argv)
 		rc = cli_error("out of memory");
 		goto out;
 	}
+	if ((a.csv && out_open(&csv, a.csv, &err)) || (a.json && out_open(&json, a.json, &err))) {
+		rc = cli_error("%s", err.msg);
+		goto out;
+	}
 	ratio = a.max_overhead > 0 ? a.max_overhead : batch_default_ratio(g);
 	br = (struct batch_run_request){ list, n, budget, ratio, &settings, note, &a.quiet };
 	if (batch_run(g, &br, ans, &err)) {
 		rc = cli_error("%s: %s", g->id, err.msg);
 		goto out;
 	}
-	if (a.csv && (rc = write_csv(&a, g, budget, ans, n)))
+	if ((rc = write_rows(&a, &csv, &json, g, budget, ans, n)))
 		goto out;
-	if (!(a.csv && strcmp(a.csv, "-") == 0))
+	if (!(a.csv && strcmp(a.csv, "-") == 0) && !(a.json && strcmp(a.json, "-") == 0))
 		print_table(g, budget, ratio, ans, n);
 	/* Cut short, the answer is partial: as a search that ran out of time. */
 	for (int i = 0; i < n; i++)
@@ -184,6 +200,8 @@ int cmd_maxbatch_main(int argc, char **argv)
 	rc = fflush(stdout) != 0 ? cli_error("standard output: write failed") :
 	     cut ? CM_EXIT_NO_PLAN : CM_EXIT_OK;
 out:
+	out_abort(&csv);
+	out_abort(&json);
 	free(list);
 	free(ans);
 	graph_free(g);

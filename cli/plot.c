@@ -18,6 +18,17 @@ int cli_plot_name(const char *cmd, const char *path)
 	return 0;
 }
 
+int cli_plot_writable(const char *path)
+{
+	struct out probe;
+	struct cm_error err;
+
+	if (out_open(&probe, path, &err))
+		return cli_error("%s", err.msg);
+	out_abort(&probe);
+	return 0;
+}
+
 void cli_plot_string(FILE *gp, const char *s)
 {
 	fputc('\'', gp);

@@ -353,6 +353,21 @@ run solve linear:4 --budget 6 --json "$TMP/jd/no/j.jsonl" --csv "$TMP/jd/r.csv"
 [ "$rc" -eq 1 ] && [[ "$err" == *"$TMP/jd/no/j.jsonl"* ]] && [ ! -e "$TMP/jd/no" ]
 ok $? "an unwritable --json path: exit 1, named: $err"
 
+run maxbatch linear:8 --budget 60 --strategies checkpoint-all,dtr --quiet
+[ "$rc" -eq 0 ] && [[ "$out" == *"strategy           largest batch vs checkpoint-all  overhead  peak memory  status"* ]] &&
+	[[ "$out" == *"dtr                           12             2.00x   1.2941x         60 B  proven: batch + 1 does not fit"* ]]
+ok $? "maxbatch's table: plain column names, the batch against checkpoint-all's and the overhead as multiples"
+run maxbatch linear:8 --budget 60 --strategies checkpoint-all,dtr --json - --csv "$TMP/mb.csv" --quiet
+printf '%s\n' "$out" >"$TMP/mb.jsonl"
+[ "$rc" -eq 0 ] && [ "$(wc -l <"$TMP/mb.jsonl")" -eq 2 ] && json_agrees "$TMP/mb.csv" "$TMP/mb.jsonl"
+ok $? "maxbatch --json -: a line per CSV row, the table left out"
+run compare linear:30 --ilp --sweep 3 --plot /nonexistent/dir/c.svg
+[ "$rc" -eq 1 ] && [ -z "$out" ] && [ "$err" = "checkmate: /nonexistent/dir/c.svg: No such file or directory" ]
+ok $? "compare checks its --plot path before the work: $err"
+run maxbatch linear:8 --budget 60 --json /nonexistent/dir/mb.jsonl
+[ "$rc" -eq 1 ] && [ -z "$out" ] && [[ "$err" != *"searching"* ]]
+ok $? "maxbatch checks its output paths before the search: $err"
+
 # --- --list, for the completion scripts and the manual page
 run --list strategies
 [ "$rc" -eq 0 ] && [ "$(cut -f1 "$TMP/out" | tr '\n' ' ')" = \
