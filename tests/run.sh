@@ -9,7 +9,8 @@
 # runs every case; the later ones (the sanitizer build) with
 # CHECKMATE_QUICK=1, where the solver-heavy loops run fewer cases
 # (tests/tap.h, tap_cases), the install test does not run again, and the
-# PyTorch programs run under torch 2.13 only (see suite()).
+# PyTorch programs run under torch 2.13 only (see suite()); the signal and
+# deep-graph tests run in the sanitizer suite alone.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 tmp=$(mktemp -d)
@@ -48,7 +49,11 @@ suite() {
 		 tests/fuzz_replay.sh tests/deep.sh tests/structure.sh; do
 		case "$t" in
 		*.o|*.d) ;;
-		tests/cli.sh|tests/interrupt.sh|tests/deep.sh) one "$t" "$build/checkmate" ;;
+		tests/cli.sh) one "$t" "$build/checkmate" ;;
+		# the signal and deep-graph paths run once, under the
+		# sanitizers when there is a sanitizer build
+		tests/interrupt.sh|tests/deep.sh)
+			{ [ "$quick" = 1 ] || [ "$nbuilds" = 1 ]; } && one "$t" "$build/checkmate" ;;
 		tests/fuzz_replay.sh) one "$t" "$build" ;;
 		tests/install.sh|tests/structure.sh) [ "$quick" = 1 ] || one "$t" "$build" ;;
 		*) one "$t" ;;

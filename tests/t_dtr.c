@@ -225,7 +225,8 @@ static void test_shared(void)
 			/* best runs every heuristic: on the largest graphs only
 			 * at f = .75, to keep the test short; so does every
 			 * heuristic on random_layered_n500 and n1000, where none
-			 * finds a plan and each run takes seconds. */
+			 * finds a plan and each run takes seconds, and best not
+			 * at all there (it thrashes 40 s through its 14 runs). */
 			len = snprintf(line, sizeof(line), "%s %s:", names[i],
 				       dtr_heuristic_names[heurs[h]]);
 			for (int k = 0; k < (random ? 5 : 3); k++) {
@@ -234,7 +235,8 @@ static void test_shared(void)
 				double cost = -1;
 				int v;
 
-				if (b < lb || (g->n > 300 && k != 2 && (heurs[h] == DTR_BEST || random))) {
+				if (b < lb || (g->n > 300 && k != 2 && (heurs[h] == DTR_BEST || random)) ||
+				    (g->n > 300 && random && heurs[h] == DTR_BEST)) {
 					len += snprintf(line + len, sizeof(line) - (size_t)len, " -");
 					continue;
 				}
