@@ -8,8 +8,6 @@ the command line as a user would. Budgets are given in bytes as fixed memory
 plus 60% of the activation memory (checkpoint-all peak - fixed memory): with
 the small inputs used here the parameters and their gradients are most of
 the peak, so "60%" of the whole peak would be below fixed memory."""
-import contextlib
-import io
 import json
 import os
 import re
@@ -21,7 +19,7 @@ import time
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 PY = sys.executable
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tap import finish, ok  # noqa: E402
+from tap import cli, finish, ok  # noqa: E402
 
 
 def sh(*cmd, timeout=120):
@@ -29,17 +27,6 @@ def sh(*cmd, timeout=120):
     return p.returncode, p.stdout, p.stderr
 
 
-def cli(argv):
-    """checkmate_torch's main() in this process: (status, stdout, stderr)."""
-    from checkmate_torch.__main__ import main
-    out, err = io.StringIO(), io.StringIO()
-    status = 0
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            status = main(argv) or 0
-        except SystemExit as e:
-            status = e.code if isinstance(e.code, int) else 1
-    return status, out.getvalue(), err.getvalue()
 
 
 ALIAS_OPS = {"view", "_reshape_alias", "_unsafe_view", "t", "transpose", "expand",

@@ -6,8 +6,6 @@ replay it with the gradients of an ordinary step (`checkmate_torch run`).
 
 Usage: PYTHON tests/torch/t_llm.py [CHECKMATE_BINARY]   (from anywhere)
 Prints TAP and ends with "N passed, M failed"."""
-import contextlib
-import io
 import json
 import os
 import subprocess
@@ -16,21 +14,11 @@ import tempfile
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tap import finish, ok  # noqa: E402
+from tap import cli, finish, ok  # noqa: E402
 
 LLM = os.path.join(ROOT, "checkmate_torch", "examples", "llm.py")
 
 
-def cli(argv):
-    from checkmate_torch.__main__ import main
-    out, err = io.StringIO(), io.StringIO()
-    status = 0
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            status = main(argv) or 0
-        except SystemExit as e:
-            status = e.code if isinstance(e.code, int) else 1
-    return status, out.getvalue(), err.getvalue()
 
 
 def main():

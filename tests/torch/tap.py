@@ -1,6 +1,9 @@
-"""TAP for the PyTorch test programs: ok() prints one numbered line (and
-up to six lines of detail when it fails), finish() the closing
-"N passed, M failed" and the exit status."""
+"""What the PyTorch test programs share: TAP (ok() prints one numbered
+line, and up to six lines of detail when it fails; finish() the closing
+"N passed, M failed" and the exit status) and cli(), checkmate_torch's
+command line run in this process."""
+import contextlib
+import io
 import sys
 
 _count = {"passed": 0, "failed": 0}
@@ -20,3 +23,16 @@ def ok(cond, what, detail=None):
 def finish():
     print("%d passed, %d failed" % (_count["passed"], _count["failed"]))
     sys.exit(1 if _count["failed"] else 0)
+
+
+def cli(argv):
+    """checkmate_torch's main() in this process: (status, stdout, stderr)."""
+    from checkmate_torch.__main__ import main
+    out, err = io.StringIO(), io.StringIO()
+    status = 0
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            status = main(argv) or 0
+        except SystemExit as e:
+            status = e.code if isinstance(e.code, int) else 1
+    return status, out.getvalue(), err.getvalue()
