@@ -104,8 +104,8 @@ static int check_value(const struct strategy_key *k, const char *v, struct cm_er
 	if (k->choices == NULL) {
 		d = strtod(v, &end);
 		if (end == v || *end || !(d >= k->lo && d <= k->hi) || d != floor(d))
-			return cm_errorf(err, "--param %s: expected a whole number from %.17g to "
-					 "%.17g, not '%s'", k->name, k->lo, k->hi, v);
+			return cm_errorf(err, "--param %s: expected %s, not '%s'", k->name,
+					 strategy_key_values(k, values, sizeof(values)), v);
 		return 0;
 	}
 	for (const char *const *c = k->choices; *c; c++)
