@@ -479,7 +479,7 @@ int strategy_run_approx(const struct strategy *s, const struct graph *g,
 	w.n_lp = so.n_sweep = eps_sweep(g, &rm, rq->budget, eps, ub);
 	so.sweep_ub = ub;
 	w.eps = eps;
-	w.deadline = rq->time_limit > 0 ? cm_clock() + rq->time_limit : 0;
+	w.deadline = strategy_deadline(rq);
 	so.jobs = w.jobs = sweep_jobs(&rm.milp, rq, so.n_sweep, so.sweep_fresh);
 	name_lp(&w, 0);
 	w.sstar = malloc((size_t)g->n * (size_t)g->n * sizeof(double) + 1);

@@ -523,7 +523,7 @@ int strategy_run_auto(const struct strategy *s, const struct graph *g,
 		      const struct solve_request *rq, struct solve_outcome *out,
 		      struct cm_error *err)
 {
-	double t0 = cm_clock(), limit = rq->time_limit > 0 ? rq->time_limit : STRATEGY_TIME_LIMIT;
+	double t0 = cm_clock(), limit = strategy_time_limit(rq);
 	struct incumbent in = { 0 };
 	struct phase ph[3];
 	int n_ph = phases_of(g, ph), refused = 0, rc;

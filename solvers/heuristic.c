@@ -15,7 +15,7 @@ int strategy_run_heuristic(const struct strategy *s, const struct graph *g,
 			   struct cm_error *err)
 {
 	const struct baseline b = { s->name, s->point };
-	double deadline = rq->time_limit > 0 ? cm_clock() + rq->time_limit : 0;
+	double deadline = strategy_deadline(rq);
 	struct plan *p;
 	char who[160];
 	int rc = baseline_best_until(&b, deadline, g, rq->budget, &p, &out->sim, out->param,

@@ -34,7 +34,7 @@ static void no_schedule(const struct graph *g, const struct solve_request *rq, i
 
 STRATEGY_RUN(strategy_run_pebble)
 {
-	double limit = rq->time_limit > 0 ? rq->time_limit : STRATEGY_TIME_LIMIT, t0 = cm_clock();
+	double limit = strategy_time_limit(rq), t0 = cm_clock();
 	struct plan *p;
 	int *steps, rc, node = -1, ancestors = 0;
 	long n;

@@ -4,7 +4,6 @@
 
 #include <stdio.h>
 
-#include "../common/clock.h"
 #include "../common/stop.h"
 
 int strategy_run_dtr(const struct strategy *s, const struct graph *g,
@@ -12,7 +11,7 @@ int strategy_run_dtr(const struct strategy *s, const struct graph *g,
 		     struct cm_error *err)
 {
 	struct dtr_opts o = { .heuristic = DTR_BEST,
-			      .deadline = rq->time_limit > 0 ? cm_clock() + rq->time_limit : 0 };
+			      .deadline = strategy_deadline(rq) };
 	const char *h = strategy_param(rq, "heuristic");
 	struct plan *p;
 	int rc;

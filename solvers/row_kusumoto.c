@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../common/clock.h"
 
 int strategy_run_kusumoto(const struct strategy *s, const struct graph *g,
 			  const struct solve_request *rq, struct solve_outcome *out,
@@ -21,7 +20,7 @@ int strategy_run_kusumoto(const struct strategy *s, const struct graph *g,
 	o.exact = strcmp(s->name, "kusumoto-exact") == 0;
 	o.memory_centric = centric && strcmp(centric, "memory") == 0;
 	o.time_steps = (int)strategy_param_whole(rq, "time-steps", 0);
-	o.deadline = rq->time_limit > 0 ? cm_clock() + rq->time_limit : 0;
+	o.deadline = strategy_deadline(rq);
 	snprintf(out->param, sizeof(out->param), "centric=%s",
 		 o.memory_centric ? "memory" : "time");
 	if ((p = plan_new()) == NULL)

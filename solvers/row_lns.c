@@ -14,7 +14,7 @@ int strategy_run_lns(const struct strategy *s, const struct graph *g,
 		     struct cm_error *err)
 {
 	struct lns_opts o = { .ops = strategy_backend(rq, err), .seed = rq->seed,
-			      .time_limit = rq->time_limit > 0 ? rq->time_limit : STRATEGY_TIME_LIMIT,
+			      .time_limit = strategy_time_limit(rq),
 			      .progress = rq->progress, .ctx = rq->ctx,
 			      .memory_limit = rq->memory_limit };
 	struct sim_result sim;

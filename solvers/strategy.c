@@ -264,11 +264,19 @@ void strategy_settle(const struct graph *g, const struct solve_request *rq, cons
 	}
 }
 
+double strategy_time_limit(const struct solve_request *rq)
+{
+	return rq->time_limit > 0 ? rq->time_limit : STRATEGY_TIME_LIMIT;
+}
+
 double strategy_time_left(const struct solve_request *rq, double t0)
 {
-	double limit = rq->time_limit > 0 ? rq->time_limit : STRATEGY_TIME_LIMIT;
+	return fmax(0, strategy_time_limit(rq) - (cm_clock() - t0));
+}
 
-	return fmax(0, limit - (cm_clock() - t0));
+double strategy_deadline(const struct solve_request *rq)
+{
+	return rq->time_limit > 0 ? cm_clock() + rq->time_limit : 0;
 }
 
 void strategy_set_infeasible(const struct graph *g, uint64_t budget, int node, int ancestors,

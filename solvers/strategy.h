@@ -252,9 +252,16 @@ double strategy_meet_bound(const struct graph *g, double cost, int fits, double 
  * costs no more than the bound becomes "optimal". Set the status first. */
 void strategy_set_bound(const struct graph *g, struct solve_outcome *out, double bound);
 
-/* Seconds left of rq's time limit since t0 (cm_clock()), at least 0; of
- * STRATEGY_TIME_LIMIT when rq has none. */
+/* rq's time limit in seconds, STRATEGY_TIME_LIMIT when it has none (the
+ * limit of the strategies that share their time out: auto, lns, pebble). */
+double strategy_time_limit(const struct solve_request *rq);
+
+/* Seconds left of strategy_time_limit(rq) since t0 (cm_clock()), at
+ * least 0. */
 double strategy_time_left(const struct solve_request *rq, double t0);
+
+/* The cm_clock() time at which rq's time limit ends, 0 when it has none. */
+double strategy_deadline(const struct solve_request *rq);
 
 /* A proof that no plan fits the budget: `node` cannot be computed within
  * it however its `ancestors` are scheduled (graph/pebble.h). Sets status

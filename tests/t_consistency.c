@@ -2,8 +2,8 @@
  * budget: a plan that fits never costs less than a bound valid for it; no
  * "infeasible" where some strategy has a plan that fits; "optimal" only
  * with a bound that its cost meets; "over_budget" only with a plan over
- * the budget. Bounds of the stage model (ilp, approx, lns, and auto's from
- * them) hold for the plans whose first computes follow file order
+ * the budget. Bounds of the stage model (the solver rows: ilp, approx, lns,
+ * and auto's from them) hold for the plans whose first computes follow file order
  * (docs/model.md, "What optimal covers"); the checkpoint-all cost (the
  * floor) and every bound of the other strategies hold for all plans. */
 #include <math.h>
@@ -44,12 +44,6 @@ static int first_computes_in_order(const struct graph *g, const struct plan *p)
 	}
 	free(seen);
 	return in_order;
-}
-
-static int model_strategy(const char *name)
-{
-	return strcmp(name, "ilp") == 0 || strcmp(name, "approx") == 0 ||
-	       strcmp(name, "lns") == 0 || strcmp(name, "auto") == 0;
 }
 
 static void fail(int kind, const char *what, const struct graph *g, uint64_t budget,
@@ -116,7 +110,8 @@ static void run_all(const struct graph *g, uint64_t budget)
 				      .cost = o.plan ? o.sim.cost : 0, .has_bound = o.has_lower_bound,
 				      .bound = o.lower_bound };
 		x->in_model = o.plan && first_computes_in_order(g, o.plan);
-		x->bound_global = !model_strategy(rq.strategy) ||
+		/* The solver rows' bounds are the stage model's. */
+		x->bound_global = !(strategy_at(s)->flags & STRATEGY_SOLVER) ||
 				  num_eq(o.lower_bound, graph_total_cost(g)) ||
 				  strstr(o.param, "bound=pebble") != NULL;
 		n++;
