@@ -57,6 +57,7 @@ struct incumbent {
 	char why[256];        /* why a phase found nothing, for the summary */
 	char refused[512];    /* the phases refused for memory, and why */
 	char failed[256];     /* the phase that failed (a solver crash), and why */
+	char early[96];       /* why auto ended before its time limit, or "" */
 	int cols, rows, nnz;  /* the model the last phase built, if any */
 };
 
@@ -71,6 +72,7 @@ static const char *phase_words(const char *phase)
 		{ "approx", "rounding LP relaxations (approx)" },
 		{ "ilp", "solving the whole MILP (ilp)" },
 		{ "lns", "improving the plan window by window (lns)" },
+		{ "dtr-tune", "tuning dtr's weights per repeated-block class (dtr-tune)" },
 	};
 
 	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
@@ -159,11 +161,15 @@ struct phase {
 	double share;
 };
 
-static int phases_of(const struct graph *g, struct phase ph[3])
+static int phases_of(const struct graph *g, struct phase ph[4])
 {
 	double n = g->n, cols = 1.5 * n * n + n * g->n_edges;
 	int k = 0;
 
+	/* dtr's weights tuned: the whole time on graphs too large for the
+	 * stage matrices' searches, else a quarter (it ends sooner when its
+	 * search converges: a second on graphs of a few hundred nodes). */
+	ph[k++] = (struct phase){ "dtr-tune", g->n > REPAIR_MAX_NODES ? 1.0 : 0.25 };
 	if (cols <= AUTO_MILP_ALONE) {
 		ph[k++] = (struct phase){ "approx", 0.25 };
 		ph[k++] = (struct phase){ "ilp", 1.0 };
@@ -172,9 +178,10 @@ static int phases_of(const struct graph *g, struct phase ph[3])
 	} else if (cols <= AUTO_LP_COLUMNS) {
 		ph[k++] = (struct phase){ "approx", 1.0 };
 	}
-	/* lns works on stage matrices; past their limit the heuristics'
-	 * plan is the answer. */
-	if (g->n <= STAGES_MAX_NODES && strategy_find("lns", NULL))
+	/* lns works on stage matrices and, past the repair's limit, does
+	 * not finish a pass in a minute (32-layer Llama, 4,652 nodes: stage
+	 * 159 after 60 s); there the tuned plan is the answer. */
+	if (g->n <= REPAIR_MAX_NODES && strategy_find("lns", NULL))
 		ph[k++] = (struct phase){ "lns", 1.0 };
 	return k;
 }
@@ -332,7 +339,7 @@ static int repair_phase(const struct graph *g, const struct solve_request *rq,
 		return all ? -1 : cm_errorf(err, "out of memory");
 	}
 	snprintf(all->strategy, sizeof(all->strategy), "checkpoint-all");
-	if (n_ph > 1)
+	if (has_phase(ph, n_ph, "ilp") || has_phase(ph, n_ph, "approx"))
 		left /= 2;
 	report(rq, in, t0, "repair");
 	run_phase(g, rq, "lns", t0, left, all, in, &refused);
@@ -441,10 +448,14 @@ static void run_phases(const struct graph *g, const struct solve_request *rq,
 {
 	for (int k = 0; k < n_ph && !in->proven && !in->infeasible && !stop_requested(); k++) {
 		double left = limit - (cm_clock() - t0);
+		int solver = has_phase(ph, n_ph, "ilp") || has_phase(ph, n_ph, "approx");
 
 		if (left <= 0.5 || (strcmp(ph[k].name, "lns") == 0 &&
-				    (in->plan == NULL || (in->repaired && n_ph == 1))))
+				    (in->plan == NULL || (in->repaired && !solver))))
 			break;
+		/* dtr-tune starts from dtr's plan, which no heuristic fits. */
+		if (strcmp(ph[k].name, "dtr-tune") == 0 && in->plan == NULL)
+			continue;
 		report(rq, in, t0, ph[k].name);
 		run_phase(g, rq, ph[k].name, t0, left * ph[k].share, NULL, in, refused);
 		/* The MILP refused for memory: its LP in its place, unless that
@@ -454,6 +465,12 @@ static void run_phases(const struct graph *g, const struct solve_request *rq,
 			k--;
 		}
 	}
+	/* Every phase ended on its own (dtr-tune converged, lns ran out of
+	 * windows): nothing more to gain by waiting. */
+	if (!in->proven && !in->infeasible && !stop_requested() && in->plan &&
+	    limit - (cm_clock() - t0) > 1)
+		snprintf(in->early, sizeof(in->early), "ended %.0f s before the time limit: "
+			 "every phase ran to its end", limit - (cm_clock() - t0));
 }
 
 /* The bound that goes with in's plan: the solvers' bounds and proofs are
@@ -490,10 +507,16 @@ static int take_incumbent(const struct strategy *s, const struct graph *g,
 	snprintf(out->param, sizeof(out->param), "plan=%.20s;bound=%.12s%s",
 		 in->plan ? in->plan_by : "none", in->has_bound ? in->bound_by : "none",
 		 in->plan && in->reordered && out_of_order(g, in->plan) ? ";order=low-memory" : "");
-	if (in->refused[0] || in->failed[0])
-		snprintf(out->why, sizeof(out->why), "%s%.300s%s%.150s",
-			 in->refused[0] ? "refused for memory: " : "", in->refused,
-			 in->refused[0] && in->failed[0] ? "; " : "", in->failed);
+	if (in->refused[0] || in->failed[0] || in->early[0]) {
+		char a[300], b[110];
+
+		snprintf(a, sizeof(a), "%s%.250s", in->refused[0] ? "refused for memory: " : "",
+			 in->refused);
+		snprintf(b, sizeof(b), "%s%.100s", in->refused[0] && in->failed[0] ? "; " : "",
+			 in->failed);
+		snprintf(out->why, sizeof(out->why), "%s%s%s%.90s", a, b,
+			 (in->refused[0] || in->failed[0]) && in->early[0] ? "; " : "", in->early);
+	}
 	if (in->plan == NULL) {
 		strategy_set_status(out, in->infeasible ? STATUS_INFEASIBLE : STATUS_NO_PLAN);
 		/* Stopped, strategy_solve says why. */
@@ -525,7 +548,7 @@ int strategy_run_auto(const struct strategy *s, const struct graph *g,
 {
 	double t0 = cm_clock(), limit = strategy_time_limit(rq);
 	struct incumbent in = { 0 };
-	struct phase ph[3];
+	struct phase ph[4];
 	int n_ph = phases_of(g, ph), refused = 0, rc;
 
 	run_heuristics(g, rq, t0, limit, &in);

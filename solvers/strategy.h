@@ -193,6 +193,7 @@ STRATEGY_RUN(strategy_run_ilp);
 STRATEGY_RUN(strategy_run_approx);
 STRATEGY_RUN(strategy_run_dtr);
 STRATEGY_RUN(strategy_run_shave);
+STRATEGY_RUN(strategy_run_tune);
 STRATEGY_RUN(strategy_run_kusumoto);
 STRATEGY_RUN(strategy_run_lns);
 STRATEGY_RUN(strategy_run_auto);

@@ -37,6 +37,8 @@ const struct strategy strategy_table[] = {
 	  PAPER_HEURISTIC, NULL, strategy_run_heuristic, baseline_linearized_greedy },
 	{ "dtr", "greedy eviction in file order, evicted inputs recomputed on demand (after DTR); any DAG",
 	  STRATEGY_HEURISTIC | STRATEGY_MAXBATCH, dtr_params, strategy_run_dtr, NULL },
+	{ "dtr-tune", "dtr with a weight per repeated-block class on its eviction score, searched within the time limit; any DAG",
+	  0, NULL, strategy_run_tune, NULL },
 	{ "shave", "peak shaving from checkpoint-all: stop keeping values through stages over budget, recompute them where needed; any DAG",
 	  STRATEGY_HEURISTIC | STRATEGY_MAXBATCH, NULL, strategy_run_shave, NULL },
 	{ "pebble", "a plan however much it recomputes, or a proof that none fits: the pebble game searched backwards from each node no other reads",

@@ -38,6 +38,7 @@ struct dtr {
 			      * recomputation chain needs v; not evictable */
 	int *remaining;      /* users of v whose file-order step is still to come */
 	double *last;        /* clock at v's last compute or read */
+	const double *weight; /* dtr_opts.weight, or NULL */
 	double clock, tick;  /* now; tick keeps staleness above 0 */
 	int step;            /* the node whose file-order step is under way */
 	int by_cost;         /* the clock advances by cost, else by 1 a compute */
@@ -144,7 +145,8 @@ static int state_init(struct dtr *s, const struct graph *g, uint64_t budget,
 			   .max_computes = o->max_computes > 0 ? o->max_computes
 							       : 10L * g->n + 10000L,
 			   .max_soft = o->max_soft > 0 ? o->max_soft : (long)g->n + 100,
-			   .deadline = o->deadline, .keep_dead = o->keep_dead };
+			   .deadline = o->deadline, .keep_dead = o->keep_dead,
+			   .weight = o->weight };
 	s->resident = calloc(n, 1);
 	s->computed = calloc(n, 1);
 	s->dead = calloc(n, 1);
@@ -449,7 +451,7 @@ static int next_read(const struct dtr *s, int v)
 
 /* The numerator of live value v's score: c plus e* (full, nextuse), the
  * classes' e* (eqclass) or the evicted ancestors (msps); c (local); 0. */
-static double numerator(struct dtr *s, int v)
+static double numerator_plain(struct dtr *s, int v)
 {
 	double c = s->g->nodes[v].cost;
 
@@ -466,6 +468,14 @@ static double numerator(struct dtr *s, int v)
 	default:
 		return 0;
 	}
+}
+
+/* numerator_plain times v's weight. */
+static double numerator(struct dtr *s, int v)
+{
+	double w = s->weight ? s->weight[v] : 1;
+
+	return w * numerator_plain(s, v);
 }
 
 /* The score of resident value v with numerator a; the lowest is evicted

@@ -52,6 +52,8 @@ struct dtr_opts {
 			       * 0 for 10 n + 10,000 */
 	double deadline;      /* give up at this cm_clock() time (best: keep the
 			       * best plan found by then); 0 for none */
+	const double *weight; /* per node: a factor on the score's numerator
+			       * (higher keeps the value longer); NULL for 1 */
 	int verify;           /* 1: check every eviction's pick against a scan
 			       * of all resident values (slow; for tests): an
 			       * error (-1) when they differ */
