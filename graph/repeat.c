@@ -56,7 +56,8 @@ int graph_repeat_classes(const struct graph *g, int rounds, int *cls, struct cm_
 		double cost = g->nodes[v].cost;
 
 		memcpy(&c, &cost, sizeof(c));
-		col[v] = mix(mix(c) ^ g->nodes[v].memory) + (uint64_t)g->nodes[v].backward;
+		col[v] = mix(mix(mix(c) ^ g->nodes[v].memory) + (uint64_t)g->nodes[v].backward) +
+			 ((uint64_t)graph_ndeps(g, v) << 32) + (uint64_t)graph_nusers(g, v);
 	}
 	/* Each round: a node's colour, with its inputs' and its users'
 	 * colours as multisets (sums of mixed colours, in two flavours). */

@@ -10,8 +10,9 @@
 #define GRAPH_REPEAT_ROUNDS 3
 
 /* Colours g's nodes so that two nodes share a class when they have equal
- * cost, memory and direction (forward or backward) and, up to `rounds`
- * edges away, their inputs and users do too, as multisets (colour
+ * cost, memory, direction (forward or backward) and numbers of inputs and
+ * users and, up to `rounds` edges away, their inputs and users do too, as
+ * multisets (colour
  * refinement, after Weisfeiler and Leman). Nodes at the same place in
  * identical blocks get the same class, except within `rounds` edges of
  * where the repetition starts or ends. Writes cls[v] in 0 .. count - 1
