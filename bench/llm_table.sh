@@ -13,17 +13,20 @@
 #
 # Environment: FRACS (percent, default "25 50 75"), BIG_FRACS (for graphs
 # of more than BIG_NODES nodes, default: FRACS), BIG_NODES (default 4000),
-# TIME (auto's time limit, default 60), CSV (default build/llm/table.csv).
+# BIN (default ./checkmate), TIME (auto's time limit, default 60), ILP (when set: also ilp with this
+# time limit on graphs of at most BIG_NODES nodes), CSV (default
+# build/llm/table.csv).
 # One core: auto gets --threads 1, compare --jobs 1.
 set -eu
 cd "$(dirname "$0")/.."
-BIN=./checkmate
+BIN=${BIN:-./checkmate}
 DIR=build/llm
 CSV=${CSV:-$DIR/table.csv}
 FRACS=${FRACS:-25 50 75}
 BIG_FRACS=${BIG_FRACS:-$FRACS}
 BIG_NODES=${BIG_NODES:-4000}
 TIME=${TIME:-60}
+ILP=${ILP:-}
 
 field() { # field NAME JSON-LINE: a number of info's JSON
 	sed -n "s/.*\"$1\":\([0-9.]*\).*/\1/p" <<< "$2"
@@ -40,16 +43,18 @@ table() {
 			gap = $11 == "" ? "" : sprintf(", gap %.2f%%", 100 * $11)
 			auto[key] = $8 ? sprintf("%.4f (%s%s)", $9, src, gap) : "none found"
 		}
+		if ($5 == "ilp") ilp[key] = $8 ? sprintf("%.4f", $9) : "none found"
 		if ($5 == "paper") paper[key] = $8 ? sprintf("%.4f (%s)", $9, $6) : "none fits"
 		secs[key, $5] = $10
 	}
 	END {
-		print "| graph | nodes | f | budget (GiB) | dtr | auto (plan from, gap to its bound) | best paper baseline | seconds (dtr / auto / baselines) |"
-		print "|---|---:|---:|---:|---:|---:|---:|---:|"
+		print "| graph | nodes | f | budget (GiB) | dtr | auto (plan from, gap to its bound) | ilp | best paper baseline | seconds (dtr / auto / baselines) |"
+		print "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
 		for (i = 1; i <= n; i++) {
 			k = order[i]
-			printf "| %s | %d | %.2f | %.2f | %s | %s | %s | %.1f / %.1f / %.1f |\n",
-				g[k], nodes[k], f[k], b[k] / 2^30, dtr[k], auto[k], paper[k],
+			printf "| %s | %d | %.2f | %.2f | %s | %s | %s | %s | %.1f / %.1f / %.1f |\n",
+				g[k], nodes[k], f[k], b[k] / 2^30, dtr[k], auto[k],
+				(k in ilp) ? ilp[k] : "-", paper[k],
 				secs[k, "dtr"], secs[k, "auto"], secs[k, "paper"]
 		}
 	}' "$CSV"
@@ -85,6 +90,11 @@ for name in "${graphs[@]}"; do
 		"$BIN" solve "$g" --budget "$budget" --strategy auto --time-limit "$TIME" --threads 1 \
 			--csv - --no-header -q |
 			awk -F, -v pre="$pre" '{ print pre ",auto," $2 "," $3 "," $6 "," $8 "," $12 "," $11 }' >> "$CSV" || true
+		if [ -n "$ILP" ] && [ "$nodes" -le "$BIG_NODES" ]; then
+			"$BIN" solve "$g" --budget "$budget" --strategy ilp --time-limit "$ILP" --threads 1 \
+				--csv - --no-header -q |
+				awk -F, -v pre="$pre" '{ print pre ",ilp," $2 "," $3 "," $6 "," $8 "," $12 "," $11 }' >> "$CSV" || true
+		fi
 		t0=$(date +%s.%N)
 		rows=$("$BIN" compare "$g" --budgets "$budget" --jobs 1 --csv - --no-header --quiet || true)
 		secs=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.3f", b - a }')

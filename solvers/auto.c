@@ -44,6 +44,14 @@
  * 0.1 s on 1,000 nodes. */
 #define AUTO_ORDER_RESTARTS 256
 
+/* Seconds, at most, for approx before the MILP on models of 40,000-150,000
+ * columns: its bound LP (6-10 s on MobileNet) and a rounding or two; the
+ * MILP's proof needs the rest. */
+#define AUTO_BOUND_SECONDS 20.0
+
+/* Phases after the heuristics, at most (phases_of). */
+#define AUTO_MAX_PHASES 4
+
 /* What the phases have found so far. */
 struct incumbent {
 	struct plan *plan;    /* the cheapest plan that fits, or NULL */
@@ -154,15 +162,16 @@ static void take(struct incumbent *in, const char *by, struct solve_outcome *o)
  * takes seconds there and its plan may beat the heuristics': a better
  * warm start), then the whole MILP. Larger MILPs (n = 100 random layered
  * graphs: the MILP finds nothing in 60 s where lns improves dtr's plan by
- * 8%): half the time, then lns. Up to the LP's limit, the MILP for most
- * of the time, then lns; lns alone on the rest, up to the repair's
+ * 8%): half the time, then lns. Up to the LP's limit, the LP and its
+ * rounding for a little time, the MILP for most of the rest, then lns; lns alone on the rest, up to the repair's
  * limit. */
 struct phase {
 	const char *name;
 	double share;
+	double cap;  /* seconds at most, 0 for no cap */
 };
 
-static int phases_of(const struct graph *g, struct phase ph[4])
+static int phases_of(const struct graph *g, struct phase ph[AUTO_MAX_PHASES])
 {
 	double n = g->n, cols = 1.5 * n * n + n * g->n_edges;
 	int k = 0;
@@ -170,23 +179,26 @@ static int phases_of(const struct graph *g, struct phase ph[4])
 	/* dtr's weights tuned: the whole time on graphs too large for the
 	 * stage matrices' searches, else a quarter (it ends sooner when its
 	 * search converges: a second on graphs of a few hundred nodes). */
-	ph[k++] = (struct phase){ "dtr-tune", g->n > REPAIR_MAX_NODES ? 1.0 : 0.25 };
+	ph[k++] = (struct phase){ "dtr-tune", g->n > REPAIR_MAX_NODES ? 1.0 : 0.25, 0 };
 	if (cols <= AUTO_MILP_ALONE) {
-		ph[k++] = (struct phase){ "approx", 0.25 };
-		ph[k++] = (struct phase){ "ilp", 1.0 };
+		ph[k++] = (struct phase){ "approx", 0.25, 0 };
+		ph[k++] = (struct phase){ "ilp", 1.0, 0 };
 	} else if (cols <= AUTO_MILP_COLUMNS) {
-		ph[k++] = (struct phase){ "ilp", 0.5 };
+		ph[k++] = (struct phase){ "ilp", 0.5, 0 };
 	} else if (cols <= AUTO_LP_COLUMNS) {
-		/* The MILP, whose root is approx's LP, then lns: MobileNet
-		 * (120,000 columns) at 25.78 GB has its proof from ilp in 83 s,
-		 * where approx's rounding took 70 s and proved nothing. */
-		ph[k++] = (struct phase){ "ilp", 0.7 };
+		/* The LP's bound and a rounding (its first LP, the bound,
+		 * takes 6-10 s on MobileNet), then the MILP, then lns:
+		 * MobileNet (120,000 columns) at 25.78 GB has its proof from
+		 * ilp in 75 s, where approx alone rounded for the whole 180 s
+		 * and proved nothing. */
+		ph[k++] = (struct phase){ "approx", 0.25, AUTO_BOUND_SECONDS };
+		ph[k++] = (struct phase){ "ilp", 0.7, 0 };
 	}
 	/* lns works on stage matrices and, past the repair's limit, does
 	 * not finish a pass in a minute (32-layer Llama, 4,652 nodes: stage
 	 * 159 after 60 s); there the tuned plan is the answer. */
 	if (g->n <= REPAIR_MAX_NODES && strategy_find("lns", NULL))
-		ph[k++] = (struct phase){ "lns", 1.0 };
+		ph[k++] = (struct phase){ "lns", 1.0, 0 };
 	return k;
 }
 
@@ -461,7 +473,9 @@ static void run_phases(const struct graph *g, const struct solve_request *rq,
 		if (strcmp(ph[k].name, "dtr-tune") == 0 && in->plan == NULL)
 			continue;
 		report(rq, in, t0, ph[k].name);
-		run_phase(g, rq, ph[k].name, t0, left * ph[k].share, NULL, in, refused);
+		run_phase(g, rq, ph[k].name, t0,
+			  ph[k].cap > 0 ? fmin(ph[k].cap, left * ph[k].share) : left * ph[k].share,
+			  NULL, in, refused);
 		/* The MILP refused for memory: its LP in its place, unless that
 		 * ran or comes anyway (lns, the last, takes over from it). */
 		if (*refused && strcmp(ph[k].name, "ilp") == 0 && !has_phase(ph, n_ph, "approx")) {
@@ -488,7 +502,7 @@ static void settle_bound(const struct graph *g, struct incumbent *in)
 		in->has_bound = 0;
 		in->proven = 0;
 	}
-	if (in->plan && (!in->has_bound || graph_total_cost(g) > in->bound)) {
+	if (in->plan && (!in->has_bound || graph_total_cost(g) >= in->bound)) {
 		in->bound = graph_total_cost(g);
 		in->has_bound = 1;
 		snprintf(in->bound_by, sizeof(in->bound_by), "floor");
@@ -552,7 +566,7 @@ int strategy_run_auto(const struct strategy *s, const struct graph *g,
 {
 	double t0 = cm_clock(), limit = strategy_time_limit(rq);
 	struct incumbent in = { 0 };
-	struct phase ph[4];
+	struct phase ph[AUTO_MAX_PHASES];
 	int n_ph = phases_of(g, ph), refused = 0, rc;
 
 	run_heuristics(g, rq, t0, limit, &in);
