@@ -137,8 +137,17 @@ static void relay_progress(void *ctx, const struct solve_progress *p)
 
 /* Takes what one phase's outcome brings: a cheaper plan that fits, a
  * higher bound, a proof. */
-static void take(struct incumbent *in, const char *by, struct solve_outcome *o)
+static void take(const struct graph *g, struct incumbent *in, const char *by,
+		 struct solve_outcome *o)
 {
+	const struct strategy *s = strategy_find(by, NULL);
+
+	/* The floor every row reports is settle_bound's to name; a bound
+	 * counts as the phase's own when its row proves bounds or it is
+	 * higher. */
+	if (o->has_lower_bound && !(s && (s->flags & STRATEGY_BOUND)) &&
+	    !(o->lower_bound > graph_total_cost(g)))
+		o->has_lower_bound = 0;
 	if (o->plan && o->sim.fits && (in->plan == NULL || num_lt(o->sim.cost, in->cost))) {
 		plan_free(in->plan);
 		in->plan = o->plan;
@@ -247,7 +256,7 @@ static void run_phase(const struct graph *g, const struct solve_request *rq, con
 		strategy_outcome_release(&o);
 		return;
 	}
-	take(in, name, &o);
+	take(g, in, name, &o);
 	in->cols = o.cols;
 	in->rows = o.rows;
 	in->nnz = o.nnz;
@@ -484,9 +493,10 @@ static void run_phases(const struct graph *g, const struct solve_request *rq,
 		}
 	}
 	/* Every phase ended on its own (dtr-tune converged, lns ran out of
-	 * windows): nothing more to gain by waiting. */
+	 * windows) and the plan does not meet the bound: nothing more to
+	 * gain by waiting. */
 	if (!in->proven && !in->infeasible && !stop_requested() && in->plan &&
-	    limit - (cm_clock() - t0) > 1)
+	    !(in->has_bound && !num_lt(in->bound, in->cost)) && limit - (cm_clock() - t0) > 1)
 		snprintf(in->early, sizeof(in->early), "ended %.0f s before the time limit: "
 			 "every phase ran to its end", limit - (cm_clock() - t0));
 }
@@ -502,7 +512,7 @@ static void settle_bound(const struct graph *g, struct incumbent *in)
 		in->has_bound = 0;
 		in->proven = 0;
 	}
-	if (in->plan && (!in->has_bound || graph_total_cost(g) >= in->bound)) {
+	if (in->plan && (!in->has_bound || graph_total_cost(g) > in->bound)) {
 		in->bound = graph_total_cost(g);
 		in->has_bound = 1;
 		snprintf(in->bound_by, sizeof(in->bound_by), "floor");

@@ -23,6 +23,13 @@ int strategy_run_dtr(const struct strategy *s, const struct graph *g,
 	if ((p = plan_new()) == NULL)
 		return cm_errorf(err, "out of memory");
 	rc = dtr_plan(g, rq->budget, &o, p, err);
+	return strategy_dtr_answer(s, g, rq, rc, p, 0, out, err);
+}
+
+int strategy_dtr_answer(const struct strategy *s, const struct graph *g,
+			const struct solve_request *rq, int rc, struct plan *p, int anytime,
+			struct solve_outcome *out, struct cm_error *err)
+{
 	if (rc == DTR_NO_PLAN) {
 		plan_free(p);
 		strategy_set_status(out, STATUS_NO_PLAN);
@@ -36,6 +43,6 @@ int strategy_run_dtr(const struct strategy *s, const struct graph *g,
 			plan_free(p);
 		return -1;
 	}
-	strategy_settle(g, rq, "dtr's plan", 0, 0, out);
+	strategy_settle(g, rq, anytime ? "dtr-tune's plan" : "dtr's plan", anytime, 0, out);
 	return 0;
 }

@@ -5,8 +5,6 @@
 
 #include <stdio.h>
 
-#include "../common/stop.h"
-
 int strategy_run_tune(const struct strategy *s, const struct graph *g,
 		      const struct solve_request *rq, struct solve_outcome *out,
 		      struct cm_error *err)
@@ -21,19 +19,6 @@ int strategy_run_tune(const struct strategy *s, const struct graph *g,
 	rc = tune_plan(g, rq->budget, &o, p, &st, err);
 	snprintf(out->param, sizeof(out->param), "from=%s;classes=%d;runs=%d%s", st.from,
 		 st.classes, st.runs, st.converged ? ";converged" : "");
-	if (rc == TUNE_NO_PLAN) {
-		plan_free(p);
-		strategy_set_status(out, STATUS_NO_PLAN);
-		if (!stop_requested())
-			snprintf(out->why, sizeof(out->why), "dtr's greedy eviction gets stuck at this "
-				 "budget (every resident value is needed, or it recomputes without end)");
-		return 0;
-	}
-	if (rc || strategy_adopt(g, s->name, rq->budget, p, out, err)) {
-		if (rc)
-			plan_free(p);
-		return -1;
-	}
-	strategy_settle(g, rq, "dtr-tune's plan", 1, 0, out);
-	return 0;
+	/* TUNE_NO_PLAN is dtr's DTR_NO_PLAN: dtr has no plan at the budget. */
+	return strategy_dtr_answer(s, g, rq, rc, p, 1, out, err);
 }

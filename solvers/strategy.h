@@ -194,6 +194,13 @@ STRATEGY_RUN(strategy_run_approx);
 STRATEGY_RUN(strategy_run_dtr);
 STRATEGY_RUN(strategy_run_shave);
 STRATEGY_RUN(strategy_run_tune);
+
+/* The answer of the dtr row (anytime 0) or the dtr-tune row (anytime 1)
+ * from rc and plan p (taken): no_plan when rc is DTR_NO_PLAN, else p
+ * adopted and settled. 0, or -1 with err set (rc < 0 passes err on). */
+int strategy_dtr_answer(const struct strategy *s, const struct graph *g,
+			const struct solve_request *rq, int rc, struct plan *p, int anytime,
+			struct solve_outcome *out, struct cm_error *err);
 STRATEGY_RUN(strategy_run_kusumoto);
 STRATEGY_RUN(strategy_run_lns);
 STRATEGY_RUN(strategy_run_auto);

@@ -113,7 +113,7 @@ out=$(bash_complete checkmate sol)
 [ "$out" = solve ]
 ok $? "bash: checkmate sol<TAB> -> '$out'"
 out=$(bash_complete checkmate solve --strategy d)
-[ "$out" = dtr ]
+[ "$out" = "dtr dtr-tune" ]
 ok $? "bash: checkmate solve --strategy d<TAB> -> '$out'"
 out=$(bash_complete checkmate compare --baselines chen-sqrtn,linearized-s)
 [ "$out" = chen-sqrtn,linearized-sqrtn ]

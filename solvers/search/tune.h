@@ -9,9 +9,10 @@
 #include <stdint.h>
 
 #include "../../plan/plan.h"
+#include "dtr.h"
 
-/* tune_plan's status when no weighting fits (dtr fits nowhere). */
-#define TUNE_NO_PLAN 1
+/* tune_plan's status when dtr has no plan at the budget (DTR_NO_PLAN). */
+#define TUNE_NO_PLAN DTR_NO_PLAN
 
 struct tune_opts {
 	double deadline;  /* cm_clock() time to stop at, 0 for none */
