@@ -20,6 +20,7 @@
 #include "../common/stop.h"
 #include "../graph/order.h"
 #include "../plan/stages.h"
+#include "milp/turn.h"
 #include "search/lns_order.h"
 #include "search/repair.h"
 
@@ -48,6 +49,12 @@
  * columns: its bound LP (6-10 s on MobileNet) and a rounding or two; the
  * MILP's proof needs the rest. */
 #define AUTO_BOUND_SECONDS 20.0
+
+/* Seconds, at most, and share of the time left for the turn bound
+ * (solvers/milp/turn.h): its LP takes about a second on transformers of
+ * 5,000 nodes. */
+#define AUTO_TURN_SECONDS 20.0
+#define AUTO_TURN_SHARE 0.2
 
 /* Phases after the heuristics, at most (phases_of). */
 #define AUTO_MAX_PHASES 4
@@ -81,6 +88,7 @@ static const char *phase_words(const char *phase)
 		{ "ilp", "solving the whole MILP (ilp)" },
 		{ "lns", "improving the plan window by window (lns)" },
 		{ "dtr-tune", "tuning dtr's weights per repeated-block class (dtr-tune)" },
+		{ "turn", "bounding the cost at the loss (turn bound)" },
 	};
 
 	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
@@ -465,6 +473,32 @@ static int no_heuristic_fits(const struct graph *g, const struct solve_request *
 	return 0;
 }
 
+/* The turn bound into in when it beats in's: a bound for every plan, so
+ * also for the floor's place in settle_bound. A solver failure costs
+ * auto nothing but the bound. */
+static void turn_phase(const struct graph *g, const struct solve_request *rq, double t0,
+		       double limit, struct incumbent *in)
+{
+	double left = limit - (cm_clock() - t0), bound;
+	struct solve_opts so = { .time_limit = fmin(AUTO_TURN_SECONDS, AUTO_TURN_SHARE * left),
+				 .threads = rq->threads, .memory_cap = rq->memory_limit,
+				 .deadline = strategy_deadline(rq), .label = "turn bound" };
+	const struct solver_ops *ops = solver_find(rq->solver ? rq->solver : SOLVER_DEFAULT);
+	struct cm_error err;
+
+	if (ops == NULL || left <= 1 || stop_requested())
+		return;
+	/* The solver's own progress is in the model's units: only the
+	 * phase is reported. */
+	report(rq, in, t0, "turn");
+	if (turn_bound(g, rq->budget, ops, &so, &bound, &err) == 1 &&
+	    (!in->has_bound || bound > in->bound)) {
+		in->bound = bound;
+		in->has_bound = 1;
+		snprintf(in->bound_by, sizeof(in->bound_by), "turn");
+	}
+}
+
 /* The phases by the graph's size, each with its share of the time left,
  * until one proves its plan optimal or that none fits. */
 static void run_phases(const struct graph *g, const struct solve_request *rq,
@@ -585,6 +619,8 @@ int strategy_run_auto(const struct strategy *s, const struct graph *g,
 		if (rc)
 			return rc < 0 ? -1 : 0;
 	}
+	if (in.plan)
+		turn_phase(g, rq, t0, limit, &in);
 	run_phases(g, rq, ph, n_ph, t0, limit, &in, &refused);
 	return take_incumbent(s, g, rq, limit, &in, out, err);
 }

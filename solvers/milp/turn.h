@@ -1,0 +1,30 @@
+/* The turn bound: a lower bound on the cost of every plan of a training
+ * graph, from the one moment every plan shares, the first compute of the
+ * loss (the first backward node). What is resident then fits the budget;
+ * every forward value that the loss needs and the backward reads later,
+ * and that is not resident then, is computed again after it, with its
+ * inputs resident or computed again too. The least cost of those second
+ * computes (a small MILP: two binaries per forward node, one memory row;
+ * its LP relaxation here) added to the checkpoint-all cost bounds every
+ * plan, in any order, not only the stage model's (docs/model.md, "The
+ * turn bound"). */
+#ifndef CM_TURN_H
+#define CM_TURN_H
+
+#include <stdint.h>
+
+#include "../../graph/graph.h"
+#include "backend/solver.h"
+
+/* Solves the LP relaxation of the turn model of g at budget with ops and
+ * o (time limit, threads, deadline, memory cap); *bound gets a proven
+ * lower bound on the cost of any plan of g within budget: the
+ * checkpoint-all cost plus the LP's value, less its tolerance.
+ * Returns 1 with *bound set, 0 when the model gives nothing (g has no
+ * backward node, its solver process would pass o->memory_cap, or the
+ * solver stopped before its first bound), -1 with err set. A model the solver proves infeasible gives no bound either:
+ * the budget's own checks (graph_lower_bound, pebble) say that. */
+int turn_bound(const struct graph *g, uint64_t budget, const struct solver_ops *ops,
+	       const struct solve_opts *o, double *bound, struct cm_error *err);
+
+#endif

@@ -1,0 +1,158 @@
+/* The turn bound (solvers/milp/turn.h): never above the cost of any plan
+ * found (ilp's optimum in file order and in random orders, dtr, dtr-tune,
+ * kusumoto-exact), at least the floor, above it on the shared 12-layer
+ * GPT; nothing on graphs without backward nodes or over a memory cap. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/num.h"
+#include "../graph/order.h"
+#include "../graph/read.h"
+#include "../solvers/milp/turn.h"
+#include "../solvers/strategy.h"
+#include "gen.h"
+#include "tap.h"
+
+static const struct solve_opts lp_opts = { .time_limit = 30 };
+
+/* The cheapest fitting plan of strategy name at budget on g, or -1. */
+static double plan_cost(const struct graph *g, const char *name, uint64_t budget)
+{
+	struct solve_request rq = { .strategy = name, .budget = budget, .solver = "cbc",
+				    .time_limit = 2 };
+	struct solve_outcome o;
+	struct cm_error err;
+	double c = -1;
+
+	if (strategy_solve(g, &rq, &o, &err))
+		return -1;
+	if (o.plan && o.sim.fits)
+		c = o.sim.cost;
+	strategy_outcome_release(&o);
+	return c;
+}
+
+/* A random topological order of g. */
+static void random_order(const struct graph *g, int *order)
+{
+	int *need = malloc((size_t)g->n * sizeof(int)), *ready = malloc((size_t)g->n * sizeof(int));
+	int nready = 0;
+
+	for (int v = 0; v < g->n; v++)
+		if ((need[v] = graph_ndeps(g, v)) == 0)
+			ready[nready++] = v;
+	for (int k = 0; k < g->n; k++) {
+		int at = (int)(gen_rnd() % (uint64_t)nready), v = ready[at];
+
+		ready[at] = ready[--nready];
+		order[k] = v;
+		for (int e = g->user_off[v]; e < g->user_off[v + 1]; e++)
+			if (--need[g->users[e]] == 0)
+				ready[nready++] = g->users[e];
+	}
+	free(need);
+	free(ready);
+}
+
+/* The least plan cost found at budget: ilp's plan in file order and in
+ * a random order, dtr, dtr-tune, kusumoto-exact; -1 when none. */
+static double best_known(const struct graph *g, uint64_t budget)
+{
+	static const char *const names[] = { "dtr", "dtr-tune", "kusumoto-exact" };
+	int *order = malloc((size_t)g->n * sizeof(int));
+	double best = plan_cost(g, "ilp", budget);
+	struct cm_error err;
+
+	for (int k = 0; k < 1; k++) {
+		struct graph *h;
+		double c;
+
+		random_order(g, order);
+		if ((h = graph_permute(g, order, &err)) == NULL)
+			continue;
+		c = plan_cost(h, "ilp", budget);
+		best = c >= 0 && (best < 0 || c < best) ? c : best;
+		graph_free(h);
+	}
+	for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
+		double c = plan_cost(g, names[k], budget);
+
+		best = c >= 0 && (best < 0 || c < best) ? c : best;
+	}
+	free(order);
+	return best;
+}
+
+static void test_random(void)
+{
+	int cases = tap_cases(24, 6), bad = 0, bounded = 0, above = 0;
+
+	for (int c = 0; c < cases; c++) {
+		struct graph *g = gen_random_training(4 + c % 4, 35);
+		uint64_t lb = graph_lower_bound(g), peak = graph_peak_all(g);
+
+		for (int f = 1; f <= 3; f++) {
+			uint64_t b = lb + (peak - lb) * (uint64_t)f / 4;
+			struct cm_error err;
+			double bound, best;
+			int r = turn_bound(g, b, &solver_cbc, &lp_opts, &bound, &err);
+
+			if (r < 0) {
+				bad++;
+				diag("case %d f %d: %s", c, f, err.msg);
+				continue;
+			}
+			if (r == 0)
+				continue;
+			bounded++;
+			best = best_known(g, b);
+			above += bound > graph_total_cost(g) + 0.5;
+			if (num_lt(bound, graph_total_cost(g)) || (best >= 0 && num_lt(best, bound))) {
+				bad++;
+				diag("case %d f %d: bound %g, floor %g, best plan %g", c, f, bound,
+				     graph_total_cost(g), best);
+			}
+		}
+		graph_free(g);
+	}
+	ok(bad == 0 && bounded > 0 && above > 0,
+	   "random training graphs: %d bounds, %d above the floor, none above a plan found (%d wrong)",
+	   bounded, above, bad);
+}
+
+static void test_shapes(void)
+{
+	struct cm_error err;
+	struct graph *f = gen_dag(12, 30, 1, 4), *g;
+	char path[512];
+	double bound = 0;
+	struct solve_opts capped = lp_opts;
+	uint64_t lb, peak;
+	int r;
+
+	ok(turn_bound(f, graph_peak_all(f), &solver_cbc, &lp_opts, &bound, &err) == 0,
+	   "no backward node: no bound");
+	graph_free(f);
+	snprintf(path, sizeof(path), "%s/llm/gpt12.json", tap_graph_dir());
+	if ((g = graph_read_file(path, &err)) == NULL) {
+		ok(0, "read %s: %s", path, err.msg);
+		return;
+	}
+	lb = graph_lower_bound(g);
+	peak = graph_peak_all(g);
+	r = turn_bound(g, lb + (peak - lb) / 4, &solver_cbc, &lp_opts, &bound, &err);
+	ok(r == 1 && bound > 1.005 * graph_total_cost(g) &&
+	   bound <= plan_cost(g, "dtr", lb + (peak - lb) / 4),
+	   "gpt12, f = .25: %.4f x the floor, below dtr's plan", bound / graph_total_cost(g));
+	capped.memory_cap = 1 << 20;
+	ok(turn_bound(g, lb + (peak - lb) / 4, &solver_cbc, &capped, &bound, &err) == 0,
+	   "gpt12 under a 1 MiB cap: no bound");
+	graph_free(g);
+}
+
+int main(void)
+{
+	test_random();
+	test_shapes();
+	return tap_done();
+}
