@@ -73,6 +73,9 @@ struct incumbent {
 	char refused[512];    /* the phases refused for memory, and why */
 	char failed[256];     /* the phase that failed (a solver crash), and why */
 	char early[96];       /* why auto ended before its time limit, or "" */
+	double turn;          /* the turn bound, which holds for every plan,
+			       * when has_turn */
+	int has_turn;
 	int cols, rows, nnz;  /* the model the last phase built, if any */
 };
 
@@ -491,8 +494,11 @@ static void turn_phase(const struct graph *g, const struct solve_request *rq, do
 	/* The solver's own progress is in the model's units: only the
 	 * phase is reported. */
 	report(rq, in, t0, "turn");
-	if (turn_bound(g, rq->budget, ops, &so, &bound, &err) == 1 &&
-	    (!in->has_bound || bound > in->bound)) {
+	if (turn_bound(g, rq->budget, ops, &so, &bound, &err) != 1)
+		return;
+	in->turn = bound;
+	in->has_turn = 1;
+	if (!in->has_bound || bound > in->bound) {
 		in->bound = bound;
 		in->has_bound = 1;
 		snprintf(in->bound_by, sizeof(in->bound_by), "turn");
@@ -537,14 +543,19 @@ static void run_phases(const struct graph *g, const struct solve_request *rq,
 
 /* The bound that goes with in's plan: the solvers' bounds and proofs are
  * the stage model's (first computes in file order); a plan below one is
- * outside that model, which then bounds nothing. Every plan pays the
- * checkpoint-all cost (docs/formats.md, Memory model): a bound when no
- * phase proved a higher one. */
+ * outside that model, which then bounds nothing. The turn bound and the
+ * checkpoint-all cost (docs/formats.md, Memory model) hold for every
+ * plan: the bound when no phase proved a higher one. */
 static void settle_bound(const struct graph *g, struct incumbent *in)
 {
 	if (in->plan && in->has_bound && num_lt(in->cost, in->bound)) {
 		in->has_bound = 0;
 		in->proven = 0;
+	}
+	if (in->plan && in->has_turn && (!in->has_bound || in->turn > in->bound)) {
+		in->bound = in->turn;
+		in->has_bound = 1;
+		snprintf(in->bound_by, sizeof(in->bound_by), "turn");
 	}
 	if (in->plan && (!in->has_bound || graph_total_cost(g) > in->bound)) {
 		in->bound = graph_total_cost(g);

@@ -493,13 +493,20 @@ run solve linear:8 --budget 5 --csv - --no-header
 ok $? "solve --csv -: the row alone on standard output, the summary on standard error"
 
 # A bound named floor is the checkpoint-all cost itself, not that cost less
-# the LP tolerance (327,782,004,025 was printed for 327,782,004,352).
+# the LP tolerance (327,782,004,025 was printed for 327,782,004,352). At
+# 60% the turn bound is higher (bound=turn, below the plan); at the peak
+# no phase bounds more than the floor.
 G=../shared/graphs/torchvision/densenet169.json
 floor=$("$CM" info "$G" | awk '/^checkpoint-all/ { sub(",", "", $3); print $3 }')
-run solve "$G" --budget 60% -t 2 --csv - --no-header -q
+run solve "$G" --budget 100% -t 2 --csv - --no-header -q
 IFS=, read -r -a row <<<"$out"
 [ "$rc" -eq 0 ] && [[ "${row[2]}" == *"bound=floor"* ]] && [ "${row[9]}" = "$floor" ]
-ok $? "auto on densenet169 at 60%: bound=floor is the checkpoint-all cost $floor: ${row[9]}"
+ok $? "auto on densenet169 at 100%: bound=floor is the checkpoint-all cost $floor: ${row[9]}"
+run solve "$G" --budget 60% -t 2 --csv - --no-header -q
+IFS=, read -r -a row <<<"$out"
+[ "$rc" -eq 0 ] && [[ "${row[2]}" == *"bound=turn"* ]] &&
+	awk -v b="${row[9]}" -v f="$floor" -v c="${row[6]}" 'BEGIN { exit !(b > f && b <= c) }'
+ok $? "auto on densenet169 at 60%: bound=turn ${row[9]}, above the floor, at most the cost ${row[6]}"
 
 # --- golden outputs: tests/golden/NAME.cmd (arguments), NAME.out
 for cmd in tests/golden/*.cmd; do
