@@ -17,7 +17,7 @@ static const struct strategy_key lns_params[] = {
 #define PAPER_HEURISTIC (STRATEGY_PAPER | STRATEGY_HEURISTIC | STRATEGY_MAXBATCH)
 
 const struct strategy strategy_table[] = {
-	{ "auto", "the best plan and bound within the time limit (default 60 s): heuristics, then the MILP, its LP and lns by the graph's size",
+	{ "auto", "the best plan and bound within the time limit (default 60 s): heuristics, the turn bound, dtr-tune, then the MILP, its LP and lns by the graph's size",
 	  STRATEGY_SOLVER | STRATEGY_BOUND, NULL, strategy_run_auto, NULL },
 	{ "checkpoint-all", "keep every value until its last use; no recomputation",
 	  PAPER_HEURISTIC, NULL, strategy_run_heuristic, baseline_checkpoint_all_point },
