@@ -183,8 +183,8 @@ static void take(const struct graph *g, struct incumbent *in, const char *by,
  * warm start), then the whole MILP. Larger MILPs (n = 100 random layered
  * graphs: the MILP finds nothing in 60 s where lns improves dtr's plan by
  * 8%): half the time, then lns. Up to the LP's limit, the LP and its
- * rounding for a little time, the MILP for most of the rest, then lns; lns alone on the rest, up to the repair's
- * limit. */
+ * rounding briefly, the MILP for most of the rest, then lns. lns alone
+ * on larger models, up to the repair's limit. */
 struct phase {
 	const char *name;
 	double share;
@@ -476,9 +476,9 @@ static int no_heuristic_fits(const struct graph *g, const struct solve_request *
 	return 0;
 }
 
-/* The turn bound into in when it beats in's: a bound for every plan, so
- * also for the floor's place in settle_bound. A solver failure costs
- * auto nothing but the bound. */
+/* The turn bound into in, as its bound when higher and apart: it holds
+ * for every plan, so settle_bound falls back to it where a stage-model
+ * bound does not hold. A solver failure costs auto only this bound. */
 static void turn_phase(const struct graph *g, const struct solve_request *rq, double t0,
 		       double limit, struct incumbent *in)
 {
@@ -511,9 +511,10 @@ static void run_phases(const struct graph *g, const struct solve_request *rq,
 		       struct phase *ph, int n_ph, double t0, double limit,
 		       struct incumbent *in, int *refused)
 {
+	int solver = has_phase(ph, n_ph, "ilp") || has_phase(ph, n_ph, "approx");
+
 	for (int k = 0; k < n_ph && !in->proven && !in->infeasible && !stop_requested(); k++) {
 		double left = limit - (cm_clock() - t0);
-		int solver = has_phase(ph, n_ph, "ilp") || has_phase(ph, n_ph, "approx");
 
 		if (left <= 0.5 || (strcmp(ph[k].name, "lns") == 0 &&
 				    (in->plan == NULL || (in->repaired && !solver))))

@@ -4,49 +4,70 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../common/clock.h"
 #include "../../common/num.h"
+#include "../../common/stop.h"
 #include "remat.h"
 
-/* Relative tolerance taken off the solver's bound: its optimality and
- * feasibility tolerances are below 1e-6 of the objective's scale. */
+/* Nodes the bound is taken at, at most (pick_cuts): an LP each. */
+#define TURN_CUTS 8
+
+/* Taken off the LP's value, per column, in units of the largest cost
+ * (the objective's scale): ten times the simplex codes' tolerance on
+ * reduced costs (1e-7 in Clp and GLPK), within which a basis passes for
+ * optimal while its value may lie above the LP's optimum by up to that
+ * much per column in [0, 1]. Seen: Clp 1.02094 and GLPK 1.02072 where
+ * the optimum is 1.02024 (gpt96, f = .5, objective scaled by the
+ * checkpoint-all cost, whose costs reach 1e-8 of it). */
 #define TURN_TOLERANCE 1e-6
 
-/* The forward ancestors of node loss (anc[v] = 1) and the values the
- * nodes after it that depend on it read (late[v] = 1). */
-static void marks(const struct graph *g, int loss, char *anc, char *late)
+/* The largest node cost: the objective's unit. */
+static double max_cost(const struct graph *g)
+{
+	double c = 0;
+
+	for (int v = 0; v < g->n; v++)
+		c = g->nodes[v].cost > c ? g->nodes[v].cost : c;
+	return c;
+}
+
+/* The ancestors of node cut (anc[v] = 1) and the values that cut and
+ * the nodes depending on it read (late[v] = 1). */
+static void marks(const struct graph *g, int cut, char *anc, char *late)
 {
 	char *desc = calloc((size_t)g->n + 1, 1);
 
-	anc[loss] = 1;
-	for (int v = loss; v >= 0; v--)
+	anc[cut] = 1;
+	for (int v = cut; v >= 0; v--)
 		if (anc[v])
 			for (int e = g->dep_off[v]; e < g->dep_off[v + 1]; e++)
 				anc[g->deps[e]] = 1;
-	anc[loss] = 0;
+	anc[cut] = 0;
 	if (desc == NULL)
 		return;
-	desc[loss] = 1;
-	for (int v = loss + 1; v < g->n; v++)
+	desc[cut] = 1;
+	for (int v = cut + 1; v < g->n; v++)
 		for (int e = g->dep_off[v]; e < g->dep_off[v + 1] && !desc[v]; e++)
 			desc[v] = desc[g->deps[e]];
-	for (int v = loss; v < g->n; v++)
+	for (int v = cut; v < g->n; v++)
 		if (desc[v])
 			for (int e = g->dep_off[v]; e < g->dep_off[v + 1]; e++)
 				late[g->deps[e]] = 1;
 	free(desc);
 }
 
-/* The model: for each ancestor v of the loss, x_v (computed again after
- * the loss, objective cost/total) and r_v (resident at the loss). Rows:
+/* The model at node cut: for each ancestor v of cut, x_v (computed again
+ * after cut's first compute, objective cost / max_cost) and r_v (resident at
+ * it). Rows:
  * x_v + r_v >= 1 for the values read later; x_v <= x_u + r_u for each
- * input u of v; sum memory r <= budget - fixed - memory[loss] (scaled);
- * r = 1 for the loss's inputs. Returns 0, -1 with err set. */
-static int build(const struct graph *g, uint64_t budget, int loss, struct milp *m,
+ * input u of v; sum memory r <= budget - fixed - memory[cut] (scaled);
+ * r = 1 for cut's inputs. Returns 0, -1 with err set. */
+static int build(const struct graph *g, uint64_t budget, int cut, struct milp *m,
 		 struct cm_error *err)
 {
 	char *anc = calloc((size_t)g->n + 1, 1), *late = calloc((size_t)g->n + 1, 1);
 	int *x = malloc(((size_t)g->n + 1) * sizeof(int)), *r = malloc(((size_t)g->n + 1) * sizeof(int));
-	double total = graph_total_cost(g), room;
+	double unit = max_cost(g), room;
 	struct milp_row mem = { 0 };
 	int rc = -1;
 
@@ -54,23 +75,23 @@ static int build(const struct graph *g, uint64_t budget, int loss, struct milp *
 		cm_errorf(err, "out of memory");
 		goto out;
 	}
-	marks(g, loss, anc, late);
-	room = (double)budget - (double)g->fixed_memory - (double)g->nodes[loss].memory;
-	for (int v = 0; v < loss; v++) {
+	marks(g, cut, anc, late);
+	room = (double)budget - (double)g->fixed_memory - (double)g->nodes[cut].memory;
+	for (int v = 0; v < cut; v++) {
 		x[v] = r[v] = -1;
 		if (!anc[v])
 			continue;
 		char name[32];
 
 		snprintf(name, sizeof(name), "x%d", v);
-		x[v] = milp_add_col(m, name, 0, 1, total > 0 ? g->nodes[v].cost / total : 0, 1);
+		x[v] = milp_add_col(m, name, 0, 1, g->nodes[v].cost / unit, 1);
 		snprintf(name, sizeof(name), "r%d", v);
 		r[v] = milp_add_col(m, name, 0, 1, 0, 1);
 	}
-	for (int e = g->dep_off[loss]; e < g->dep_off[loss + 1]; e++)
+	for (int e = g->dep_off[cut]; e < g->dep_off[cut + 1]; e++)
 		if (r[g->deps[e]] >= 0)
 			m->clo[r[g->deps[e]]] = 1;
-	for (int v = 0; v < loss; v++) {
+	for (int v = 0; v < cut; v++) {
 		if (x[v] < 0)
 			continue;
 		if (late[v])
@@ -94,21 +115,69 @@ out:
 	return rc;
 }
 
-int turn_bound(const struct graph *g, uint64_t budget, const struct solver_ops *ops,
-	       const struct solve_opts *o, double *bound, struct cm_error *err)
+/* Up to TURN_CUTS nodes to bound at: the loss first, then the backward
+ * nodes at which the checkpoint-all schedule holds the most memory (the
+ * best cut on the 2- and 4-layer transformers is the first of those).
+ * Returns their count, 0 when g has no backward node, -1 when out of
+ * memory. */
+static int pick_cuts(const struct graph *g, int *cuts)
+{
+	int *last = malloc(((size_t)g->n + 1) * sizeof(int)), k = 0;
+	double *live = malloc(((size_t)g->n + 1) * sizeof(double)), now = 0;
+
+	if (last == NULL || live == NULL) {
+		free(last);
+		free(live);
+		return -1;
+	}
+	graph_last_use(g, last);
+	for (int v = 0; v < g->n; v++) {
+		now += (double)g->nodes[v].memory;
+		live[v] = now;
+		for (int e = g->dep_off[v]; e <= g->dep_off[v + 1]; e++) {
+			int d = e < g->dep_off[v + 1] ? g->deps[e] : v;
+
+			if (last[d] == v)
+				now -= (double)g->nodes[d].memory;
+			last[d] = last[d] == v ? -1 : last[d]; /* once, if listed twice */
+		}
+	}
+	while (k < g->n && !g->nodes[k].backward)
+		k++;
+	if (k < g->n) {
+		cuts[0] = k;
+		live[k] = -1;
+		for (k = 1; k < TURN_CUTS; k++) {
+			int best = -1;
+
+			for (int v = cuts[0] + 1; v < g->n; v++)
+				if (g->nodes[v].backward && live[v] >= 0 && (best < 0 || live[v] > live[best]))
+					best = v;
+			if (best < 0)
+				break;
+			cuts[k] = best;
+			live[best] = -1;
+		}
+	}
+	free(last);
+	free(live);
+	return k < g->n ? k : 0;
+}
+
+/* The LP of the model at cut: 1 with its bound in *bound, 0 when it gives
+ * none, -1 with err set. */
+static int bound_at(const struct graph *g, uint64_t budget, int cut,
+		    const struct solver_ops *ops, const struct solve_opts *o, double *bound,
+		    struct cm_error *err)
 {
 	struct milp m;
 	struct milp_result res = { 0 };
 	struct solve_opts lp = *o;
-	double total = graph_total_cost(g);
-	int loss = 0, rc;
+	double unit = max_cost(g), lo;
+	int rc;
 
-	while (loss < g->n && !g->nodes[loss].backward)
-		loss++;
-	if (loss >= g->n || total <= 0)
-		return 0;
 	milp_init(&m);
-	if (build(g, budget, loss, &m, err)) {
+	if (build(g, budget, cut, &m, err)) {
 		milp_release(&m);
 		return -1;
 	}
@@ -123,10 +192,36 @@ int turn_bound(const struct graph *g, uint64_t budget, const struct solver_ops *
 		milp_result_release(&res);
 		return -1;
 	}
-	rc = res.has_bound && res.status != MILP_INFEASIBLE && res.bound > TURN_TOLERANCE;
+	lo = res.bound - TURN_TOLERANCE * m.ncols;
+	rc = res.has_bound && res.status == MILP_OPTIMAL && lo > 0;
 	if (rc)
-		*bound = graph_round_bound(g, total * (1 + res.bound - TURN_TOLERANCE));
+		*bound = graph_round_bound(g, graph_total_cost(g) + unit * lo);
 	milp_release(&m);
 	milp_result_release(&res);
 	return rc;
+}
+
+int turn_bound(const struct graph *g, uint64_t budget, const struct solver_ops *ops,
+	       const struct solve_opts *o, double *bound, struct cm_error *err)
+{
+	int cuts[TURN_CUTS], n = graph_total_cost(g) > 0 ? pick_cuts(g, cuts) : 0, found = 0;
+	double t0 = cm_clock();
+
+	if (n < 0)
+		return cm_errorf(err, "out of memory");
+	for (int k = 0; k < n && !stop_requested(); k++) {
+		struct solve_opts lp = *o;
+		double b;
+		int r;
+
+		if (o->time_limit > 0 && (lp.time_limit = o->time_limit - (cm_clock() - t0)) <= 0)
+			break;
+		if ((r = bound_at(g, budget, cuts[k], ops, &lp, &b, err)) < 0)
+			return -1;
+		if (r && (!found || b > *bound)) {
+			*bound = b;
+			found = 1;
+		}
+	}
+	return found;
 }

@@ -1,13 +1,14 @@
 /* The turn bound: a lower bound on the cost of every plan of a training
- * graph, from the one moment every plan shares, the first compute of the
- * loss (the first backward node). What is resident then fits the budget;
- * every forward value that the loss needs and the backward reads later,
- * and that is not resident then, is computed again after it, with its
- * inputs resident or computed again too. The least cost of those second
- * computes (a small MILP: two binaries per forward node, one memory row;
- * its LP relaxation here) added to the checkpoint-all cost bounds every
- * plan, in any order, not only the stage model's (docs/model.md, "The
- * turn bound"). */
+ * graph, from moments every plan has: the first compute of a node c (the
+ * loss, the first backward node, and the backward nodes at which the
+ * checkpoint-all schedule holds the most memory). What is resident then
+ * fits the budget; every value computed before c (an ancestor) that c or
+ * a node depending on c reads, and that is not resident then, is
+ * computed again after it, with its inputs resident or computed again
+ * too. The least cost of those second computes (a small MILP: two
+ * binaries per ancestor, one memory row; its LP relaxation here) added
+ * to the checkpoint-all cost bounds every plan, in any order, not only
+ * the stage model's (docs/model.md, "The turn bound"). */
 #ifndef CM_TURN_H
 #define CM_TURN_H
 
@@ -16,10 +17,11 @@
 #include "../../graph/graph.h"
 #include "backend/solver.h"
 
-/* Solves the LP relaxation of the turn model of g at budget with ops and
- * o (time limit, threads, deadline, memory cap); *bound gets a proven
- * lower bound on the cost of any plan of g within budget: the
- * checkpoint-all cost plus the LP's value, less its tolerance.
+/* Solves the LP relaxation of the turn model of g at budget at each of
+ * up to 8 nodes, in turn, with ops and o (time limit for them all,
+ * threads, deadline, memory cap); *bound gets the best: a proven lower
+ * bound on the cost of any plan of g within budget, the checkpoint-all
+ * cost plus an LP's value, less its tolerance.
  * Returns 1 with *bound set, 0 when the model gives nothing (g has no
  * backward node, its solver process would pass o->memory_cap, or the
  * solver stopped before its first bound), -1 with err set. A model the solver proves infeasible gives no bound either:

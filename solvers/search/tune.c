@@ -201,7 +201,6 @@ static int search(struct tune *t, struct cm_error *err)
 
 	for (int s = 0; s < NSTARTS; s++)
 		cost[s] = -1;
-
 	if (level_classes(t, 0, err))
 		return -1;
 	for (int s = 0; s < NSTARTS && !out_of_time(t); s++) {
