@@ -39,6 +39,29 @@ static struct plan *gen_plan_of(const struct graph *g, const char *spec)
 	return p;
 }
 
+/* A random topological order of g (Kahn's algorithm, random ready node). */
+__attribute__((unused))
+static void gen_random_order(const struct graph *g, int *order)
+{
+	int *need = malloc((size_t)g->n * sizeof(int)), *ready = malloc((size_t)g->n * sizeof(int));
+	int nready = 0;
+
+	for (int v = 0; v < g->n; v++)
+		if ((need[v] = graph_ndeps(g, v)) == 0)
+			ready[nready++] = v;
+	for (int k = 0; k < g->n; k++) {
+		int at = (int)(gen_rnd() % (uint64_t)nready), v = ready[at];
+
+		ready[at] = ready[--nready];
+		order[k] = v;
+		for (int e = g->user_off[v]; e < g->user_off[v + 1]; e++)
+			if (--need[g->users[e]] == 0)
+				ready[nready++] = g->users[e];
+	}
+	free(need);
+	free(ready);
+}
+
 /* n nodes; each earlier node is an input with probability edge_pct %; costs
  * in [cost_lo, cost_lo + 9], sizes in [1, max_mem]. */
 __attribute__((unused))

@@ -15,28 +15,6 @@
 #include "gen.h"
 #include "tap.h"
 
-/* A random topological order of g (Kahn's algorithm, random ready node). */
-static void random_order(const struct graph *g, int *order)
-{
-	int *need = malloc((size_t)g->n * sizeof(int)), *ready = malloc((size_t)g->n * sizeof(int));
-	int nready = 0;
-
-	for (int v = 0; v < g->n; v++)
-		if ((need[v] = graph_ndeps(g, v)) == 0)
-			ready[nready++] = v;
-	for (int k = 0; k < g->n; k++) {
-		int at = (int)(gen_rnd() % (uint64_t)nready), v = ready[at];
-
-		ready[at] = ready[--nready];
-		order[k] = v;
-		for (int e = g->user_off[v]; e < g->user_off[v + 1]; e++)
-			if (--need[g->users[e]] == 0)
-				ready[nready++] = g->users[e];
-	}
-	free(need);
-	free(ready);
-}
-
 /* 1 when h is g permuted by order: same nodes, deps re-indexed, each
  * dep earlier. */
 static int same_graph(const struct graph *g, const struct graph *h, const int *order)
@@ -83,7 +61,7 @@ static void check_permute(int trial)
 	struct plan *p = plan_new(), *q;
 	struct cm_error err;
 
-	random_order(g, order);
+	gen_random_order(g, order);
 	h = graph_permute(g, order, &err);
 	ok(graph_is_order(g, order) && h && same_graph(g, h, order),
 	   "graph %d: permuted to a random order, the same graph with every dep earlier", trial);
@@ -148,7 +126,7 @@ static void check_lns(int trial, int over)
 	char why[256] = "";
 	uint64_t budget;
 
-	random_order(g, order);
+	gen_random_order(g, order);
 	h = graph_permute(g, order, &err);
 	budget = graph_lower_bound(h) + (graph_peak_all(h) - graph_lower_bound(h)) / (over ? 2 : 3);
 	if (over ? baseline_checkpoint_all(h, p, &err) : dtr_plan(h, budget, NULL, p, &err)) {

@@ -32,28 +32,6 @@ static double plan_cost(const struct graph *g, const char *name, uint64_t budget
 	return c;
 }
 
-/* A random topological order of g. */
-static void random_order(const struct graph *g, int *order)
-{
-	int *need = malloc((size_t)g->n * sizeof(int)), *ready = malloc((size_t)g->n * sizeof(int));
-	int nready = 0;
-
-	for (int v = 0; v < g->n; v++)
-		if ((need[v] = graph_ndeps(g, v)) == 0)
-			ready[nready++] = v;
-	for (int k = 0; k < g->n; k++) {
-		int at = (int)(gen_rnd() % (uint64_t)nready), v = ready[at];
-
-		ready[at] = ready[--nready];
-		order[k] = v;
-		for (int e = g->user_off[v]; e < g->user_off[v + 1]; e++)
-			if (--need[g->users[e]] == 0)
-				ready[nready++] = g->users[e];
-	}
-	free(need);
-	free(ready);
-}
-
 /* The least plan cost found at budget: ilp's plan in file order and in
  * a random order, dtr, dtr-tune, kusumoto-exact; -1 when none. */
 static double best_known(const struct graph *g, uint64_t budget)
@@ -67,7 +45,7 @@ static double best_known(const struct graph *g, uint64_t budget)
 		struct graph *h;
 		double c;
 
-		random_order(g, order);
+		gen_random_order(g, order);
 		if ((h = graph_permute(g, order, &err)) == NULL)
 			continue;
 		c = plan_cost(h, "ilp", budget);
