@@ -32,19 +32,20 @@ static double max_cost(const struct graph *g)
 }
 
 /* The ancestors of node cut (anc[v] = 1) and the values that cut and
- * the nodes depending on it read (late[v] = 1). */
-static void marks(const struct graph *g, int cut, char *anc, char *late)
+ * the nodes depending on it read (late[v] = 1). 0, or -1 when out of
+ * memory. */
+static int marks(const struct graph *g, int cut, char *anc, char *late)
 {
 	char *desc = calloc((size_t)g->n + 1, 1);
 
+	if (desc == NULL)
+		return -1;
 	anc[cut] = 1;
 	for (int v = cut; v >= 0; v--)
 		if (anc[v])
 			for (int e = g->dep_off[v]; e < g->dep_off[v + 1]; e++)
 				anc[g->deps[e]] = 1;
 	anc[cut] = 0;
-	if (desc == NULL)
-		return;
 	desc[cut] = 1;
 	for (int v = cut + 1; v < g->n; v++)
 		for (int e = g->dep_off[v]; e < g->dep_off[v + 1] && !desc[v]; e++)
@@ -54,6 +55,7 @@ static void marks(const struct graph *g, int cut, char *anc, char *late)
 			for (int e = g->dep_off[v]; e < g->dep_off[v + 1]; e++)
 				late[g->deps[e]] = 1;
 	free(desc);
+	return 0;
 }
 
 /* The model at node cut: for each ancestor v of cut, x_v (computed again
@@ -71,11 +73,10 @@ static int build(const struct graph *g, uint64_t budget, int cut, struct milp *m
 	struct milp_row mem = { 0 };
 	int rc = -1;
 
-	if (!anc || !late || !x || !r) {
+	if (!anc || !late || !x || !r || marks(g, cut, anc, late)) {
 		cm_errorf(err, "out of memory");
 		goto out;
 	}
-	marks(g, cut, anc, late);
 	room = (double)budget - (double)g->fixed_memory - (double)g->nodes[cut].memory;
 	for (int v = 0; v < cut; v++) {
 		x[v] = r[v] = -1;
