@@ -112,7 +112,7 @@ static int judge(const struct graph *g, uint64_t budget, double deadline, double
 
 static void test_random(void)
 {
-	int cases = tap_cases(40, 8), bad = 0, plans = 0, none = 0;
+	int cases = tap_cases(20, 6), bad = 0, plans = 0, none = 0;
 
 	for (int c = 0; c < cases; c++) {
 		struct graph *g = gen_random_training(6 + c % 20, 30);
