@@ -45,7 +45,7 @@ void graph_last_use(const struct graph *g, int *last)
 		last[i] = graph_nusers(g, i) ? g->users[g->user_off[i + 1] - 1] : i;
 }
 
-uint64_t graph_peak_all(const struct graph *g)
+uint64_t graph_profile_all(const struct graph *g, uint64_t *live_at)
 {
 	uint64_t live = g->fixed_memory, peak = g->fixed_memory;
 
@@ -55,6 +55,8 @@ uint64_t graph_peak_all(const struct graph *g)
 		live += g->nodes[k].memory;
 		if (live > peak)
 			peak = live;
+		if (live_at)
+			live_at[k] = live;
 		for (int e = g->dep_off[k]; e < g->dep_off[k + 1]; e++) {
 			int i = g->deps[e];
 
@@ -65,6 +67,11 @@ uint64_t graph_peak_all(const struct graph *g)
 			live -= g->nodes[k].memory;
 	}
 	return peak;
+}
+
+uint64_t graph_peak_all(const struct graph *g)
+{
+	return graph_profile_all(g, NULL);
 }
 
 int graph_nforward(const struct graph *g)

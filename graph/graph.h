@@ -104,6 +104,10 @@ void graph_last_use(const struct graph *g, int *last);
 /* Peak memory of the checkpoint-all schedule (every node once, in order,
  * each value freed after its last use). */
 uint64_t graph_peak_all(const struct graph *g);
+/* The same schedule's peak, and the memory in use right after each
+ * node's compute into live_at[k] (fixed memory included) when live_at is
+ * not NULL (g->n values). */
+uint64_t graph_profile_all(const struct graph *g, uint64_t *live_at);
 
 /* 1 when the forward nodes form a chain in file order: each reads the
  * previous forward node and nothing else forward (the chain heuristics'

@@ -146,6 +146,16 @@ static void relay_progress(void *ctx, const struct solve_progress *p)
 	r->rq->progress(r->rq->ctx, &q);
 }
 
+/* Makes b, proven by `by`, in's bound when it is higher. */
+static void raise_bound(struct incumbent *in, double b, const char *by)
+{
+	if (in->has_bound && !(b > in->bound))
+		return;
+	in->bound = b;
+	in->has_bound = 1;
+	snprintf(in->bound_by, sizeof(in->bound_by), "%s", by);
+}
+
 /* Takes what one phase's outcome brings: a cheaper plan that fits, a
  * higher bound, a proof. */
 static void take(const struct graph *g, struct incumbent *in, const char *by,
@@ -166,11 +176,8 @@ static void take(const struct graph *g, struct incumbent *in, const char *by,
 		in->cost = o->sim.cost;
 		snprintf(in->plan_by, sizeof(in->plan_by), "%s", by);
 	}
-	if (o->has_lower_bound && (!in->has_bound || o->lower_bound > in->bound)) {
-		in->bound = o->lower_bound;
-		in->has_bound = 1;
-		snprintf(in->bound_by, sizeof(in->bound_by), "%s", by);
-	}
+	if (o->has_lower_bound)
+		raise_bound(in, o->lower_bound, by);
 	in->proven |= o->status == STATUS_OPTIMAL && strcmp(by, "ilp") == 0;
 	in->infeasible |= o->status == STATUS_INFEASIBLE && o->plan == NULL;
 	if (o->why[0] && in->plan == NULL)
@@ -498,11 +505,7 @@ static void turn_phase(const struct graph *g, const struct solve_request *rq, do
 		return;
 	in->turn = bound;
 	in->has_turn = 1;
-	if (!in->has_bound || bound > in->bound) {
-		in->bound = bound;
-		in->has_bound = 1;
-		snprintf(in->bound_by, sizeof(in->bound_by), "turn");
-	}
+	raise_bound(in, bound, "turn");
 }
 
 /* The phases by the graph's size, each with its share of the time left,
@@ -549,20 +552,15 @@ static void run_phases(const struct graph *g, const struct solve_request *rq,
  * plan: the bound when no phase proved a higher one. */
 static void settle_bound(const struct graph *g, struct incumbent *in)
 {
-	if (in->plan && in->has_bound && num_lt(in->cost, in->bound)) {
+	if (in->plan == NULL)
+		return;
+	if (in->has_bound && num_lt(in->cost, in->bound)) {
 		in->has_bound = 0;
 		in->proven = 0;
 	}
-	if (in->plan && in->has_turn && (!in->has_bound || in->turn > in->bound)) {
-		in->bound = in->turn;
-		in->has_bound = 1;
-		snprintf(in->bound_by, sizeof(in->bound_by), "turn");
-	}
-	if (in->plan && (!in->has_bound || graph_total_cost(g) > in->bound)) {
-		in->bound = graph_total_cost(g);
-		in->has_bound = 1;
-		snprintf(in->bound_by, sizeof(in->bound_by), "floor");
-	}
+	if (in->has_turn)
+		raise_bound(in, in->turn, "turn");
+	raise_bound(in, graph_total_cost(g), "floor");
 }
 
 /* What the phases found, into out: the plan (replayed, settled), or why

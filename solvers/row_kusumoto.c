@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <string.h>
 
-
 int strategy_run_kusumoto(const struct strategy *s, const struct graph *g,
 			  const struct solve_request *rq, struct solve_outcome *out,
 			  struct cm_error *err)

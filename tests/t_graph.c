@@ -36,6 +36,15 @@ static void test_linear(void)
 	ok(num_eq(graph_total_cost(g), 9), "checkpoint-all cost of linear:4 is 9");
 	ok(graph_peak_all(g) == 6, "checkpoint-all peak of linear:4 is 6 (got %llu)",
 	   (unsigned long long)graph_peak_all(g));
+	{
+		static const uint64_t want[9] = { 1, 2, 3, 4, 5, 6, 5, 4, 3 };
+		uint64_t live[9];
+		int same = graph_profile_all(g, live) == 6;
+
+		for (int k = 0; k < 9; k++)
+			same &= live[k] == want[k];
+		ok(same, "checkpoint-all memory after each compute of linear:4: 1 2 3 4 5 6 5 4 3");
+	}
 	ok(graph_lower_bound(g) == 3, "lower bound of linear:4 is 3");
 	ok(graph_nforward(g) == 4, "linear:4 has 4 forward nodes");
 	nap = graph_articulation_points(g, &ap, &err);

@@ -59,17 +59,17 @@ static int marks(const struct graph *g, int cut, char *anc, char *late)
 }
 
 /* The model at node cut: for each ancestor v of cut, x_v (computed again
- * after cut's first compute, objective cost / max_cost) and r_v (resident at
- * it). Rows:
+ * after cut's first compute, objective cost / unit, unit the largest
+ * cost) and r_v (resident at it). Rows:
  * x_v + r_v >= 1 for the values read later; x_v <= x_u + r_u for each
  * input u of v; sum memory r <= budget - fixed - memory[cut] (scaled);
  * r = 1 for cut's inputs. Returns 0, -1 with err set. */
-static int build(const struct graph *g, uint64_t budget, int cut, struct milp *m,
-		 struct cm_error *err)
+static int build(const struct graph *g, uint64_t budget, int cut, double unit,
+		 struct milp *m, struct cm_error *err)
 {
 	char *anc = calloc((size_t)g->n + 1, 1), *late = calloc((size_t)g->n + 1, 1);
 	int *x = malloc(((size_t)g->n + 1) * sizeof(int)), *r = malloc(((size_t)g->n + 1) * sizeof(int));
-	double unit = max_cost(g), room;
+	double room;
 	struct milp_row mem = { 0 };
 	int rc = -1;
 
@@ -116,6 +116,15 @@ out:
 	return rc;
 }
 
+/* 1 when v is among the first n of cuts. */
+static int picked(const int *cuts, int n, int v)
+{
+	for (int k = 0; k < n; k++)
+		if (cuts[k] == v)
+			return 1;
+	return 0;
+}
+
 /* Up to TURN_CUTS nodes to bound at: the loss first, then the backward
  * nodes at which the checkpoint-all schedule holds the most memory (the
  * best cut on the 2- and 4-layer transformers is the first of those).
@@ -123,46 +132,29 @@ out:
  * memory. */
 static int pick_cuts(const struct graph *g, int *cuts)
 {
-	int *last = malloc(((size_t)g->n + 1) * sizeof(int)), k = 0;
-	double *live = malloc(((size_t)g->n + 1) * sizeof(double)), now = 0;
+	uint64_t *live = malloc(((size_t)g->n + 1) * sizeof(uint64_t));
+	int loss = 0, k = 0;
 
-	if (last == NULL || live == NULL) {
-		free(last);
-		free(live);
+	if (live == NULL)
 		return -1;
-	}
-	graph_last_use(g, last);
-	for (int v = 0; v < g->n; v++) {
-		now += (double)g->nodes[v].memory;
-		live[v] = now;
-		for (int e = g->dep_off[v]; e <= g->dep_off[v + 1]; e++) {
-			int d = e < g->dep_off[v + 1] ? g->deps[e] : v;
+	graph_profile_all(g, live);
+	while (loss < g->n && !g->nodes[loss].backward)
+		loss++;
+	if (loss < g->n)
+		cuts[k++] = loss;
+	for (; k > 0 && k < TURN_CUTS; k++) {
+		int best = -1;
 
-			if (last[d] == v)
-				now -= (double)g->nodes[d].memory;
-			last[d] = last[d] == v ? -1 : last[d]; /* once, if listed twice */
-		}
+		for (int v = loss + 1; v < g->n; v++)
+			if (g->nodes[v].backward && !picked(cuts, k, v) &&
+			    (best < 0 || live[v] > live[best]))
+				best = v;
+		if (best < 0)
+			break;
+		cuts[k] = best;
 	}
-	while (k < g->n && !g->nodes[k].backward)
-		k++;
-	if (k < g->n) {
-		cuts[0] = k;
-		live[k] = -1;
-		for (k = 1; k < TURN_CUTS; k++) {
-			int best = -1;
-
-			for (int v = cuts[0] + 1; v < g->n; v++)
-				if (g->nodes[v].backward && live[v] >= 0 && (best < 0 || live[v] > live[best]))
-					best = v;
-			if (best < 0)
-				break;
-			cuts[k] = best;
-			live[best] = -1;
-		}
-	}
-	free(last);
 	free(live);
-	return k < g->n ? k : 0;
+	return k;
 }
 
 /* The LP of the model at cut: 1 with its bound in *bound, 0 when it gives
@@ -178,7 +170,7 @@ static int bound_at(const struct graph *g, uint64_t budget, int cut,
 	int rc;
 
 	milp_init(&m);
-	if (build(g, budget, cut, &m, err)) {
+	if (build(g, budget, cut, unit, &m, err)) {
 		milp_release(&m);
 		return -1;
 	}
