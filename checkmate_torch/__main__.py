@@ -132,7 +132,7 @@ def _replay(a, tensors, steps, tangents, measure):
     ex = execute.Executor(a, execute.fixed_values(a, tensors), measure)
     ex.tangent_values = tangents
     ex.run(steps)
-    ex.run_effects()
+    ex.write_back()
     return ex, ex.finish()
 
 

@@ -6,6 +6,8 @@ import math
 import torch
 from torch.utils import _pytree as pytree
 
+from .functional import functional_op
+
 aten = torch.ops.aten
 
 
@@ -131,9 +133,19 @@ GRAD_OF = {
 }
 
 
+class _Wrapped:
+    """functional_op's node as the op it wraps: its target and arguments."""
+
+    def __init__(self, node):
+        self.target, self.args, self.kwargs = node.args[0], node.args[2:], node.kwargs
+
+
 def flops(node, fake):
     out = fake[node]
     f = None
+    if node.target is functional_op:
+        node = _Wrapped(node)
+        out = out[0]
     t = node.target
     if isinstance(t, torch._ops.OpOverload) and t.overloadpacket in FLOPS:
         f = FLOPS[t.overloadpacket](node, fake.__getitem__, out)

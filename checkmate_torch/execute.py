@@ -5,18 +5,18 @@ A step changes memory and time, never results:
     step would (the graph's rng tokens make first computes follow the
     traced order); its generator state before is kept, and a recompute
     runs from that state and puts the generator back as it found it;
-  - an op that updates buffers it is given (batch norm's running
-    statistics) updates them on its first compute only; a recompute gets
-    clones;
-  - buffer writes that are not nodes (num_batches_tracked += 1) run once,
-    with run_effects.
+  - no op writes what another reads (functional.py): an op that writes
+    runs on a clone; what the step writes of the parameters, buffers and
+    inputs is read from snapshots taken when the executor is made, and
+    written back into them once, with write_back, at the end of the
+    forward.
 """
 import statistics
 import time
 
 import torch
 
-from .graph import Synthetic, call, is_random, mutated_args, nbytes
+from .graph import Synthetic, call, is_random, nbytes
 from .trace import tensors_of
 
 
@@ -67,7 +67,11 @@ class Executor:
 
     def __init__(self, analysis, fixed, measure=False):
         self.a = analysis
-        self.fixed = fixed
+        self.fixed = dict(fixed)
+        # what the step writes: the real tensors, and snapshots to read
+        self.targets = {p: fixed[p] for p in analysis.final}
+        for p in analysis.final:
+            self.fixed[p] = fixed[p].clone()
         self.env = {}
         self.grads = {}
         self.computed = set()
@@ -113,17 +117,16 @@ class Executor:
         first = r not in self.computed
         if isinstance(r, Synthetic):
             self.env[r] = self._synthetic(r)
-        elif is_random(r.target):
+        elif is_random(r):
             self.env[r] = self._random(r, first)
         else:
-            clone = () if first else mutated_args(r.target, r.args)
             replace = None
             if r in self.a.cumulative:
                 # BatchNorm(momentum=None): the momentum the ordinary step
-                # computes from the count it has just incremented.
-                k, count = self.a.cumulative[r]
-                replace = {k: 1.0 / float(self.fixed[count] + 1)}
-            self.env[r] = call(r, self.value_of, clone, replace)
+                # computes from the count it has incremented k times.
+                i, count, k = self.a.cumulative[r]
+                replace = {i: 1.0 / float(self.fixed[count] + k)}
+            self.env[r] = call(r, self.value_of, replace)
         self.computed.add(r)
         self.computes += 1
         self._collect_grads(self.a.grads_needing.get(r, ()))
@@ -160,13 +163,13 @@ class Executor:
         if self.measure:
             self.model_bytes -= self.a.memory[r]
 
-    def run_effects(self):
-        """The buffer writes of the forward, once, in traced order, on the
-        real buffers."""
-        for n in self.a.effects:
-            args = torch.fx.node.map_arg(n.args, self.value_of)
-            kwargs = torch.fx.node.map_arg(n.kwargs, self.value_of)
-            n.target(*args, **kwargs)
+    def write_back(self):
+        """What the step writes of the parameters, buffers and inputs: each
+        one's last version copied into it, as the ordinary forward leaves
+        it."""
+        with torch.no_grad():
+            for p, v in self.a.final.items():
+                self.targets[p].copy_(self.value_of(v))
 
     def run(self, steps, start=0):
         """Runs (op, graph node) steps, as resolve makes them, numbered
@@ -209,7 +212,8 @@ class Executor:
 
     def live_bytes(self):
         seen = {}
-        tensors = list(self.fixed.values()) + [g for g in self.grads.values() if g is not None]
+        tensors = list(self.fixed.values()) + list(self.targets.values()) + \
+            [g for g in self.grads.values() if g is not None]
         for v in self.env.values():
             tensors += tensors_of(v)
         for t in tensors:

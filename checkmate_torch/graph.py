@@ -7,9 +7,7 @@ Each fx node is one of
          expand, _unsafe_view, getitem of a tuple whose elements are not
          nodes of their own, ...): no node of its own, its consumers depend
          on the nodes it is computed from;
-  real   a node of the checkmate graph (its output bytes are its memory);
-  effect an in-place write to a buffer (num_batches_tracked += 1): run once
-         per step, after the forward, not a node.
+  real   a node of the checkmate graph (its output bytes are its memory).
 Besides the fx nodes the graph has synthetic nodes (class Synthetic):
   projection  element k of a tuple-returning op whose elements live for
               different times (batch norm's output and its saved
@@ -20,9 +18,12 @@ Besides the fx nodes the graph has synthetic nodes (class Synthetic):
   rng token   'the generator state after random node r': makes the next
               random node depend on r, so that every plan draws random
               numbers in the order an ordinary step does.
-An in-place op on an activation (relu_, add_, bernoulli_) is a real node
-run on a clone of the argument it writes; later readers of that argument
-read the op's result instead (what functionalization does).
+Before that, functional.py makes the traced graph functional: every
+write is a new value (an in-place op runs on a clone), and the last
+version of a parameter, buffer or input the step writes is written back
+into it at the end of the forward. Random nodes and those last versions
+are kept even when no output needs them: an ordinary step draws the
+random numbers and updates the buffers whether or not they are used.
 """
 import functools
 import operator
@@ -31,6 +32,8 @@ import torch
 from torch.utils import _pytree as pytree
 
 from . import cost as costmod
+from .functional import (FunctionalError, aliased_arg, functional_op, functionalize, op_of,
+                         written_arg)
 from .trace import CMA_MOMENTUM, tensors_of
 
 
@@ -46,95 +49,57 @@ def _schema_args(target):
     return target._schema.arguments
 
 
-@functools.lru_cache(maxsize=None)
-def written_arg(target):
-    """Index of the argument an in-place op writes and returns, or None."""
-    if not _is_op(target):
+def momentum_arg(node):
+    """(index of the momentum argument, index of running_mean) among
+    node's arguments, for a batch norm node that updates its running
+    statistics (made functional_op by the functional pass), or None."""
+    if node.target is not functional_op:
         return None
-    rets = target._schema.returns
-    for i, a in enumerate(_schema_args(target)):
-        ai = a.alias_info
-        if ai is not None and ai.is_write and not a.kwarg_only:
-            if any(r.alias_info is not None and r.alias_info.before_set & ai.before_set
-                   for r in rets):
-                return i
-    return None
-
-
-# Batch norm ops that update the running statistics they are given (args 3
-# and 4) in training mode, although torch 1.13's schemas do not say so.
-_BN_UPDATES = ("native_batch_norm", "cudnn_batch_norm", "miopen_batch_norm")
-
-
-def mutated_args(target, args):
-    """Indices of the arguments an op writes besides what it returns: the
-    schema's mutable arguments, and the running statistics of a batch norm
-    in training mode. A recompute must not write them again."""
-    if not _is_op(target):
-        return ()
-    out = [i for i, a in enumerate(_schema_args(target))
-           if a.alias_info is not None and a.alias_info.is_write and i < len(args)]
-    w = written_arg(target)
-    out = [i for i in out if i != w]
-    name = target.overloadpacket.__name__
-    if name in _BN_UPDATES and len(args) > 5 and args[5] is True:
-        out += [3, 4]
-    return tuple(sorted(set(out)))
-
-
-def momentum_arg(target, args):
-    """(index of the momentum argument, index of running_mean) of a batch
-    norm op that updates its running statistics, or None."""
-    if not _is_op(target) or not mutated_args(target, args):
-        return None
-    names = [a.name for a in _schema_args(target)]
-    if "momentum" in names and "running_mean" in names:
-        return names.index("momentum"), names.index("running_mean")
-    return None
-
-
-def aliased_arg(target):
-    """Index of the argument whose storage a view op's result shares, or
-    None. _unsafe_view says nothing in its schema but returns a view."""
-    if target is operator.getitem:
-        return 0
-    if not _is_op(target):
-        return None
-    if target.overloadpacket is torch.ops.aten._unsafe_view:
-        return 0
-    # In ATen schemas a read-only argument with an alias annotation,
-    # Tensor(a) self -> Tensor(a) or Tensor(a -> *) self -> Tensor(a)[]
-    # (split, unbind), is one whose storage the result may share.
-    for i, a in enumerate(_schema_args(target)):
-        ai = a.alias_info
-        if ai is not None and not ai.is_write:
-            return i
+    op = node.args[0]
+    names = [a.name for a in op._schema.arguments]
+    if "momentum" in names and "running_mean" in names and \
+            names.index("running_mean") in node.args[1]:
+        return names.index("momentum") + 2, names.index("running_mean") + 2
     return None
 
 
 @functools.lru_cache(maxsize=None)
-def is_random(target):
+def _is_random(target):
     return _is_op(target) and torch.Tag.nondeterministic_seeded in target.tags
 
 
-def call(node, value_of, clone_args=(), replace=None):
-    """Runs one fx call_function node on the values value_of(arg) gives,
-    in-place ops on a clone of the argument they write, the arguments in
-    clone_args on clones too, and replace's {index: value} instead of the
-    traced arguments at those indices."""
+def is_random(node):
+    """Whether node draws from a generator."""
+    return not isinstance(node, Synthetic) and _is_random(op_of(node))
+
+
+_aten = torch.ops.aten
+
+
+def call(node, value_of, replace=None):
+    """Runs one fx call_function node on the values value_of(arg) gives:
+    an in-place or out= op on a clone of what it writes (functional.py),
+    replace's {index: value} instead of the traced arguments at those
+    indices. A view whose strides the trace took from fake tensors
+    (view, _reshape_alias) runs as reshape: the ordinary step's own
+    reshape gives the same values whatever the real strides are."""
     args = torch.fx.node.map_arg(node.args, value_of)
     kwargs = torch.fx.node.map_arg(node.kwargs, value_of)
-    w = written_arg(node.target)
+    target = node.target
+    if target is _aten.view.default or target is _aten._reshape_alias.default:
+        target, args = _aten.reshape.default, args[:2]
+    w = written_arg(target)
     if replace:
         args = list(args)
         for i, v in replace.items():
             args[i] = v
-    if w is not None or clone_args:
+    if isinstance(w, str) and isinstance(kwargs.get(w), torch.Tensor):
+        kwargs = dict(kwargs)
+        kwargs[w] = kwargs[w].clone()
+    elif w is not None and not isinstance(w, str) and isinstance(args[w], torch.Tensor):
         args = list(args)
-        for i in ((w,) if w is not None else ()) + tuple(clone_args):
-            if isinstance(args[i], torch.Tensor):
-                args[i] = args[i].clone()
-    return node.target(*args, **kwargs)
+        args[w] = args[w].clone()
+    return target(*args, **kwargs)
 
 
 def nbytes(t):
@@ -180,7 +145,12 @@ class Analysis:
     backward   set of graph nodes that are the loss or the tangents or are
                computed from them
     grad_of    graph node -> forward graph node
-    effects    fx nodes run once after the forward (buffer updates)
+    final      placeholder -> the fx node of its last version, for the
+               parameters, buffers and inputs the step writes (written
+               back at the end of the forward)
+    grad_tangents  per gradient, the indices of the tangents it is
+               computed from (a gradient none of whose tangents the caller
+               gave is None, as autograd leaves it)
     randoms    random fx nodes, in traced order
     outputs    fx nodes of the module's flat tensor outputs (tangent mode)
     tangents   the Synthetic tangents node, or None (sum-loss mode)
@@ -192,6 +162,10 @@ class Analysis:
         """fixed: the real tensors of the placeholders, in order."""
         self.traced = traced
         gm = traced.gm
+        try:
+            self.final, self.version_root = functionalize(gm)
+        except FunctionalError as e:
+            raise AnalysisError(str(e)) from None
         self.fake = _fake_values(gm, fixed)
         self.nodes = list(gm.graph.nodes)
         self.order = {n: i for i, n in enumerate(self.nodes)}
@@ -200,7 +174,6 @@ class Analysis:
         roles = traced.placeholder_roles()
         self.role = dict(zip(self.placeholders, roles))
         self.kind, self.source, self.needs = {}, {}, {}
-        self.effects = []
         self.proj = {}      # (fx tuple node, index) -> Synthetic projection
         self.tangents = None
         if "tangent" in roles:
@@ -221,33 +194,46 @@ class Analysis:
         self.cost_unit = "flops"
         self.by_name = {r.name: r for r in self.real}
         self.cumulative = self._cumulative()
+        self.grad_tangents = self._grad_tangents()
         # graph node -> indices of the gradients that need it
         self.grads_needing = {}
         for i, g in enumerate(self.grads):
             for d in self.needs[g]:
                 self.grads_needing.setdefault(d, []).append(i)
 
+    def _grad_tangents(self):
+        tangent = {p: k for k, p in enumerate(
+            p for p in self.placeholders if self.role[p] == "tangent")}
+        reach = {}
+        for n in self.nodes:
+            if n in tangent:
+                reach[n] = frozenset((tangent[n],))
+            else:
+                reach[n] = frozenset().union(*[reach[i] for i in _tensor_inputs(n)])
+        return [reach[g] for g in self.grads]
+
     def _cumulative(self):
         """Batch norm node -> (momentum index, num_batches_tracked
-        placeholder) for the BatchNorm(momentum=None) ones (traced with
-        trace.CMA_MOMENTUM): each run gets 1 / (num_batches_tracked + 1),
-        the count the ordinary step has incremented (the increment itself
-        is an effect, run after the forward)."""
+        placeholder, k) for the BatchNorm(momentum=None) ones (traced with
+        trace.CMA_MOMENTUM): the k-th call of the module in the step gets
+        1 / (num_batches_tracked + k), the count the ordinary step has
+        incremented k times by then."""
         buffers = {n: self.traced.buffer_names[i] for i, n in enumerate(
             p for p in self.placeholders if self.role[p] == "buffer")}
         by_name = {v: k for k, v in buffers.items()}
-        out = {}
+        out, calls = {}, {}
         for r in self.real:
-            m = None if isinstance(r, Synthetic) else momentum_arg(r.target, r.args)
+            m = None if isinstance(r, Synthetic) else momentum_arg(r)
             if m is None or r.args[m[0]] != CMA_MOMENTUM:
                 continue
-            mean = buffers.get(r.args[m[1]])
+            mean = buffers.get(self.version_root.get(r.args[m[1]], r.args[m[1]]))
             count = by_name.get(mean.rsplit(".", 1)[0] + ".num_batches_tracked"
                                 if mean and "." in mean else "num_batches_tracked")
             if count is None:
                 self._fail(r, "a BatchNorm(momentum=None) whose num_batches_tracked "
                               "is not found")
-            out[r] = (m[0], count)
+            calls[count] = calls.get(count, 0) + 1
+            out[r] = (m[0], count, calls[count])
         return out
 
     # --- classification -------------------------------------------------
@@ -277,12 +263,7 @@ class Analysis:
 
     def _classify_call(self, n):
         ins = _tensor_inputs(n)
-        w = written_arg(n.target)
-        if w is not None and isinstance(n.args[w], torch.fx.Node):
-            self._in_place(n, n.args[w])
-            if self.kind.get(n) == "effect":
-                return
-        a = None if w is not None else aliased_arg(n.target)
+        a = None if written_arg(n.target) is not None else aliased_arg(n.target)
         if a is not None and isinstance(n.args[a], torch.fx.Node):
             src = n.args[a]
             if n.target is operator.getitem and self.kind[src] == "real" and \
@@ -298,41 +279,6 @@ class Analysis:
             return
         self.kind[n] = "real"
         self.needs[n] = (n,)
-        for i in ins:
-            if self.kind.get(i) == "effect":
-                self._fail(n, "reads a buffer written in place earlier in the step")
-
-    def _in_place(self, n, arg):
-        """n writes arg in place: either a buffer update (an effect, run once
-        after the forward), or an activation, whose later readers are moved
-        to n's result."""
-        root = self._root(arg)
-        if self.kind[arg] == "fixed":
-            if root.op != "placeholder" or self.role[root] != "buffer" or arg is not root:
-                self._fail(n, "writes %s in place; only whole buffers may be written"
-                           % (self.role.get(root, "a constant")))
-            if any(self.order[u] > self.order[n] for u in root.users):
-                self._fail(n, "writes a buffer in place that the step reads afterwards; "
-                              "not supported")
-            if any(self.needs[i] for i in _tensor_inputs(n)):
-                self._fail(n, "writes a buffer from an activation; not supported")
-            self.kind[n] = "effect"
-            self.needs[n] = ()
-            self.effects.append(n)
-            return
-        if arg is not root:
-            self._fail(n, "writes a view of %s in place; not supported (write the "
-                          "whole tensor, or out of place)" % root.name)
-        # A view of arg taken before n and read after it would see the
-        # write, which the clone does not give: refuse it. Later readers of
-        # arg itself read n's result instead.
-        for v in list(self.source):
-            if self._root(v) is arg and any(self.order[u] > self.order[n] for u in v.users):
-                self._fail(n, "writes %s in place while its view %s is read later; "
-                              "not supported" % (arg.name, v.name))
-        for u in list(arg.users):
-            if u is not n and self.order[u] > self.order[n]:
-                u.replace_input_with(arg, n)
 
     # --- the graph ------------------------------------------------------
 
@@ -356,8 +302,9 @@ class Analysis:
                 self.proj[(base, i)] = Synthetic("projection", "%s.%d" % (base.name, i), base, i)
 
     def _prune(self):
-        # Only what the outputs, the loss and the gradients need: unused
-        # values and tuple parts go; buffer updates are run as effects.
+        # Only what the outputs, the loss, the gradients, the random nodes
+        # and the last versions of what the step writes need: unused
+        # values and tuple parts go.
         self.grad_elements = self._grad_elements()
         self._projections()
         for n in self.nodes:
@@ -368,7 +315,9 @@ class Analysis:
             if self.kind.get(n) == "alias":
                 self.needs[n] = tuple(_union(self.needs[i] for i in _tensor_inputs(n)))
         roots = []
-        for v in ([self.loss] if self.loss is not None else []) + self.outputs + self.grads:
+        keep = [n for n in self.nodes if n.op == "call_function" and is_random(n)]
+        for v in ([self.loss] if self.loss is not None else []) + self.outputs + self.grads \
+                + keep + list(self.final.values()):
             roots += self.needs[v]
         want, deps = set(), {}
         stack = list(roots)
@@ -398,7 +347,7 @@ class Analysis:
         """Random nodes in traced order (self.randoms), each after the
         token of the one before, so that first computes happen in the
         ordinary step's order; the order with each token after its node."""
-        self.randoms = [n for n in order if not isinstance(n, Synthetic) and is_random(n.target)]
+        self.randoms = [n for n in order if is_random(n)]
         self.tokens = {}
         for prev, r in zip([None] + self.randoms, self.randoms):
             if prev is not None:
@@ -420,12 +369,14 @@ class Analysis:
         return _union(self.needs[i] for i in _tensor_inputs(n))
 
     def _place_tangents(self, order, deps):
-        """The tangents node depends on every node an output is, and on the
-        last random token (all random first computes are in the forward);
-        it comes just before the first node that reads it."""
+        """The tangents node depends on every node an output is, on the last
+        versions of what the step writes (written back at the end of the
+        forward) and on the last random token (all random first computes
+        are in the forward); it comes just before the first node that
+        reads it."""
         t = self.tangents
         tdeps = []
-        for o in self.outputs:
+        for o in self.outputs + list(self.final.values()):
             tdeps += [d for d in self.needs[o] if d is not t and d not in tdeps]
         if self.randoms:
             tdeps.append(self.tokens[self.randoms[-1]])
@@ -513,6 +464,8 @@ class Analysis:
             "gradients": self.grad_bytes,
             # the generator state kept for each random node's recomputes
             "rng_states": sum(_rng_state_bytes(self.fake[r]) for r in self.randoms),
+            # the values before the step of what it writes (Executor)
+            "snapshots": sum(nbytes(self.fake[p]) for p in self.final),
         }
         self.fixed_memory = sum(self.fixed_parts.values())
 
@@ -587,7 +540,7 @@ class Analysis:
                 node["backward"] = True
             if r in self.grad_of:
                 node["grad_of"] = self.grad_of[r].name
-            node["op"] = str(r.target)
+            node["op"] = str(r.target) if isinstance(r, Synthetic) else str(op_of(r))
             nodes.append(node)
         out = {"format": "checkmate-graph", "version": 1, "name": name,
                "fixed_memory": self.fixed_memory}
@@ -611,7 +564,7 @@ def _fake_call(node, value_of):
     # (pytorch/pytorch#89627, #92244); a clone has its shape and dtype.
     if node.target is torch.ops.aten.lift_fresh_copy.default:
         return value_of(node.args[0]).clone()
-    return call(node, value_of, mutated_args(node.target, node.args))
+    return call(node, value_of)
 
 
 def _fake_values(gm, fixed):

@@ -1,6 +1,8 @@
 """Solving a graph with the `checkmate` binary: the graph written to a
-temporary file, `checkmate solve` run on it, its plan read back."""
+temporary file, `checkmate solve` run on it, its plan and its summary
+(`--json`) read back."""
 import json
+import math
 import os
 import subprocess
 import tempfile
@@ -11,7 +13,7 @@ class SolveError(Exception):
 
 
 EXIT_WHY = {1: "bad input", 2: "bad command line", 3: "no plan fits the budget (proven)",
-            4: "no plan found within the time limit"}
+            4: "no plan fits the budget within the time limit"}
 
 
 def budget_arg(budget, fixed_memory, checkpoint_all_peak):
@@ -24,8 +26,22 @@ def budget_arg(budget, fixed_memory, checkpoint_all_peak):
         raise SolveError("budget must be bytes, a string such as '8G' or '80%%', or a "
                          "function of (fixed_memory, checkpoint_all_peak); got %r" % (budget,))
     if isinstance(budget, float):
+        if not math.isfinite(budget) or budget <= 0:
+            raise SolveError("budget must be a positive number of bytes; got %r" % budget)
         budget = int(budget)
+    if isinstance(budget, int) and budget <= 0:
+        raise SolveError("budget must be a positive number of bytes; got %d" % budget)
     return str(budget)
+
+
+def _reason(summary, p):
+    """What the binary says went wrong: the summary's reason (the budget and
+    the least budget in human units), else its last line on stderr, else
+    what its exit status means."""
+    if summary.get("reason"):
+        return "%s: %s" % (summary.get("status") or "no plan", summary["reason"])
+    lines = [ln for ln in p.stderr.strip().splitlines() if "hint:" not in ln]
+    return lines[-1] if lines else EXIT_WHY.get(p.returncode, "failed")
 
 
 def solve(binary, doc, budget, strategy, time_limit):
@@ -33,14 +49,18 @@ def solve(binary, doc, budget, strategy, time_limit):
     with tempfile.TemporaryDirectory(prefix="checkmate-") as d:
         graph = os.path.join(d, "graph.json")
         plan = os.path.join(d, "plan.json")
+        summary = os.path.join(d, "summary.json")
         with open(graph, "w") as f:
             json.dump(doc, f)
         cmd = [binary, "solve", graph, "--budget", budget, "--strategy", strategy,
-               "--time-limit", str(time_limit), "--plan", plan]
+               "--time-limit", str(time_limit), "--plan", plan, "--json", summary, "--quiet"]
         p = subprocess.run(cmd, capture_output=True, text=True)
         if p.returncode != 0 or not os.path.exists(plan):
-            err = (p.stderr.strip().splitlines() or [EXIT_WHY.get(p.returncode, "")])[-1]
-            err = err.replace(graph, doc.get("name", "graph"))
+            info = {}
+            if os.path.exists(summary):
+                with open(summary) as f:
+                    info = json.load(f)
+            err = _reason(info, p).replace(graph, doc.get("name", "graph"))
             raise SolveError("checkmate solve --budget %s --strategy %s: %s (exit %d)"
                              % (budget, strategy, err, p.returncode))
         with open(plan) as f:

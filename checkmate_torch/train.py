@@ -75,7 +75,7 @@ class _Step(torch.autograd.Function):
             ex.run(compiled.forward_steps)
         except PlanError as e:
             raise RematError("plan: %s" % e) from None
-        ex.run_effects()
+        ex.write_back()
         outs = ex.outputs()
         # Outputs must be new tensors for autograd: one that is an input
         # or appears twice is returned as a copy.

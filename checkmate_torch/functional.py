@@ -1,0 +1,260 @@
+"""Making a traced step functional: every write becomes a new value.
+
+make_fx records the ATen ops a step runs, in-place writes included. A plan
+computes a node again, at another time, so a write must not change a
+value that something computed later may read. This pass rewrites the fx
+graph, in traced order, so that no op writes a value another node reads
+(what torch's functionalization does, on our own graph):
+
+  - an in-place op (relu_, add_, fill_, bernoulli_) or an out= op stays
+    one node, run on a clone of what it writes (graph.call); its result is
+    the written value's new version, and every later reader of the value
+    reads it instead;
+  - an op that writes arguments it does not return (batch norm's running
+    statistics) becomes functional_op: the op on clones of those
+    arguments, returning its results and then the written clones, the new
+    versions;
+  - a write to a view of a value (t[:, 0] = x, relu_ on a reshaped linear
+    output) that is read whole afterwards gets write_through: a clone of
+    the whole with the view's new values copied in, the whole's new
+    version;
+  - a version of a parameter, buffer or input (s.n += 1, an EMA buffer,
+    Embedding(max_norm=) renormalising its weight) is recorded: the last
+    one is written back into the real tensor once, at the end of the
+    forward (Executor.write_back), as an ordinary step leaves it.
+
+Refused (FunctionalError naming the node): a write to a view of a value
+while another view of it, taken before, is read after the write.
+"""
+import functools
+import operator
+
+import torch
+
+
+class FunctionalError(Exception):
+    """A write the pass cannot make functional; names the node."""
+
+
+def _is_op(target):
+    return isinstance(target, torch._ops.OpOverload)
+
+
+@functools.lru_cache(maxsize=None)
+def written_arg(target):
+    """Index of the positional argument an in-place op writes and returns,
+    or the name of the keyword argument an out= op writes (`out`), or
+    None."""
+    if not _is_op(target):
+        return None
+    rets = target._schema.returns
+    for i, a in enumerate(target._schema.arguments):
+        ai = a.alias_info
+        if ai is not None and ai.is_write:
+            if any(r.alias_info is not None and r.alias_info.before_set & ai.before_set
+                   for r in rets):
+                return a.name if a.kwarg_only else i
+    return None
+
+
+def written_value(node):
+    """The fx value node writes in place (its written_arg), or None."""
+    w = written_arg(node.target)
+    v = node.kwargs.get(w) if isinstance(w, str) else (
+        node.args[w] if w is not None and w < len(node.args) else None)
+    return v if isinstance(v, torch.fx.Node) else None
+
+
+# Batch norm ops that update the running statistics they are given (args 3
+# and 4) in training mode, although torch 1.13's schemas do not say so.
+_BN_UPDATES = ("native_batch_norm", "cudnn_batch_norm", "miopen_batch_norm")
+
+
+def mutated_args(target, args):
+    """Indices of the arguments an op writes besides what it returns: the
+    schema's mutable arguments, and the running statistics of a batch norm
+    in training mode."""
+    if not _is_op(target):
+        return ()
+    out = [i for i, a in enumerate(target._schema.arguments)
+           if a.alias_info is not None and a.alias_info.is_write and i < len(args)
+           and not a.kwarg_only]
+    w = written_arg(target)
+    out = [i for i in out if i != w]
+    name = target.overloadpacket.__name__
+    if name in _BN_UPDATES and len(args) > 5 and args[5] is True:
+        out += [3, 4]
+    return tuple(sorted(set(out)))
+
+
+def aliased_arg(target):
+    """Index of the argument whose storage a view op's result shares, or
+    None. _unsafe_view says nothing in its schema but returns a view."""
+    if target is operator.getitem:
+        return 0
+    if not _is_op(target):
+        return None
+    if target.overloadpacket is torch.ops.aten._unsafe_view:
+        return 0
+    # In ATen schemas a read-only argument with an alias annotation,
+    # Tensor(a) self -> Tensor(a) or Tensor(a -> *) self -> Tensor(a)[]
+    # (split, unbind), is one whose storage the result may share.
+    for i, a in enumerate(target._schema.arguments):
+        ai = a.alias_info
+        if ai is not None and not ai.is_write:
+            return i
+    return None
+
+
+def functional_op(op, mutated, *args, **kwargs):
+    """op on clones of the arguments at the indices `mutated`: its results
+    (a tuple), then those clones, as op left them."""
+    args = list(args)
+    for i in mutated:
+        args[i] = args[i].clone()
+    out = op(*args, **kwargs)
+    out = tuple(out) if isinstance(out, (tuple, list)) else (out,)
+    return out + tuple(args[i] for i in mutated)
+
+
+def write_through(whole, part, chain):
+    """A clone of whole whose view `chain` ((op, other args) applied in
+    order) holds part's values."""
+    out = whole.clone(memory_format=torch.contiguous_format)
+    v = out
+    for op, rest in chain:
+        v = op(v, *rest)
+    v.copy_(part)
+    return out
+
+
+def op_of(node):
+    """The ATen op a node runs: functional_op's wrapped op, else its
+    target."""
+    return node.args[0] if node.target is functional_op else node.target
+
+
+def _view_source(n):
+    """The value view node n is taken from, or None (getitem of a tuple is
+    an element, its own storage)."""
+    if n.op != "call_function" or n.target is operator.getitem:
+        return None
+    if written_arg(n.target) is not None:
+        return None
+    a = aliased_arg(n.target)
+    if a != 0 or not n.args or not isinstance(n.args[0], torch.fx.Node):
+        return None
+    return n.args[0]
+
+
+class _Pass:
+    def __init__(self, gm):
+        self.g = gm.graph
+        self.pos = {n: float(i) for i, n in enumerate(self.g.nodes)}
+        self.version_of = {}   # a new version -> the placeholder it is a version of
+        self.final = {}        # placeholder -> its last version
+
+    def _insert_after(self, at, target, args, kwargs=None):
+        nxt = at.next
+        with self.g.inserting_after(at):
+            n = self.g.call_function(target, tuple(args), dict(kwargs or {}))
+        self.pos[n] = (self.pos[at] + self.pos.get(nxt, self.pos[at] + 2)) / 2
+        return n
+
+    def _later_users(self, value, after):
+        return [u for u in value.users if self.pos[u] > self.pos[after]]
+
+    def _new_version(self, old, new, after):
+        """new is old's new value from `after` on: later readers of old read
+        new; a version of a placeholder is recorded."""
+        for u in self._later_users(old, after):
+            if u is not new:
+                u.replace_input_with(old, new)
+        p = old if old.op == "placeholder" else self.version_of.get(old)
+        if p is not None:
+            self.version_of[new] = p
+            self.final[p] = new
+
+    def _views(self, root):
+        """Every view taken (directly or not) from root."""
+        out, stack = [], [root]
+        while stack:
+            x = stack.pop()
+            for u in x.users:
+                if _view_source(u) is x:
+                    out.append(u)
+                    stack.append(u)
+        return out
+
+    def in_place(self, n, value):
+        chain, v = [], value
+        while _view_source(v) is not None:
+            chain.append(v)
+            v = _view_source(v)
+        root = v
+        if chain:
+            keep = set(chain) | {value}
+            for w in self._views(root):
+                if w not in keep and self._later_users(w, n):
+                    raise FunctionalError(
+                        "node %s (op %s): writes a view of %s in place while its view %s, "
+                        "taken before, is read afterwards; not supported"
+                        % (n.name, n.target, root.name, w.name))
+            for c in chain[1:]:
+                if self._later_users(c, n):
+                    raise FunctionalError(
+                        "node %s (op %s): writes a view of %s in place while its view %s is "
+                        "read afterwards; not supported" % (n.name, n.target, root.name, c.name))
+        self._new_version(value, n, n)
+        if chain and (self._later_users(root, n) or root.op == "placeholder"
+                      or root in self.version_of):
+            for c in chain:
+                if any(isinstance(a, torch.fx.Node) for a in
+                       list(c.args[1:]) + list(c.kwargs.values())):
+                    raise FunctionalError("node %s (op %s): writes a view of %s whose shape "
+                                          "depends on other tensors; not supported"
+                                          % (n.name, n.target, root.name))
+            steps = tuple((c.target, tuple(c.args[1:])) for c in reversed(chain))
+            wt = self._insert_after(n, write_through, (root, n, steps))
+            self._new_version(root, wt, wt)
+
+    def side_writes(self, n, mutated):
+        multi = len(n.target._schema.returns) != 1 or \
+            str(n.target._schema.returns[0].type).endswith("[]")
+        f = self._insert_after(n, functional_op, (n.target, mutated) + tuple(n.args), n.kwargs)
+        last = f
+        if multi:
+            k0 = len(n.target._schema.returns)
+            n.replace_all_uses_with(f)
+        else:
+            k0 = 1
+            last = self._insert_after(f, operator.getitem, (f, 0))
+            n.replace_all_uses_with(last)
+        versions = []
+        for j in range(len(mutated)):
+            last = self._insert_after(last, operator.getitem, (f, k0 + j))
+            versions.append(last)
+        for i, v in zip(mutated, versions):
+            self._new_version(n.args[i], v, last)
+        self.g.erase_node(n)
+
+    def run(self):
+        for n in list(self.g.nodes):
+            if n.op != "call_function":
+                continue
+            value = written_value(n)
+            if value is not None:
+                self.in_place(n, value)
+                continue
+            m = tuple(i for i in mutated_args(n.target, n.args)
+                      if isinstance(n.args[i], torch.fx.Node))
+            if m:
+                self.side_writes(n, m)
+        return self.final, self.version_of
+
+
+def functionalize(gm):
+    """Rewrites gm's graph as the module comment says; returns
+    ({placeholder: its last version}, {version: placeholder}) for the
+    parameters, buffers and inputs the step writes."""
+    return _Pass(gm).run()
