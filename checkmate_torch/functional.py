@@ -195,7 +195,7 @@ class _Pass:
         if chain:
             keep = set(chain) | {value}
             for w in self._views(root):
-                if w not in keep and self._later_users(w, n):
+                if w not in keep and self.pos[w] < self.pos[n] and self._later_users(w, n):
                     raise FunctionalError(
                         "node %s (op %s): writes a view of %s in place while its view %s, "
                         "taken before, is read afterwards; not supported"

@@ -78,10 +78,45 @@ class Inputs(_Leaves):
         super().__init__((tuple(args), dict(kwargs or {})))
 
     def key(self):
-        """What a plan depends on: shapes, dtypes, devices, the constants
-        and the structure."""
-        shapes = tuple((tuple(t.shape), t.dtype, str(t.device)) for t in self.tensors)
+        """What a plan depends on: shapes, strides, dtypes, devices, which
+        require gradients, the constants and the structure."""
+        shapes = tuple((tuple(t.shape), t.stride(), t.dtype, str(t.device), t.requires_grad)
+                       for t in self.tensors)
         return (str(self.spec), repr(self.constants), shapes)
+
+
+def _autocast_devices():
+    return ("cpu", "cuda") if torch.cuda.is_available() else ("cpu",)
+
+
+def autocast_key():
+    """For each device type, whether autocast is on and its dtype: the ops
+    a step runs depend on it, so a plan does."""
+    out = []
+    for dev in _autocast_devices():
+        try:
+            on, dtype = torch.is_autocast_enabled(dev), torch.get_autocast_dtype(dev)
+        except (TypeError, AttributeError):  # torch 1.13
+            on = torch.is_autocast_cpu_enabled() if dev == "cpu" else torch.is_autocast_enabled()
+            dtype = torch.get_autocast_cpu_dtype() if dev == "cpu" else \
+                torch.get_autocast_gpu_dtype()
+        out.append((dev, on, dtype if on else None))
+    return tuple(out)
+
+
+class no_autocast:
+    """Autocast off on every device type: the traced ops carry autocast's
+    casts already, and run as traced."""
+
+    def __enter__(self):
+        self._cms = [torch.autocast(dev, enabled=False) for dev in _autocast_devices()]
+        for cm in self._cms:
+            cm.__enter__()
+
+    def __exit__(self, *exc):
+        for cm in reversed(self._cms):
+            cm.__exit__(*exc)
+        return False
 
 
 class Traced:
@@ -111,15 +146,27 @@ class Traced:
         return None, flat[:k], flat[k:]
 
 
+# What a module may return besides tensors: constants a plan holds.
+_CONSTANTS = (type(None), bool, int, float, complex, str, bytes, torch.dtype, torch.device,
+              torch.Size, torch.memory_format, torch.layout)
+
+
 class Outputs(_Leaves):
     """The structure of the module's output, seen while tracing: metas
     (shape, dtype, device) of the flat tensor outputs, and diff, the flat
     indices that are differentiable (floating point and reached from a
     parameter or an input that requires grad). The traced tensors are not
-    kept."""
+    kept. A leaf that is neither a tensor nor a plain constant (an object
+    holding tensors, such as HF's DynamicCache) is refused: the plan
+    would return the trace's object on every call."""
 
     def __init__(self, value):
         super().__init__(value)
+        for c in self.constants:
+            if not isinstance(c, _CONSTANTS):
+                raise TraceError("the model returns a %s, which is neither a tensor nor a "
+                                 "tuple, list or dict of tensors and constants; return tensors "
+                                 "(HF models: use_cache=False)" % type(c).__name__)
         self.metas = [(tuple(t.shape), t.dtype, t.device) for t in self.tensors]
         self.diff = [i for i, t in enumerate(self.tensors) if t.requires_grad]
         self.tensors = None
@@ -150,6 +197,11 @@ def _user_frame(tb):
     return where
 
 
+def _in_checkpoint(tb):
+    return any(fr.filename.endswith(os.path.join("torch", "utils", "checkpoint.py"))
+               for fr in traceback.extract_tb(tb))
+
+
 def _failing_op(exc):
     """The ATen op being dispatched when exc was raised: the exception's own
     argument (fake tensor errors), else the innermost traceback frame with
@@ -171,6 +223,9 @@ def _explain(exc):
     op = _failing_op(exc)
     op = str(op) if op is not None else None
     first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    if _in_checkpoint(exc.__traceback__):
+        return ("tracing failed: the model checkpoints itself (torch.utils.checkpoint; HF: "
+                "gradient_checkpointing_enable()); remat makes its own plan: turn that off")
     if isinstance(exc, ft.DataDependentOutputException) or "data-dependent" in first or (
             op is not None and ("get value out of a tracing tensor" in first
                                 or "_local_scalar_dense" in op)):
@@ -262,12 +317,15 @@ def _trace(model, args, kwargs, mode):
         flat = tensors_of(out)
         if mode == "sum":
             loss = loss_of(out)
-            grads = torch.autograd.grad(loss, wrt, allow_unused=True)
+            with no_autocast():
+                grads = torch.autograd.grad(loss, wrt, allow_unused=True)
         else:
             diff = [flat[i] for i in seen["out"].diff]
             if not diff:
                 raise TraceError("no output of the model is differentiable")
-            grads = torch.autograd.grad(diff, wrt, grad_outputs=tangents, allow_unused=True)
+            with no_autocast():  # loss.backward() runs outside autocast
+                grads = torch.autograd.grad(diff, wrt, grad_outputs=tangents,
+                                            allow_unused=True)
         used = [k for k, g in enumerate(grads) if g is not None]
         seen["grad_of"] = [wrt_index[k] for k in used]
         kept = [grads[k] for k in used]

@@ -7,7 +7,7 @@ import torch
 from . import solve as solvemod
 from .execute import Executor, PlanError, fixed_values, resolve
 from .graph import Analysis
-from .trace import Inputs, trace
+from .trace import Inputs, autocast_key, no_autocast, trace
 
 
 class RematError(Exception):
@@ -70,12 +70,14 @@ class _Step(torch.autograd.Function):
     def forward(ctx, compiled, n_params, *tensors):
         a = compiled.analysis
         n_buffers = len(compiled.traced.buffer_names)
+        ctx.set_materialize_grads(False)
         ex = Executor(a, fixed_values(a, [t.detach() for t in tensors]))
         try:
-            ex.run(compiled.forward_steps)
+            with no_autocast():
+                ex.run(compiled.forward_steps)
+                ex.write_back()
         except PlanError as e:
             raise RematError("plan: %s" % e) from None
-        ex.write_back()
         outs = ex.outputs()
         # Outputs must be new tensors for autograd: one that is an input
         # or appears twice is returned as a copy.
@@ -104,34 +106,44 @@ class _Step(torch.autograd.Function):
         ctx.executor = None
         c = ctx.compiled
         metas = c.traced.out.metas
-        tangents = []
-        for i in c.traced.out.diff:
+        tangents, given = [], set()
+        for k, i in enumerate(c.traced.out.diff):
             g = grad_outputs[i]
             shape, dtype, device = metas[i]
             if g is None:
                 g = torch.zeros(shape, dtype=dtype, device=device)
+            else:
+                given.add(k)
             tangents.append(g.contiguous())
+        # A gradient computed from outputs the loss does not reach only is
+        # None, as autograd leaves it: not added into .grad, not returned.
+        unreached = {j for j, ts in enumerate(c.analysis.grad_tangents) if ts and not ts & given}
         ex.tangent_values = tangents
-        ex.on_grad = _accumulate_into(ctx.params, c.traced.grad_of)
+        ex.on_grad = _accumulate_into(ctx.params, c.traced.grad_of, unreached)
         try:
-            ex.run(c.backward_steps, len(c.forward_steps))
-            grads = ex.finish()
+            with no_autocast():
+                ex.run(c.backward_steps, len(c.forward_steps))
+                grads = ex.finish()
         except PlanError as e:
             raise RematError("plan: %s" % e) from None
         out = [None] * (ctx.n_params + ctx.n_buffers + ctx.n_inputs)
-        for (kind, i), g in zip(c.traced.grad_of, grads):
-            out[i if kind == "param" else ctx.n_params + ctx.n_buffers + i] = g
+        for j, ((kind, i), g) in enumerate(zip(c.traced.grad_of, grads)):
+            if j not in unreached:
+                out[i if kind == "param" else ctx.n_params + ctx.n_buffers + i] = g
         return (None, None) + tuple(out)
 
 
-def _accumulate_into(params, grad_of):
+def _accumulate_into(params, grad_of, unreached):
     """on_grad for the executor: a parameter gradient is added into the
     parameter's existing .grad as soon as it is produced, as autograd's
     AccumulateGrad would add it (in place), so that the step does not hold
     every new gradient until the backward ends. Gradients of parameters
-    whose .grad is None or that have hooks go back through autograd."""
+    whose .grad is None or that have hooks go back through autograd; those
+    in unreached nowhere."""
     def take(i, g):
         kind, k = grad_of[i]
+        if i in unreached:
+            return True
         if kind != "param":
             return False
         p = params[k]
@@ -145,6 +157,16 @@ def _accumulate_into(params, grad_of):
     return take
 
 
+def _distributed_wrapper(model):
+    """The name of the data-parallel wrapper model is, or None."""
+    names = {"DistributedDataParallel": "DDP", "DataParallel": "DataParallel",
+             "FullyShardedDataParallel": "FSDP"}
+    for cls in type(model).__mro__:
+        if cls.__name__ in names and cls.__module__.startswith("torch."):
+            return names[cls.__name__]
+    return None
+
+
 class Remat(torch.nn.Module):
     """See remat()."""
 
@@ -156,8 +178,15 @@ class Remat(torch.nn.Module):
         self._plans = {}
         self._last = self._compile(tuple(example_args), dict(example_kwargs or {}))
 
+    def _key(self, inputs):
+        """What a plan depends on: the inputs (Inputs.key), autocast, and
+        the model's parameters (how many, tied or not, which require
+        gradients)."""
+        params = [(p.requires_grad, tuple(p.shape), p.dtype) for p in self.model.parameters()]
+        return inputs.key(), autocast_key(), tuple(params)
+
     def _compile(self, args, kwargs):
-        key = Inputs(args, kwargs).key()
+        key = self._key(Inputs(args, kwargs))
         c = self._plans.get(key)
         if c is None:
             budget, strategy, time_limit, binary = self._settings
@@ -179,7 +208,7 @@ class Remat(torch.nn.Module):
         if not (self.training and torch.is_grad_enabled()):
             return self.model(*args, **kwargs)
         inputs = Inputs(args, kwargs)
-        c = self._plans.get(inputs.key()) or self._compile(args, kwargs)
+        c = self._plans.get(self._key(inputs)) or self._compile(args, kwargs)
         self._last = c
         return c.run(self.model, inputs)
 
@@ -196,6 +225,11 @@ def remat(model, example_args, example_kwargs=None, *, budget, strategy="auto",
     the example gets a plan of its own, solved on first use. In eval mode
     or without gradients it runs model itself."""
     from .binary import find_checkmate
+    wrapper = _distributed_wrapper(model)
+    if wrapper:
+        raise RematError("remat(%s(m)) is not supported: the wrapper's gradient hooks would "
+                         "not run under the plan; write %s(remat(m, ...)) instead"
+                         % (wrapper, wrapper))
     if not isinstance(example_args, (tuple, list)):
         example_args = (example_args,)
     return Remat(model, example_args, example_kwargs, budget, strategy, time_limit,
