@@ -13,6 +13,7 @@ torch.autograd.grad. Two kinds:
             (`export`'s default: a graph with a loss node, for the CLI).
 """
 import os
+import re
 import traceback
 
 import torch
@@ -192,7 +193,7 @@ def _user_frame(tb):
     where the user's code made the failing call."""
     where = None
     for fr in traceback.extract_tb(tb):
-        if "/torch/" not in fr.filename and os.path.dirname(os.path.abspath(fr.filename)) != _HERE:
+        if _outside(fr.filename):
             where = "%s:%d" % (os.path.basename(fr.filename), fr.lineno)
     return where
 
@@ -230,6 +231,8 @@ def _explain(exc):
             op is not None and ("get value out of a tracing tensor" in first
                                 or "_local_scalar_dense" in op)):
         why = "its result depends on tensor values (Python control flow or .item() on a tensor?)"
+        # torch 2 fails later, when Python reads the symbol .item() gave
+        op = op or "aten._local_scalar_dense.default"
     elif isinstance(exc, ft.DynamicOutputShapeException):
         why = "its output shape depends on tensor values"
     else:
@@ -243,13 +246,41 @@ def _explain(exc):
     return msg + ": " + why
 
 
+def _outside(filename):
+    """Whether filename is the user's: neither torch's nor this package's."""
+    return "/torch/" not in filename and \
+        os.path.dirname(os.path.abspath(filename)) != _HERE
+
+
+def _check_static(gm):
+    """Torch 2's fake tensors give a data-dependent shape (nonzero, masked
+    indexing) a symbol instead of failing: the same error as on 1.13,
+    naming the op and the user's line (from the node's stack trace)."""
+    for n in gm.graph.nodes:
+        vals = pytree.tree_flatten(n.meta.get("val"))[0]
+        if any(isinstance(t, torch.Tensor) and not all(isinstance(d, int) for d in t.shape)
+               for t in vals):
+            frames = re.findall(r'File "([^"]+)", line (\d+)', n.stack_trace or "")
+            user = [(f, ln) for f, ln in frames if _outside(f)]
+            where = " (called from %s:%s)" % (os.path.basename(user[-1][0]), user[-1][1]) \
+                if user else ""
+            raise TraceError("tracing failed at op %s%s: its output shape depends on tensor "
+                             "values" % (n.target, where))
+
+
 def _make_fx(f, *args):
     try:
-        return make_fx(f, tracing_mode="fake")(*args)
+        try:
+            tracer = make_fx(f, tracing_mode="fake", record_stack_traces=True)
+        except TypeError:  # torch 1.13: no stack traces, and no symbolic shapes
+            tracer = make_fx(f, tracing_mode="fake")
+        gm = tracer(*args)
     except TraceError:
         raise
     except Exception as exc:  # anything the tracer or the model raised
         raise TraceError(_explain(exc)) from exc
+    _check_static(gm)
+    return gm
 
 
 # The momentum a BatchNorm(momentum=None) is traced with, so that its batch

@@ -197,9 +197,11 @@ def memory(name, plain, planned, example, loss_fn, device="cpu"):
         results[kind] = r["between_ops"] if device == "cpu" else r["peak"]
     info = planned.plan_info
     act_ca = info["checkpoint_all_peak"] - info["fixed_memory"]
-    # The generator states kept for recomputes are fixed memory in the
-    # graph but are allocated during the step.
-    act_plan = info["peak"] - info["fixed_memory"] + info["fixed_memory_parts"]["rng_states"]
+    # The generator states kept for recomputes and the snapshots of the
+    # buffers the step writes are fixed memory in the graph but are
+    # allocated during the step.
+    parts = info["fixed_memory_parts"]
+    act_plan = info["peak"] - info["fixed_memory"] + parts["rng_states"] + parts["snapshots"]
     with torch.no_grad():
         out = planned(*example[0], **example[1])
     flat = list(out.values()) if isinstance(out, dict) else [out]
