@@ -1,0 +1,569 @@
+#!/usr/bin/python3
+"""The PyTorch fuzzer's harness: random small models (fuzz_gen.build)
+trained 3 steps ordinarily and 3 steps under checkmate_torch.remat from
+the same seed, compared bit for bit (docs/fuzzing.md, "The PyTorch
+fuzzer").
+
+Usage: PYTHON tests/torch/fuzz_run.py [--seeds A:B | --seed N] [--jobs N]
+           [--timeout S] [--json FILE] [--features] [--verbose] [CHECKMATE_BINARY]
+
+The binary: the argument, else $CHECKMATE, else
+checkmate_torch.binary.find_checkmate(). Each seed's outcome is one of
+  ok       every item equal
+  refused  remat() or the first step (or the first step of a new batch
+           shape) raised one of checkmate_torch's own errors
+  wrong    an item differs (the message names the first)
+  crash    any other exception under the plan (torch's included), a
+           worker that died, or a seed past --timeout
+  skip     the ordinary loop itself failed (the generator's fault)
+The summary counts them, gives the refusal rate among the models the
+ordinary loop trains, and groups the messages (digits read as N). Exit
+status 0 when no seed was wrong or crashed, else 1.
+
+`--seed N --verbose` runs one seed in this process and prints the model,
+the harness's choices, every differing item and the traceback."""
+import argparse
+import json
+import os
+import random
+import re
+import sys
+import time
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+
+OUTCOMES = ("ok", "refused", "wrong", "crash", "skip")
+STEPS = 3
+
+
+def choices(seed):
+    """The harness's own random choices for seed (not the model's):
+    optimizer, zero_grad mode, budget fraction of the activations,
+    strategy."""
+    r = random.Random(seed * 2654435761 + 12345)
+    return {
+        "optimizer": r.choice(["sgd", "adamw"]),
+        "set_to_none": r.random() < 0.5,
+        "frac": round(r.uniform(0.3, 1.0), 2),
+        "strategy": "auto" if r.random() < 0.15 else "dtr",
+        "time_limit": 2,
+        # bf16 autocast (CPU) around the forward and the loss: "step" with
+        # the plan made outside autocast, "both" with it made inside
+        "autocast": r.choice([None] * 17 + ["step", "both"]),
+    }
+
+
+def choice_features(ch):
+    """The harness's choices as feature flags."""
+    out = ["opt_" + ch["optimizer"], "strategy_" + ch["strategy"]]
+    if ch["set_to_none"]:
+        out.append("zero_grad_set_to_none")
+    if ch["autocast"]:
+        out.append("autocast_" + ch["autocast"])
+    return out
+
+
+def our_errors():
+    """checkmate_torch's own exception classes (those that exist)."""
+    import importlib
+    out = []
+    for mod, name in (("train", "RematError"), ("trace", "TraceError"),
+                      ("graph", "AnalysisError"), ("execute", "PlanError"),
+                      ("solve", "SolveError"), ("binary", "BinaryError"),
+                      ("model", "ModelError")):
+        try:
+            out.append(getattr(importlib.import_module("checkmate_torch." + mod), name))
+        except (ImportError, AttributeError):
+            pass
+    return tuple(out)
+
+
+class StageError(Exception):
+    """An exception raised at stage (remat, step K forward/loss/backward/
+    optimizer) of a run."""
+
+    def __init__(self, stage, exc, new_shape):
+        super().__init__(stage)
+        self.stage, self.exc, self.new_shape = stage, exc, new_shape
+
+
+def _clone(t):
+    return None if t is None else t.detach().clone()
+
+
+def _budget(frac, least=None):
+    def f(fixed, peak):
+        b = fixed + int((peak - fixed) * frac)
+        return max(b, least) if least else b
+    return f
+
+
+LEAST = re.compile(r"\((\d+)\),? the least any plan needs")
+
+
+def _budget_failure(exc):
+    """Whether a SolveError says that no plan was found at the budget
+    (exit 3: proven, 4: not found in time or by the heuristic)."""
+    return re.search(r"\(exit [34]\)\s*$", str(exc)) is not None
+
+
+def make_plan(model, args, kwargs, ch, log):
+    """remat() at fixed memory + frac of the activations. Where the binary
+    finds no plan at that budget (a limit of the strategy, not a refusal
+    of the model), the budget is raised: to the least budget the binary
+    names (else halfway to the checkpoint-all peak), then to the
+    checkpoint-all peak, which every strategy meets; each raise is noted
+    in log."""
+    import checkmate_torch
+    from checkmate_torch.solve import SolveError
+    budgets = [("%.2f" % ch["frac"], _budget(ch["frac"]))]
+    last = None
+    for k in range(3):
+        name, budget = budgets[-1]
+        try:
+            m = checkmate_torch.remat(model, args, kwargs, budget=budget,
+                                      strategy=ch["strategy"], time_limit=ch["time_limit"])
+            if k:
+                log.append("budget raised to %s" % name)
+            return m
+        except SolveError as e:
+            if not _budget_failure(e) or k == 2:
+                raise
+            last = e
+            log.append("no plan at budget %s: %s" % (name, str(e).splitlines()[0]))
+        if k == 0:
+            m = LEAST.search(str(last))
+            if m:
+                least = int(m.group(1))
+                budgets.append(("the least, %d bytes" % least, _budget(ch["frac"], least)))
+            else:
+                half = (1 + ch["frac"]) / 2
+                budgets.append(("%.2f" % half, _budget(half)))
+        else:
+            budgets.append(("1.0 (checkpoint-all)", _budget(1.0)))
+
+
+def train(seed, planned, ch, log):
+    """Builds seed's model and trains it 3 steps (under a plan when
+    planned): the list of (item name, value) to compare, in the order
+    they are produced."""
+    import torch
+    from torch.utils import _pytree as pytree
+    import fuzz_gen
+    import contextlib
+    model, make_batch, loss_fn, desc = fuzz_gen.build(seed)
+    m = model
+    shapes = None
+
+    def autocast(on):
+        return torch.autocast("cpu", dtype=torch.bfloat16) if on else contextlib.nullcontext()
+    if planned:
+        args, kwargs = make_batch(0)
+        try:
+            with autocast(ch["autocast"] == "both"):
+                m = make_plan(model, args, kwargs, ch, log)
+        except Exception as e:
+            raise StageError("remat", e, True)
+        log.append("plan: %s" % {k: m.plan_info.get(k) for k in
+                                 ("budget", "peak", "checkpoint_all_peak", "fixed_memory",
+                                  "computes", "nodes", "strategy")})
+    params = list(m.parameters())
+    if ch["optimizer"] == "sgd":
+        opt = torch.optim.SGD(params, lr=0.01, momentum=0.9)
+    else:
+        opt = torch.optim.AdamW(params, lr=1e-3, weight_decay=0.01)
+    torch.manual_seed(seed + 1)
+    items = []
+    for step in range(STEPS):
+        args, kwargs = make_batch(step)
+        inputs = pytree.tree_flatten((args, kwargs))[0]
+        sig = [tuple(t.shape) for t in inputs if isinstance(t, torch.Tensor)]
+        new_shape = sig != shapes
+        shapes = sig
+        stage = "step %d forward" % step
+        try:
+            with autocast(ch["autocast"]):
+                out = m(*args, **kwargs)
+                stage = "step %d loss" % step
+                loss = loss_fn(out, step)
+            opt.zero_grad(set_to_none=ch["set_to_none"])
+            stage = "step %d backward" % step
+            loss.backward()
+            stage = "step %d optimizer" % step
+            items.append(("step %d loss" % step, _clone(loss)))
+            leaves, spec = pytree.tree_flatten(out)
+            items.append(("step %d output structure" % step, str(spec)))
+            for i, t in enumerate(leaves):
+                if isinstance(t, torch.Tensor):
+                    items.append(("step %d output %d" % (step, i), _clone(t)))
+                    items.append(("step %d output %d requires_grad" % (step, i), t.requires_grad))
+                elif hasattr(t, "__dict__"):
+                    # an object holding tensors (a cache): its tensors' types and values
+                    for k, v in sorted(vars(t).items()):
+                        if isinstance(v, torch.Tensor):
+                            name = "step %d output %d .%s" % (step, i, k)
+                            items.append((name + " type", type(v).__name__))
+                            items.append((name, _clone(v)))
+            for i, t in enumerate(inputs):
+                if isinstance(t, torch.Tensor) and t.is_floating_point() and t.requires_grad:
+                    items.append(("step %d input %d .grad" % (step, i), _clone(t.grad)))
+            for n, p in model.named_parameters():
+                items.append(("step %d .grad of %s" % (step, n), _clone(p.grad)))
+            opt.step()
+            for n, b in model.named_buffers():
+                items.append(("step %d buffer %s" % (step, n), _clone(b)))
+        except Exception as e:
+            raise StageError(stage, e, new_shape)
+    for n, p in model.named_parameters():
+        items.append(("parameter %s" % n, _clone(p)))
+    items.append(("generator state", torch.get_rng_state()))
+    return items, desc
+
+
+def same(a, b):
+    """Equal as torch.equal says (NaN equal to NaN where both have it),
+    with the same dtype and shape; non-tensors by ==."""
+    import torch
+    if not isinstance(a, torch.Tensor) or not isinstance(b, torch.Tensor):
+        if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
+            return False
+        return a == b
+    if a.dtype != b.dtype or a.shape != b.shape:
+        return False
+    if a.is_floating_point():
+        na, nb = torch.isnan(a), torch.isnan(b)
+        if not torch.equal(na, nb):
+            return False
+        if na.any():
+            a, b = a.masked_fill(na, 0), b.masked_fill(nb, 0)
+    return torch.equal(a, b)
+
+
+def describe(name, a, b):
+    import torch
+    if a is None or b is None:
+        return "%s: %s under the plan, %s ordinarily" % (
+            name, "None" if a is None else "a tensor", "None" if b is None else "a tensor")
+    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+        if a.dtype != b.dtype or a.shape != b.shape:
+            return "%s: %s %s under the plan, %s %s ordinarily" % (
+                name, a.dtype, tuple(a.shape), b.dtype, tuple(b.shape))
+        if a.is_floating_point():
+            d = (a.double() - b.double()).abs().nan_to_num(float("inf")).max().item()
+            return "%s: values differ (max abs difference %.3g)" % (name, d)
+        return "%s: values differ" % name
+    return "%s: %r under the plan, %r ordinarily" % (name, a, b)
+
+
+def _kind(name, a, b):
+    """The grouping line of a difference: the item's kind, block indices
+    as N, and whether it is None against a tensor."""
+    n = re.sub(r"\d+", "N", name)
+    if (a is None) != (b is None):
+        n += " (None vs tensor)" if b is None else " (tensor vs None)"
+    return n
+
+
+def _where(exc):
+    """The innermost traceback frame in checkmate_torch (file:line
+    function), else the innermost one."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    ours = [f for f in frames if "checkmate_torch" in f.filename]
+    f = (ours or frames or [None])[-1]
+    return "%s:%d %s" % (os.path.basename(f.filename), f.lineno, f.name) if f else "?"
+
+
+def _first_line(exc):
+    text = str(exc).strip()
+    return "%s: %s" % (type(exc).__name__, text.splitlines()[0] if text else "")
+
+
+def run_seed(seed, verbose=False):
+    """One seed: the record {seed, outcome, features, message, secs,
+    choices}."""
+    t0 = time.time()
+    ch = choices(seed)
+    rec = {"seed": seed, "outcome": None, "features": [], "message": "", "choices": ch}
+    log = []
+    try:
+        try:
+            want, desc = train(seed, False, ch, log)
+        except Exception as e:
+            exc = e.exc if isinstance(e, StageError) else e
+            stage = e.stage if isinstance(e, StageError) else "build"
+            rec["outcome"], rec["message"] = "skip", "ordinary %s: %s" % (stage, _first_line(exc))
+            try:
+                import fuzz_gen
+                rec["features"] = list(fuzz_gen.build(seed)[3].features)
+            except Exception:
+                pass
+            if verbose:
+                traceback.print_exception(type(exc), exc, exc.__traceback__)
+            return rec
+        rec["features"] = sorted(set(desc.features) | set(choice_features(ch)))
+        if verbose:
+            print("seed %d\n%s\nharness: %s" % (seed, desc, ch))
+        try:
+            got, _ = train(seed, True, ch, log)
+        except StageError as e:
+            exc = e.exc
+            step0 = e.stage == "remat" or e.stage.startswith("step 0") or e.new_shape
+            if isinstance(exc, our_errors()) and step0:
+                rec["outcome"] = "refused"
+                rec["message"] = "%s\n(at %s)" % (_first_line(exc), e.stage)
+            else:
+                rec["outcome"] = "crash"
+                rec["message"] = "%s: %s\n%s" % (e.stage, _first_line(exc), _where(exc))
+            if verbose:
+                traceback.print_exception(type(exc), exc, exc.__traceback__)
+            return rec
+        diffs = []
+        for (name, a), (name2, b) in zip(got, want):
+            if name != name2:
+                diffs.append(("%s vs %s" % (name, name2), "items differ: %s vs %s" % (name, name2),
+                              "item order"))
+                break
+            if not same(a, b):
+                diffs.append((name, describe(name, a, b), _kind(name, a, b)))
+        if len(got) != len(want):
+            diffs.append(("count", "%d items under the plan, %d ordinarily" % (len(got), len(want)),
+                          "item count"))
+        if diffs:
+            rec["outcome"] = "wrong"
+            rec["message"] = "%s differs\n%s%s" % (
+                diffs[0][2], diffs[0][1],
+                "; and %d more: %s" % (len(diffs) - 1, ", ".join(d[0] for d in diffs[1:6]))
+                if len(diffs) > 1 else "")
+            rec["differences"] = [d[1] for d in diffs]
+        else:
+            rec["outcome"] = "ok"
+        return rec
+    except Exception as e:  # a bug of the harness itself: a crash, said so
+        rec["outcome"] = "crash"
+        rec["message"] = "harness: %s\n%s" % (_first_line(e), _where(e))
+        if verbose:
+            traceback.print_exc()
+        return rec
+    finally:
+        rec["secs"] = round(time.time() - t0, 3)
+        rec["log"] = log
+        if any(line.startswith("budget raised") for line in log):
+            rec["features"] = sorted(set(rec["features"]) | {"budget_raised"})
+
+
+def setup():
+    """The worker's (or this process's) torch: one thread; paths."""
+    for p in (ROOT, HERE):
+        if p not in sys.path:
+            sys.path.insert(0, p)
+    import torch
+    torch.set_num_threads(1)
+    try:
+        torch.set_num_interop_threads(1)
+    except RuntimeError:
+        pass
+    import warnings
+    warnings.filterwarnings("ignore")
+    return torch
+
+
+def _worker(conn):
+    setup()
+    while True:
+        seed = conn.recv()
+        if seed is None:
+            return
+        conn.send(run_seed(seed))
+
+
+def run_many(seeds, jobs, timeout, progress=None):
+    """Records of seeds, run in `jobs` worker processes (each seed under
+    `timeout` seconds: a worker past it is killed and the seed is a
+    crash), in the order they finish."""
+    import multiprocessing as mp
+    from multiprocessing.connection import wait
+    ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
+    todo = list(seeds)[::-1]
+    workers = {}  # conn -> [process, seed, start]
+
+    def start():
+        a, b = ctx.Pipe()
+        p = ctx.Process(target=_worker, args=(b,), daemon=True)
+        p.start()
+        b.close()
+        workers[a] = [p, None, None]
+        return a
+
+    def give(conn):
+        if todo:
+            s = todo.pop()
+            workers[conn][1:] = [s, time.time()]
+            conn.send(s)
+        else:
+            conn.send(None)
+            workers[conn][0].join(5)
+            del workers[conn]
+
+    for _ in range(min(jobs, len(todo))):
+        give(start())
+    out = []
+    while workers:
+        ready = wait(list(workers), timeout=1.0)
+        now = time.time()
+        for conn in ready:
+            p, seed, t0 = workers[conn]
+            try:
+                rec = conn.recv()
+            except (EOFError, OSError):
+                p.join(5)
+                rec = {"seed": seed, "outcome": "crash", "features": [], "choices": choices(seed),
+                       "message": "worker died (exit %s)" % p.exitcode,
+                       "secs": round(now - t0, 3)}
+                del workers[conn]
+                out.append(rec)
+                if progress:
+                    progress(rec)
+                if todo:
+                    give(start())
+                continue
+            out.append(rec)
+            if progress:
+                progress(rec)
+            give(conn)
+        for conn in [c for c, w in workers.items() if w[2] is not None and now - w[2] > timeout]:
+            p, seed, t0 = workers.pop(conn)
+            p.kill()
+            p.join(5)
+            rec = {"seed": seed, "outcome": "crash", "features": [], "choices": choices(seed),
+                   "message": "timeout: no result after %d s" % timeout,
+                   "secs": round(now - t0, 3)}
+            out.append(rec)
+            if progress:
+                progress(rec)
+            if todo:
+                give(start())
+    return out
+
+
+def group(records, outcome):
+    """[(count, first line with digits as N, [seeds])] for outcome, most
+    frequent first."""
+    groups = {}
+    for r in records:
+        if r["outcome"] == outcome:
+            key = re.sub(r"\d+", "N", (r["message"] or "").splitlines()[0] if r["message"] else "")
+            groups.setdefault(key, []).append(r["seed"])
+    return sorted(((len(s), k, sorted(s)) for k, s in groups.items()), key=lambda g: (-g[0], g[1]))
+
+
+def summary(records, secs=None, jobs=1):
+    """The summary's lines."""
+    import collections
+    n = collections.Counter(r["outcome"] for r in records)
+    trained = len(records) - n["skip"]
+    lines = ["%d seeds: %s" % (len(records), "  ".join("%s %d" % (o, n[o]) for o in OUTCOMES))]
+    if trained:
+        lines.append("refusal rate among the models PyTorch trains: %d/%d = %.1f%%"
+                     % (n["refused"], trained, 100.0 * n["refused"] / trained))
+    tot = sum(r.get("secs", 0) for r in records)
+    if records:
+        lines.append("time per seed: %.2f s (in the worker)%s" % (
+            tot / len(records), "" if secs is None else
+            "; wall %.0f s for %d jobs" % (secs, jobs)))
+    for outcome in ("wrong", "crash", "refused", "skip"):
+        g = group(records, outcome)
+        if not g:
+            continue
+        lines.append("%s (%d):" % (outcome, n[outcome]))
+        for c, key, seeds in g:
+            lines.append("  %4d  %s  [seeds %s]" % (c, key, ", ".join(map(str, seeds[:3]))))
+    return lines
+
+
+def features_table(records):
+    """Per feature: models, and the share of them wrong, crashed, refused."""
+    import collections
+    per = collections.defaultdict(collections.Counter)
+    for r in records:
+        for f in r.get("features") or []:
+            per[f][r["outcome"]] += 1
+            per[f]["all"] += 1
+    lines = ["%-36s %6s %7s %7s %7s" % ("feature", "models", "wrong", "crash", "refused")]
+    for f, c in sorted(per.items(), key=lambda kv: (-(kv[1]["wrong"] + kv[1]["crash"])
+                                                    / kv[1]["all"], kv[0])):
+        lines.append("%-36s %6d %6.0f%% %6.0f%% %6.0f%%" % (
+            f, c["all"], 100.0 * c["wrong"] / c["all"], 100.0 * c["crash"] / c["all"],
+            100.0 * c["refused"] / c["all"]))
+    return lines
+
+
+def parse_seeds(text):
+    a, _, b = text.partition(":")
+    return range(int(a), int(b)) if b else range(int(a), int(a) + 1)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("binary", nargs="?", help="the checkmate binary (else $CHECKMATE, or found)")
+    ap.add_argument("--seeds", default="0:100", help="A:B, the seeds A to B-1 (default 0:100)")
+    ap.add_argument("--seed", type=int, help="one seed, run in this process")
+    ap.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
+    ap.add_argument("--timeout", type=float, default=120, help="seconds per seed (default 120)")
+    ap.add_argument("--json", help="write one record per seed (a JSON list) to this file")
+    ap.add_argument("--features", action="store_true",
+                    help="also print the outcomes per feature")
+    ap.add_argument("--verbose", action="store_true", help="a line per seed; with --seed, all")
+    o = ap.parse_args(argv)
+    if o.binary:
+        os.environ["CHECKMATE"] = os.path.abspath(o.binary)
+    if ROOT not in sys.path:
+        sys.path.insert(0, ROOT)
+    if not os.environ.get("CHECKMATE"):
+        from checkmate_torch.binary import find_checkmate
+        os.environ["CHECKMATE"] = find_checkmate()
+    t0 = time.time()
+    if o.seed is not None:
+        torch = setup()
+        print("# torch %s, %s, checkmate %s" % (torch.__version__, sys.executable,
+                                                os.environ["CHECKMATE"]))
+        records = [run_seed(o.seed, verbose=o.verbose)]
+        r = records[0]
+        if o.verbose:
+            for line in r.get("log", []):
+                print("# %s" % line)
+        print("seed %d: %s (%.2f s)%s" % (r["seed"], r["outcome"], r["secs"],
+                                          "\n" + r["message"] if r["message"] else ""))
+        if o.verbose:
+            for d in r.get("differences", [])[1:]:
+                print("  " + d)
+    else:
+        import subprocess
+        ver = subprocess.run([sys.executable, "-c", "import torch; print(torch.__version__)"],
+                             capture_output=True, text=True).stdout.strip()
+        seeds = parse_seeds(o.seeds)
+        print("# torch %s, %s, seeds %s, %d job(s)" % (ver, sys.executable, o.seeds, o.jobs))
+        sys.stdout.flush()
+
+        def progress(r):
+            if o.verbose:
+                print("seed %d: %s (%.2f s) %s" % (r["seed"], r["outcome"], r.get("secs", 0),
+                                                   (r["message"] or "").splitlines()[0]
+                                                   if r["message"] else ""))
+                sys.stdout.flush()
+        records = sorted(run_many(seeds, max(1, o.jobs), o.timeout, progress),
+                         key=lambda r: r["seed"])
+        for line in summary(records, time.time() - t0, o.jobs):
+            print(line)
+        if o.features:
+            for line in features_table(records):
+                print(line)
+    if o.json:
+        with open(o.json, "w") as f:
+            json.dump(records, f, indent=0)
+    return 1 if any(r["outcome"] in ("wrong", "crash") for r in records) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
