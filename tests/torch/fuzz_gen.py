@@ -439,7 +439,7 @@ def _pick_block(r, st, cfg):
     updated; None when the pick does not fit (the caller picks again)."""
     lay, shape = st.layout, st.shape
     D = shape[-1]
-    kinds = ["linear", "act", "act", "dropout", "save", "residual", "buffer", "emit",
+    kinds = ["linear", "act", "act", "dropout", "save", "residual", "buffer", "buffer", "emit",
              "index_write", "view", "scale", "act_hook", "data_dep", "unused_param"]
     if lay in ("vec", "seq"):
         kinds += ["linear", "linear_relu_inplace", "layernorm", "bn", "bn_unused", "bn_twice",
@@ -642,7 +642,8 @@ def _pick_block(r, st, cfg):
         f.add("buffer_" + how)
         return b, "buffer %s" % how
     if kind == "emit":
-        role = r.choice(["used", "ignored", "int", "raw", "raw", "holder"])
+        role = r.choice(["used", "used", "ignored", "ignored", "int", "int", "raw", "raw", "raw",
+                         "holder"])
         b = Block("emit", role=role)
         if role in ("used", "ignored"):
             b.lin = nn.Linear(D, r.randint(2, 6))

@@ -33,6 +33,7 @@ import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+PKG_ROOT = ROOT  # where checkmate_torch is imported from (--package-root)
 
 OUTCOMES = ("ok", "refused", "wrong", "crash", "skip")
 STEPS = 3
@@ -355,7 +356,7 @@ def run_seed(seed, verbose=False):
 
 def setup():
     """The worker's (or this process's) torch: one thread; paths."""
-    for p in (ROOT, HERE):
+    for p in (PKG_ROOT, HERE):
         if p not in sys.path:
             sys.path.insert(0, p)
     import torch
@@ -369,7 +370,9 @@ def setup():
     return torch
 
 
-def _worker(conn):
+def _worker(conn, pkg_root):
+    global PKG_ROOT
+    PKG_ROOT = pkg_root
     setup()
     while True:
         seed = conn.recv()
@@ -384,13 +387,15 @@ def run_many(seeds, jobs, timeout, progress=None):
     crash), in the order they finish."""
     import multiprocessing as mp
     from multiprocessing.connection import wait
-    ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
+    # fork where this process has not started torch (its threads)
+    fork = "fork" in mp.get_all_start_methods() and "torch" not in sys.modules
+    ctx = mp.get_context("fork" if fork else "spawn")
     todo = list(seeds)[::-1]
     workers = {}  # conn -> [process, seed, start]
 
     def start():
         a, b = ctx.Pipe()
-        p = ctx.Process(target=_worker, args=(b,), daemon=True)
+        p = ctx.Process(target=_worker, args=(b, PKG_ROOT), daemon=True)
         p.start()
         b.close()
         workers[a] = [p, None, None]
@@ -499,6 +504,23 @@ def features_table(records):
     return lines
 
 
+def revision():
+    """checkmate_torch's commit, and whether its files have changes not
+    committed (where PKG_ROOT is a git checkout)."""
+    import subprocess
+    try:
+        head = subprocess.run(["git", "-C", PKG_ROOT, "rev-parse", "--short", "HEAD"],
+                              capture_output=True, text=True, timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "-C", PKG_ROOT, "status", "--porcelain", "--",
+                                "checkmate_torch"], capture_output=True, text=True,
+                               timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        head = dirty = ""
+    if not head:
+        return "from %s" % PKG_ROOT
+    return "at %s%s (%s)" % (head, " + changes" if dirty else "", PKG_ROOT)
+
+
 def parse_seeds(text):
     a, _, b = text.partition(":")
     return range(int(a), int(b)) if b else range(int(a), int(a) + 1)
@@ -515,11 +537,15 @@ def main(argv=None):
     ap.add_argument("--features", action="store_true",
                     help="also print the outcomes per feature")
     ap.add_argument("--verbose", action="store_true", help="a line per seed; with --seed, all")
+    ap.add_argument("--package-root", default=ROOT,
+                    help="the folder checkmate_torch is imported from (default: this checkout)")
     o = ap.parse_args(argv)
+    global PKG_ROOT
+    PKG_ROOT = os.path.abspath(o.package_root)
     if o.binary:
         os.environ["CHECKMATE"] = os.path.abspath(o.binary)
-    if ROOT not in sys.path:
-        sys.path.insert(0, ROOT)
+    if PKG_ROOT not in sys.path:
+        sys.path.insert(0, PKG_ROOT)
     if not os.environ.get("CHECKMATE"):
         from checkmate_torch.binary import find_checkmate
         os.environ["CHECKMATE"] = find_checkmate()
@@ -543,7 +569,8 @@ def main(argv=None):
         ver = subprocess.run([sys.executable, "-c", "import torch; print(torch.__version__)"],
                              capture_output=True, text=True).stdout.strip()
         seeds = parse_seeds(o.seeds)
-        print("# torch %s, %s, seeds %s, %d job(s)" % (ver, sys.executable, o.seeds, o.jobs))
+        print("# torch %s, %s, seeds %s, %d job(s); checkmate_torch %s" % (
+            ver, sys.executable, o.seeds, o.jobs, revision()))
         sys.stdout.flush()
 
         def progress(r):

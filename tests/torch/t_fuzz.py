@@ -1,0 +1,75 @@
+#!/usr/bin/python3
+"""The PyTorch fuzzer's short run (docs/fuzzing.md, "The PyTorch fuzzer").
+
+Usage: PYTHON tests/torch/t_fuzz.py [CHECKMATE_BINARY]   (from anywhere)
+Seeds 0 to 31 of tests/torch/fuzz_gen.py (0 to 7 with CHECKMATE_QUICK=1),
+each trained 3 steps under a plan and 3 steps ordinarily by fuzz_run.py,
+in one worker process with one torch thread (about 1 s a seed). TAP lines:
+no seed wrong, no seed crashed, refusals at most 10% of the models the
+ordinary loop trains, and at most one model in ten that the ordinary loop
+itself cannot train (the generator's own check). A failing line shows the
+messages grouped, with their seeds; `fuzz_run.py --seed N --verbose`
+reproduces one. Ends with "N passed, M failed"."""
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from tap import finish, ok  # noqa: E402
+import fuzz_run  # noqa: E402
+
+SEEDS = (0, 32)
+QUICK_SEEDS = (0, 8)
+MAX_REFUSED = 0.10
+MAX_SKIPPED = 0.10
+
+
+def detail(records, outcome):
+    lines = []
+    for count, key, seeds in fuzz_run.group(records, outcome):
+        lines.append("%d x %s [seeds %s]" % (count, key, ", ".join(map(str, seeds[:3]))))
+    seeds = [r["seed"] for r in records if r["outcome"] == outcome]
+    if seeds:
+        lines = lines[:5] + ["reproduce: %s tests/torch/fuzz_run.py --seed %d --verbose"
+                             % (sys.executable, seeds[0])]
+    return "\n".join(lines)
+
+
+def main():
+    if len(sys.argv) > 1:
+        os.environ["CHECKMATE"] = os.path.abspath(sys.argv[1])
+    try:
+        import torch
+    except ImportError as e:
+        ok(False, "torch imports in %s" % sys.executable, e)
+        finish()
+    if not os.environ.get("CHECKMATE"):
+        sys.path.insert(0, fuzz_run.ROOT)
+        from checkmate_torch.binary import find_checkmate
+        os.environ["CHECKMATE"] = find_checkmate()
+    quick = os.environ.get("CHECKMATE_QUICK") == "1"
+    a, b = QUICK_SEEDS if quick else SEEDS
+    print("# torch %s, %s: fuzz seeds %d:%d" % (torch.__version__, sys.executable, a, b))
+    sys.stdout.flush()
+    records = sorted(fuzz_run.run_many(range(a, b), 1, 120), key=lambda r: r["seed"])
+    for line in fuzz_run.summary(records)[:3]:
+        print("# " + line)
+    n = {o: sum(1 for r in records if r["outcome"] == o) for o in fuzz_run.OUTCOMES}
+    trained = len(records) - n["skip"]
+    ok(n["wrong"] == 0, "fuzz seeds %d:%d: 0 wrong (%d wrong)" % (a, b, n["wrong"]),
+       detail(records, "wrong"))
+    ok(n["crash"] == 0, "fuzz seeds %d:%d: 0 crashes (%d crashed)" % (a, b, n["crash"]),
+       detail(records, "crash"))
+    rate = n["refused"] / trained if trained else 1.0
+    ok(trained and rate <= MAX_REFUSED,
+       "fuzz seeds %d:%d: %d of the %d models PyTorch trains refused (%.0f%%, at most %.0f%%)"
+       % (a, b, n["refused"], trained, 100 * rate, 100 * MAX_REFUSED),
+       detail(records, "refused"))
+    ok(n["skip"] <= MAX_SKIPPED * len(records),
+       "fuzz seeds %d:%d: %d models the ordinary loop cannot train (at most %.0f%%)"
+       % (a, b, n["skip"], 100 * MAX_SKIPPED), detail(records, "skip"))
+    finish()
+
+
+if __name__ == "__main__":
+    main()
