@@ -169,7 +169,15 @@ class Outputs(_Leaves):
                                  "tuple, list or dict of tensors and constants; return tensors "
                                  "(HF models: use_cache=False)" % type(c).__name__)
         self.metas = [(tuple(t.shape), t.dtype, t.device) for t in self.tensors]
-        self.diff = [i for i, t in enumerate(self.tensors) if t.requires_grad]
+        # A tensor returned at several places is one output, returned as
+        # the same object at each (its gradients add up in autograd, in
+        # the order the loss's backward delivers them, as they would
+        # without a plan): first[i] is the flat index where tensor i
+        # first appears, unique those indices.
+        where = {}
+        self.first = [where.setdefault(id(t), i) for i, t in enumerate(self.tensors)]
+        self.unique = sorted(set(self.first))
+        self.diff = [i for i in self.unique if self.tensors[i].requires_grad]
         self.tensors = None
 
 
@@ -246,10 +254,13 @@ def _explain(exc):
     return msg + ": " + why
 
 
+_TORCH = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
+
+
 def _outside(filename):
     """Whether filename is the user's: neither torch's nor this package's."""
-    return "/torch/" not in filename and \
-        os.path.dirname(os.path.abspath(filename)) != _HERE
+    path = os.path.abspath(filename)
+    return not path.startswith(_TORCH) and os.path.dirname(path) != _HERE
 
 
 def _check_static(gm):

@@ -14,6 +14,16 @@ class RematError(Exception):
     pass
 
 
+# The oldest torch remat runs on (docs/torch.md, "Versions"): on torch 1.13
+# make_fx decomposes ops that an ordinary step runs whole (silu_backward,
+# mish_backward: other bits) and cannot trace repeat_interleave.
+MIN_TORCH = (2, 4)
+
+
+def _torch_version():
+    return tuple(int(x) for x in torch.__version__.split("+")[0].split(".")[:2])
+
+
 class Compiled:
     """One plan for one input signature: the traced step, its graph, the
     plan's steps split where the backward starts, and the plan's figures."""
@@ -57,8 +67,10 @@ class Compiled:
         if len(params) != self.n_params:
             raise RematError("the model has %d parameters, the plan was made for %d"
                              % (len(params), self.n_params))
-        flat = _Step.apply(self, len(params), *params, *buffers, *inputs.tensors)
-        return self.traced.out.rebuild(list(flat))
+        out = self.traced.out
+        res = _Step.apply(self, len(params), *params, *buffers, *inputs.tensors)
+        pos = {i: k for k, i in enumerate(out.unique)}
+        return out.rebuild([res[pos[f]] for f in out.first])
 
 
 class _Step(torch.autograd.Function):
@@ -78,18 +90,21 @@ class _Step(torch.autograd.Function):
                 ex.write_back()
         except PlanError as e:
             raise RematError("plan: %s" % e) from None
+        out = compiled.traced.out
         outs = ex.outputs()
-        # Outputs must be new tensors for autograd: one that is an input
-        # or appears twice is returned as a copy.
+        # One output per tensor the model returns (out.unique); each a new
+        # tensor for autograd: one that is an input, or that the plan
+        # made the same object as another, is returned as a copy.
         seen = set(id(t) for t in tensors)
         res = []
-        for o in outs:
+        for i in out.unique:
+            o = outs[i]
             if id(o) in seen:
                 o = o.clone()
             seen.add(id(o))
             res.append(o)
-        diff = set(compiled.traced.out.diff)
-        ctx.mark_non_differentiable(*[o for i, o in enumerate(res) if i not in diff])
+        diff = set(out.diff)
+        ctx.mark_non_differentiable(*[o for i, o in zip(out.unique, res) if i not in diff])
         ctx.executor = ex
         ctx.compiled = compiled
         ctx.params = tensors[:n_params]
@@ -106,9 +121,10 @@ class _Step(torch.autograd.Function):
         ctx.executor = None
         c = ctx.compiled
         metas = c.traced.out.metas
+        pos = {i: k for k, i in enumerate(c.traced.out.unique)}
         tangents, given = [], set()
         for k, i in enumerate(c.traced.out.diff):
-            g = grad_outputs[i]
+            g = grad_outputs[pos[i]]
             shape, dtype, device = metas[i]
             if g is None:
                 g = torch.zeros(shape, dtype=dtype, device=device)
@@ -225,6 +241,10 @@ def remat(model, example_args, example_kwargs=None, *, budget, strategy="auto",
     the example gets a plan of its own, solved on first use. In eval mode
     or without gradients it runs model itself."""
     from .binary import find_checkmate
+    if _torch_version() < MIN_TORCH:
+        raise RematError("remat needs torch >= %d.%d (this is torch %s, whose traces can differ "
+                         "from an ordinary step): pip install torch==2.13.0"
+                         % (MIN_TORCH + (torch.__version__,)))
     wrapper = _distributed_wrapper(model)
     if wrapper:
         raise RematError("remat(%s(m)) is not supported: the wrapper's gradient hooks would "

@@ -10,22 +10,22 @@ ordinary training loop from the same seed, bit for bit (the plan runs the
 same ATen ops on one thread). One step of each is measured: the module's
 peak live bytes must be below the ordinary step's and at most the plan's
 peak plus the allowance explained in docs/torch.md. Prints TAP and ends
-with "N passed, M failed"; models that need torchvision are skipped (with
-a line saying so) where it does not import."""
+with "N passed, M failed"; on a torch remat does not support, one line
+checks that it says so."""
 import copy
 import os
 import sys
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tap import finish, ok  # noqa: E402
+from tap import finish, ok, remat_or_finish  # noqa: E402
 
 
 def models():
     """(name, builder, make_batch(batch, gen) -> (args, kwargs, target), loss(out, target))."""
     import torch
     from torch.nn import functional as F
-    from checkmate_torch.examples import gpt, inplace, transformer
+    from checkmate_torch.examples import gpt, inplace, residual, transformer
 
     def images(shape, classes):
         def make(batch, gen):
@@ -43,13 +43,9 @@ def models():
         return (torch.randn(batch, 16, 64, generator=gen),), {}, None
 
     out = []
-    try:
-        import torchvision
-        out.append(("resnet18", lambda: torchvision.models.resnet18(weights=None),
-                    images([3, 32, 32], 1000), lambda o, y: F.cross_entropy(o, y)))
-    except ImportError:
-        print("# resnet18 skipped: torchvision does not import with torch %s" % torch.__version__)
     out += [
+        ("ResNet-style CNN (batch norm, residual)", residual.Residual, images([3, 32, 32], 10),
+         lambda o, y: F.cross_entropy(o, y)),
         ("encoder with dropout", transformer.encoder_dropout, seq,
          lambda o, y: o.pow(2).mean()),
         ("gpt (ids, mask, cross-entropy)", gpt.gpt, tokens,
@@ -269,6 +265,7 @@ def main():
         finish()
     torch.set_num_threads(1)
     print("# torch %s, %s" % (torch.__version__, sys.executable))
+    remat_or_finish()
     for name, build, make_batch, loss_fn in models():
         r = equivalence(name, build, make_batch, loss_fn)
         if r is not None:

@@ -25,6 +25,23 @@ def finish():
     sys.exit(1 if _count["failed"] else 0)
 
 
+def remat_or_finish():
+    """On a torch that remat does not support (older than
+    checkmate_torch.train.MIN_TORCH) one line checks that remat refuses it
+    with one line, and the program ends there."""
+    import torch
+    from checkmate_torch.train import MIN_TORCH, RematError, _torch_version, remat
+    if _torch_version() >= MIN_TORCH:
+        return
+    try:
+        remat(torch.nn.Linear(2, 2), (torch.randn(1, 2),), budget="100%")
+        ok(False, "torch %s: remat refused" % torch.__version__)
+    except RematError as e:
+        ok("torch >=" in str(e) and "\n" not in str(e),
+           "torch %s: remat refused in one line: %s" % (torch.__version__, e))
+    finish()
+
+
 def cli(argv):
     """checkmate_torch's main() in this process: (status, stdout, stderr)."""
     from checkmate_torch.__main__ import main
