@@ -16,6 +16,14 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from tap import finish, ok  # noqa: E402
 
 
+def _ns_clock():
+    """Whether the profiler's events carry nanosecond times (torch 2)."""
+    import torch
+    with torch.autograd.profiler.profile(profile_memory=True) as prof:
+        torch.ones(1)
+    return all(hasattr(e, "start_ns") for e in prof.kineto_results.events())
+
+
 def main():
     sys.path.insert(0, ROOT)
     spec = importlib.util.spec_from_file_location(
@@ -25,6 +33,15 @@ def main():
     import torch
     torch.set_num_threads(1)
     print("# torch %s, %s" % (torch.__version__, sys.executable))
+    if not _ns_clock():
+        # torch 1.13's profiler stamps events in microseconds: a free right
+        # after an op shares the op's end stamp in some runs and is read as
+        # inside it (a clean-clone CI run read the in-place model 6.17% low,
+        # once in ten). The between-op reading needs an order the stamps
+        # cannot give there, so the comparison runs on torch 2 (ns).
+        print("# skipped: torch %s's profiler clock is in microseconds; the memory "
+              "comparison runs under torch 2" % torch.__version__)
+        finish()
     try:
         import torchvision  # noqa: F401
         have_tv = True
