@@ -325,10 +325,10 @@ def _buffer(s, h, ctx, how):
         return h
     if how == "ema":
         with torch.no_grad():
-            s.ema.mul_(0.9).add_(h.detach().reshape(-1, h.shape[-1]).mean(0) * 0.1)
+            s.ema.mul_(0.9).add_(h.detach().reshape(-1, h.shape[-1]).mean(0).float() * 0.1)
         return h
     if how == "ema_lerp":
-        s.ema.lerp_(h.detach().reshape(-1, h.shape[-1]).mean(0), 0.1)
+        s.ema.lerp_(h.detach().reshape(-1, h.shape[-1]).mean(0).float(), 0.1)
         return h
     if how == "returned":
         s.n += 1
@@ -642,8 +642,7 @@ def _pick_block(r, st, cfg):
         f.add("buffer_" + how)
         return b, "buffer %s" % how
     if kind == "emit":
-        role = r.choice(["used", "used", "ignored", "ignored", "int", "int", "raw", "raw", "raw",
-                         "holder"])
+        role = r.choice(["used"] * 3 + ["ignored"] * 3 + ["int"] * 3 + ["raw"] * 4 + ["holder"])
         b = Block("emit", role=role)
         if role in ("used", "ignored"):
             b.lin = nn.Linear(D, r.randint(2, 6))
@@ -739,7 +738,7 @@ def _pick_view(r, st):
     return b, "view %s%s -> %s" % (how, "" if arg is None else " %s" % arg, st.shape)
 
 
-def build(seed, data_dep_rate=0.15):
+def build(seed, data_dep_rate=0.06):
     """(model, make_batch, loss_fn, description) for seed; see the module's
     docstring."""
     r = random.Random(seed)

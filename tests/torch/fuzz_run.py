@@ -39,12 +39,13 @@ OUTCOMES = ("ok", "refused", "wrong", "crash", "skip")
 STEPS = 3
 
 
-def choices(seed):
+def choices(seed, torch_major=2):
     """The harness's own random choices for seed (not the model's):
     optimizer, zero_grad mode, budget fraction of the activations,
-    strategy."""
+    strategy, autocast (never on torch 1, whose CPU bf16 kernels are
+    incomplete: the ordinary step fails)."""
     r = random.Random(seed * 2654435761 + 12345)
-    return {
+    ch = {
         "optimizer": r.choice(["sgd", "adamw"]),
         "set_to_none": r.random() < 0.5,
         "frac": round(r.uniform(0.3, 1.0), 2),
@@ -54,6 +55,9 @@ def choices(seed):
         # the plan made outside autocast, "both" with it made inside
         "autocast": r.choice([None] * 17 + ["step", "both"]),
     }
+    if torch_major < 2:
+        ch["autocast"] = None
+    return ch
 
 
 def choice_features(ch):
@@ -284,8 +288,9 @@ def _first_line(exc):
 def run_seed(seed, verbose=False):
     """One seed: the record {seed, outcome, features, message, secs,
     choices}."""
+    import torch
     t0 = time.time()
-    ch = choices(seed)
+    ch = choices(seed, int(torch.__version__.split(".")[0]))
     rec = {"seed": seed, "outcome": None, "features": [], "message": "", "choices": ch}
     log = []
     try:
@@ -423,7 +428,7 @@ def run_many(seeds, jobs, timeout, progress=None):
                 rec = conn.recv()
             except (EOFError, OSError):
                 p.join(5)
-                rec = {"seed": seed, "outcome": "crash", "features": [], "choices": choices(seed),
+                rec = {"seed": seed, "outcome": "crash", "features": [], "choices": None,
                        "message": "worker died (exit %s)" % p.exitcode,
                        "secs": round(now - t0, 3)}
                 del workers[conn]
@@ -441,7 +446,7 @@ def run_many(seeds, jobs, timeout, progress=None):
             p, seed, t0 = workers.pop(conn)
             p.kill()
             p.join(5)
-            rec = {"seed": seed, "outcome": "crash", "features": [], "choices": choices(seed),
+            rec = {"seed": seed, "outcome": "crash", "features": [], "choices": None,
                    "message": "timeout: no result after %d s" % timeout,
                    "secs": round(now - t0, 3)}
             out.append(rec)
@@ -502,6 +507,24 @@ def features_table(records):
             f, c["all"], 100.0 * c["wrong"] / c["all"], 100.0 * c["crash"] / c["all"],
             100.0 * c["refused"] / c["all"]))
     return lines
+
+
+def below_minimum(python=None):
+    """Where checkmate_torch declares a least torch for remat
+    (train.MIN_TORCH) and the torch of python (default this one) is
+    older: a line saying so; else None. Asked in a child process, so that
+    this one does not import torch."""
+    import subprocess
+    code = ("import sys; sys.path.insert(0, %r)\n"
+            "import torch\n"
+            "from checkmate_torch import train\n"
+            "m = getattr(train, 'MIN_TORCH', None)\n"
+            "v = tuple(int(x) for x in torch.__version__.split('+')[0].split('.')[:2])\n"
+            "if m is not None and v < tuple(m):\n"
+            "    print('remat needs torch >= %%s (checkmate_torch.train.MIN_TORCH); this is "
+            "torch %%s' %% ('.'.join(map(str, m)), torch.__version__))\n") % PKG_ROOT
+    p = subprocess.run([python or sys.executable, "-c", code], capture_output=True, text=True)
+    return p.stdout.strip() or None
 
 
 def revision():
@@ -569,6 +592,13 @@ def main(argv=None):
         ver = subprocess.run([sys.executable, "-c", "import torch; print(torch.__version__)"],
                              capture_output=True, text=True).stdout.strip()
         seeds = parse_seeds(o.seeds)
+        why = below_minimum()
+        if why:
+            print("# %s: no seed run" % why)
+            if o.json:
+                with open(o.json, "w") as f:
+                    json.dump([], f)
+            return 0
         print("# torch %s, %s, seeds %s, %d job(s); checkmate_torch %s" % (
             ver, sys.executable, o.seeds, o.jobs, revision()))
         sys.stdout.flush()

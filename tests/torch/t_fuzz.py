@@ -47,6 +47,17 @@ def main():
         sys.path.insert(0, fuzz_run.ROOT)
         from checkmate_torch.binary import find_checkmate
         os.environ["CHECKMATE"] = find_checkmate()
+    why = fuzz_run.below_minimum()
+    if why:
+        # remat refuses this torch: one seed shows that it does so in one line
+        print("# %s: the fuzzer checks the refusal only" % why)
+        fuzz_run.setup()
+        r = fuzz_run.run_seed(0)
+        first = (r["message"] or "").splitlines()[0] if r["message"] else ""
+        ok(r["outcome"] == "refused" and "torch" in first,
+           "torch %s: remat refuses seed 0 in one line naming the version: %s"
+           % (torch.__version__, first), r["message"])
+        finish()
     quick = os.environ.get("CHECKMATE_QUICK") == "1"
     a, b = QUICK_SEEDS if quick else SEEDS
     print("# torch %s, %s: fuzz seeds %d:%d" % (torch.__version__, sys.executable, a, b))
