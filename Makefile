@@ -65,6 +65,7 @@ PYPKG    = $(DESTDIR)$(PYSITE)/checkmate_torch
 
 .PHONY: all deps fuzz-deps test tests check deps-check demo bench fuzz fuzzers clean install uninstall \
         torch2
+.PHONY: fuzz-torch
 .SECONDARY:
 all: $(BIN) checkmate $(MAN)
 
@@ -160,11 +161,27 @@ deps-check: $(BUILD)/libcheckmate.a
 	$(Q)tests/structure.sh $(BUILD)
 
 # Builds the fuzz targets with clang, libFuzzer, ASan and UBSan, and runs
-# each for FUZZ_TIME seconds from fuzz/corpus (docs/fuzzing.md).
+# each for FUZZ_TIME seconds from fuzz/corpus (docs/fuzzing.md); then the
+# PyTorch fuzzer.
 fuzz: fuzz-deps
 	$(Q)$(MAKE) --no-print-directory BUILD=build/libfuzzer CC=$(FUZZ_CC) SAN=1 \
 	  EXTRA_CFLAGS=-fsanitize=fuzzer-no-link fuzzers
 	$(Q)fuzz/run.sh build/libfuzzer $(FUZZ_TIME)
+	$(Q)$(MAKE) --no-print-directory fuzz-torch
+
+# The PyTorch fuzzer (tests/torch/fuzz_run.py, docs/fuzzing.md): FUZZ_SEEDS
+# under Debian's python3 and, where `make torch2` made it, torch 2.13,
+# FUZZ_JOBS seeds at a time; a record per seed in
+# build/fuzz-torch-<torch version>.json. Fails when a seed trained wrong or
+# crashed, under either torch.
+FUZZ_SEEDS ?= 0:5000
+FUZZ_JOBS  ?= 2
+fuzz-torch: $(BIN)
+	$(Q)st=0; for py in $(PYTHON) $(TORCH2_VENV)/bin/python; do \
+	  v=$$($$py -c 'import torch; print(torch.__version__)' 2>/dev/null) || continue; \
+	  $$py tests/torch/fuzz_run.py --seeds $(FUZZ_SEEDS) --jobs $(FUZZ_JOBS) --features \
+	    --json build/fuzz-torch-$$v.json $(BIN) || st=1; \
+	done; exit $$st
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all
