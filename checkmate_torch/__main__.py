@@ -125,14 +125,15 @@ def cmd_export(args):
 
 def _replay(a, tensors, steps, tangents, measure):
     """Runs steps from the generator state RUN_SEED gives: (executor,
-    gradients)."""
+    gradients). What the step writes of the model's buffers is not written
+    back: a plan file's steps need not keep the last versions until the
+    end, and only the gradients are compared."""
     import torch
     from . import execute
     torch.manual_seed(RUN_SEED)
     ex = execute.Executor(a, execute.fixed_values(a, tensors), measure)
     ex.tangent_values = tangents
     ex.run(steps)
-    ex.write_back()
     return ex, ex.finish()
 
 
