@@ -114,46 +114,26 @@ def _budget_failure(exc):
     return re.search(r"\(exit [34]\)\s*$", str(exc)) is not None
 
 
-def make_plan(model, args, kwargs, ch, log):
-    """remat() at fixed memory + frac of the activations. Where the binary
-    finds no plan at that budget (a limit of the strategy, not a refusal
-    of the model), the budget is raised: to the least budget the binary
-    names (else halfway to the checkpoint-all peak), then to the
-    checkpoint-all peak, which every strategy meets; each raise is noted
-    in log."""
-    import checkmate_torch
-    from checkmate_torch.solve import SolveError
-    budgets = [("%.2f" % ch["frac"], _budget(ch["frac"]))]
-    last = None
-    for k in range(3):
-        name, budget = budgets[-1]
-        try:
-            m = checkmate_torch.remat(model, args, kwargs, budget=budget,
-                                      strategy=ch["strategy"], time_limit=ch["time_limit"])
-            if k:
-                log.append("budget raised to %s" % name)
-            return m
-        except SolveError as e:
-            if not _budget_failure(e) or k == 2:
-                raise
-            last = e
-            log.append("no plan at budget %s: %s" % (name, str(e).splitlines()[0]))
-        if k == 0:
-            m = LEAST.search(str(last))
-            if m:
-                least = int(m.group(1))
-                budgets.append(("the least, %d bytes" % least, _budget(ch["frac"], least)))
-            else:
-                half = (1 + ch["frac"]) / 2
-                budgets.append(("%.2f" % half, _budget(half)))
-        else:
-            budgets.append(("1.0 (checkpoint-all)", _budget(1.0)))
+def _next_budget(ch, level, exc):
+    """The budget after one the binary found no plan at: level 1, the
+    least budget its message names (else halfway to the checkpoint-all
+    peak); level 2, the checkpoint-all peak, which every strategy meets.
+    (name, budget function)."""
+    if level == 1:
+        m = LEAST.search(str(exc))
+        if m:
+            least = int(m.group(1))
+            return "the least, %d bytes" % least, _budget(ch["frac"], least)
+        half = (1 + ch["frac"]) / 2
+        return "%.2f" % half, _budget(half)
+    return "1.0 (checkpoint-all)", _budget(1.0)
 
 
-def train(seed, planned, ch, log):
-    """Builds seed's model and trains it 3 steps (under a plan when
-    planned): the list of (item name, value) to compare, in the order
-    they are produced."""
+def train(seed, budget, ch, log):
+    """Builds seed's model and trains it 3 steps, under a plan for budget
+    (a function of fixed memory and checkpoint-all peak) unless it is
+    None: the list of (item name, value) to compare, in the order they
+    are produced."""
     import torch
     from torch.utils import _pytree as pytree
     import fuzz_gen
@@ -164,11 +144,13 @@ def train(seed, planned, ch, log):
 
     def autocast(on):
         return torch.autocast("cpu", dtype=torch.bfloat16) if on else contextlib.nullcontext()
-    if planned:
+    if budget is not None:
+        import checkmate_torch
         args, kwargs = make_batch(0)
         try:
             with autocast(ch["autocast"] == "both"):
-                m = make_plan(model, args, kwargs, ch, log)
+                m = checkmate_torch.remat(model, args, kwargs, budget=budget,
+                                          strategy=ch["strategy"], time_limit=ch["time_limit"])
         except Exception as e:
             raise StageError("remat", e, True)
         log.append("plan: %s" % {k: m.plan_info.get(k) for k in
@@ -295,7 +277,7 @@ def run_seed(seed, verbose=False):
     log = []
     try:
         try:
-            want, desc = train(seed, False, ch, log)
+            want, desc = train(seed, None, ch, log)
         except Exception as e:
             exc = e.exc if isinstance(e, StageError) else e
             stage = e.stage if isinstance(e, StageError) else "build"
@@ -311,8 +293,25 @@ def run_seed(seed, verbose=False):
         rec["features"] = sorted(set(desc.features) | set(choice_features(ch)))
         if verbose:
             print("seed %d\n%s\nharness: %s" % (seed, desc, ch))
+        # Where the binary finds no plan at the drawn budget (a limit of the
+        # strategy, not a refusal of the model; at the first call or at a
+        # new signature's), the planned run starts again at a higher one.
+        name, budget = "%.2f" % ch["frac"], _budget(ch["frac"])
         try:
-            got, _ = train(seed, True, ch, log)
+            for level in (1, 2, 3):
+                try:
+                    got, _ = train(seed, budget, ch, log)
+                    if level > 1:
+                        log.append("budget raised to %s" % name)
+                    break
+                except StageError as e:
+                    from checkmate_torch.solve import SolveError
+                    if level == 3 or not isinstance(e.exc, SolveError) \
+                            or not _budget_failure(e.exc):
+                        raise
+                    log.append("no plan at budget %s (%s): %s" % (name, e.stage,
+                                                                str(e.exc).splitlines()[0]))
+                    name, budget = _next_budget(ch, level, e.exc)
         except StageError as e:
             exc = e.exc
             step0 = e.stage == "remat" or e.stage.startswith("step 0") or e.new_shape
