@@ -76,14 +76,45 @@ def is_random(node):
 _aten = torch.ops.aten
 
 
+# Ops that group_norm (their composite caller) and its autograd formula
+# make arguments contiguous for (in the memory format the input suggests),
+# a copy a trace leaves out when
+# the fake tensor already has that layout: op packet -> argument indices.
+# Fake tensors give some ops other strides than their kernels
+# (native_batch_norm on a transposed input, hardtanh_backward,
+# elu_backward), so the real argument may not have it; the group norm
+# kernels then read it as if it had (wrong values, or a failed check).
+_FORMULA_CONTIGUOUS = {_aten.native_group_norm: (0,),
+                       _aten.native_group_norm_backward: (0, 1)}
+
+
+def _formula_contiguous(target, args):
+    idx = _FORMULA_CONTIGUOUS.get(getattr(target, "overloadpacket", None))
+    if not idx:
+        return args
+    x = args[idx[-1]]   # the input, whose layout ATen's suggest_memory_format reads
+    cl = torch.channels_last
+    fmt = cl if x.dim() == 4 and x.is_contiguous(memory_format=cl) and not x.is_contiguous() \
+        else torch.contiguous_format
+    args = list(args)
+    for i in idx:
+        args[i] = args[i].contiguous(memory_format=fmt)
+    return args
+
+
 def call(node, value_of, replace=None):
     """Runs one fx call_function node on the values value_of(arg) gives:
     an in-place or out= op on a clone of what it writes (functional.py),
     replace's {index: value} instead of the traced arguments at those
-    indices. A view whose strides the trace took from fake tensors
-    (view, _reshape_alias) runs as reshape: the ordinary step's own
-    reshape gives the same values whatever the real strides are."""
-    args = torch.fx.node.map_arg(node.args, value_of)
+    indices.
+
+    The trace took some decisions on fake tensors' strides, which are not
+    always the kernels' (_FORMULA_CONTIGUOUS); two are taken again on the
+    real strides, as the ordinary step takes them: a view (view,
+    _reshape_alias) runs as reshape, which gives the values the ordinary
+    step's reshape gives, and the copies of _FORMULA_CONTIGUOUS are
+    made."""
+    args = _formula_contiguous(node.target, torch.fx.node.map_arg(node.args, value_of))
     kwargs = torch.fx.node.map_arg(node.kwargs, value_of)
     target = node.target
     if target is _aten.view.default or target is _aten._reshape_alias.default:
