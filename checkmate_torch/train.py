@@ -67,8 +67,14 @@ class Compiled:
         if len(params) != self.n_params:
             raise RematError("the model has %d parameters, the plan was made for %d"
                              % (len(params), self.n_params))
+        # Only what gets a gradient is an input of the autograd node: an
+        # edge to a parameter the step gives none would have autograd call
+        # its hooks with None.
+        wants = set(self.traced.grad_of)
+        params = [p if ("param", i) in wants else p.detach() for i, p in enumerate(params)]
+        xs = [x if ("input", i) in wants else x.detach() for i, x in enumerate(inputs.tensors)]
         out = self.traced.out
-        res = _Step.apply(self, len(params), *params, *buffers, *inputs.tensors)
+        res = _Step.apply(self, len(params), *params, *buffers, *xs)
         pos = {i: k for k, i in enumerate(out.unique)}
         return out.rebuild([res[pos[f]] for f in out.first])
 
@@ -134,6 +140,8 @@ class _Step(torch.autograd.Function):
         # A gradient computed from outputs the loss does not reach only is
         # None, as autograd leaves it: not added into .grad, not returned.
         unreached = {j for j, ts in enumerate(c.analysis.grad_tangents) if ts and not ts & given}
+        _quiet_hooks([ctx.params[i] for j, (kind, i) in enumerate(c.traced.grad_of)
+                      if j in unreached and kind == "param"])
         ex.tangent_values = tangents
         ex.on_grad = _accumulate_into(ctx.params, c.traced.grad_of, unreached)
         try:
@@ -147,6 +155,27 @@ class _Step(torch.autograd.Function):
             if j not in unreached:
                 out[i if kind == "param" else ctx.n_params + ctx.n_buffers + i] = g
         return (None, None) + tuple(out)
+
+
+def _quiet_hooks(params):
+    """Autograd calls a parameter's hooks whenever a node with an edge to
+    it runs, with None when that node gives no gradient; without a plan,
+    a parameter the loss does not reach has no such node and its hooks are
+    not called. So the hooks of params (which get None from this backward)
+    are set aside until the backward ends: the dicts autograd reads them
+    from are emptied, and refilled by a callback of the engine."""
+    saved = []
+    for p in params:
+        for name in ("_backward_hooks", "_post_accumulate_grad_hooks"):
+            hooks = getattr(p, name, None)
+            if hooks:
+                saved.append((hooks, dict(hooks)))
+                hooks.clear()
+    if saved:
+        def refill():
+            for hooks, items in saved:
+                hooks.update(items)
+        torch.autograd.Variable._execution_engine.queue_callback(refill)
 
 
 def _accumulate_into(params, grad_of, unreached):

@@ -213,6 +213,13 @@ def gradients():
         return m
     same_training("5. hooks, one on a parameter the forward never uses", hooked, x3d)
 
+    def ignored_hooked():
+        m = Module(lambda s, x: (s.a(x).tanh(), s.b(x)), a=lin(), b=lin())
+        m.b.weight.register_hook(lambda g: g * 2)
+        return m
+    same_training("5. a hook on a parameter only an output the loss ignores reaches",
+                  ignored_hooked, x3d)
+
     def thrice_loss(out, step):
         return out[0].sum() * 0.3 + out[1].pow(2).mean() + out[2].mean()
     same_training("5. one tensor returned three times",
