@@ -140,6 +140,8 @@ class _Step(torch.autograd.Function):
         # A gradient computed from outputs the loss does not reach only is
         # None, as autograd leaves it: not added into .grad, not returned.
         unreached = {j for j, ts in enumerate(c.analysis.grad_tangents) if ts and not ts & given}
+        _quiet_hooks([ctx.params[i] for j, (kind, i) in enumerate(c.traced.grad_of)
+                      if j in unreached and kind == "param"])
         ex.tangent_values = tangents
         ex.on_grad = _accumulate_into(ctx.params, c.traced.grad_of, unreached)
         try:
@@ -153,6 +155,27 @@ class _Step(torch.autograd.Function):
             if j not in unreached:
                 out[i if kind == "param" else ctx.n_params + ctx.n_buffers + i] = g
         return (None, None) + tuple(out)
+
+
+def _quiet_hooks(params):
+    """Autograd calls a parameter's hooks whenever a node with an edge to
+    it runs, with None when that node gives no gradient; without a plan,
+    a parameter the loss does not reach has no such node and its hooks are
+    not called. So the hooks of params (which get None from this backward)
+    are set aside until the backward ends: the dicts autograd reads them
+    from are emptied, and refilled by a callback of the engine."""
+    saved = []
+    for p in params:
+        for name in ("_backward_hooks", "_post_accumulate_grad_hooks"):
+            hooks = getattr(p, name, None)
+            if hooks:
+                saved.append((hooks, dict(hooks)))
+                hooks.clear()
+    if saved:
+        def refill():
+            for hooks, items in saved:
+                hooks.update(items)
+        torch.autograd.Variable._execution_engine.queue_callback(refill)
 
 
 def _accumulate_into(params, grad_of, unreached):

@@ -330,8 +330,13 @@ def run_seed(seed, verbose=False):
                 diffs.append(("%s vs %s" % (name, name2), "items differ: %s vs %s" % (name, name2),
                               "item order"))
                 break
-            if not same(a, b):
-                diffs.append((name, describe(name, a, b), _kind(name, a, b)))
+            try:
+                equal = same(a, b)
+                text = None if equal else describe(name, a, b)
+            except Exception as e:  # a FakeTensor from the trace, say
+                equal, text = False, "%s: cannot be compared (%s)" % (name, _first_line(e)[:120])
+            if not equal:
+                diffs.append((name, text, _kind(name, a, b)))
         if len(got) != len(want):
             diffs.append(("count", "%d items under the plan, %d ordinarily" % (len(got), len(want)),
                           "item count"))
@@ -378,6 +383,7 @@ def _worker(conn, pkg_root):
     global PKG_ROOT
     PKG_ROOT = pkg_root
     setup()
+    conn.send("ready")  # torch imported: the seeds' clocks start now
     while True:
         seed = conn.recv()
         if seed is None:
@@ -416,7 +422,7 @@ def run_many(seeds, jobs, timeout, progress=None):
             del workers[conn]
 
     for _ in range(min(jobs, len(todo))):
-        give(start())
+        start()
     out = []
     while workers:
         ready = wait(list(workers), timeout=1.0)
@@ -427,6 +433,9 @@ def run_many(seeds, jobs, timeout, progress=None):
                 rec = conn.recv()
             except (EOFError, OSError):
                 p.join(5)
+                if seed is None:
+                    raise RuntimeError("a worker died before its first seed (exit %s)"
+                                       % p.exitcode)
                 rec = {"seed": seed, "outcome": "crash", "features": [], "choices": None,
                        "message": "worker died (exit %s)" % p.exitcode,
                        "secs": round(now - t0, 3)}
@@ -435,11 +444,12 @@ def run_many(seeds, jobs, timeout, progress=None):
                 if progress:
                     progress(rec)
                 if todo:
-                    give(start())
+                    start()
                 continue
-            out.append(rec)
-            if progress:
-                progress(rec)
+            if rec != "ready":
+                out.append(rec)
+                if progress:
+                    progress(rec)
             give(conn)
         for conn in [c for c, w in workers.items() if w[2] is not None and now - w[2] > timeout]:
             p, seed, t0 = workers.pop(conn)
@@ -452,7 +462,7 @@ def run_many(seeds, jobs, timeout, progress=None):
             if progress:
                 progress(rec)
             if todo:
-                give(start())
+                start()
     return out
 
 

@@ -91,13 +91,16 @@ def plan(model, make_inputs, autocast=False, fracs=(0.4, 0.6, 0.8, 1.0)):
 
 
 def same_training(what, build, make_inputs, loss_fn=default_loss, steps=3, autocast=False,
-                  plan_autocast=None, optimizer="sgd"):
-    """ok() that training under a plan equals ordinary training."""
+                  plan_autocast=None, optimizer="sgd", hooks=lambda m: None):
+    """ok() that training under a plan equals ordinary training; hooks(m)
+    registers hooks on each copy (deepcopy drops tensor hooks)."""
     torch.manual_seed(0)
     base = build()
     plain = copy.deepcopy(base)
+    hooks(plain)
     want = train(plain, plain, make_inputs, loss_fn, steps, autocast, optimizer)
     model = copy.deepcopy(base)
+    hooks(model)
     try:
         m = plan(model, make_inputs, autocast if plan_autocast is None else plan_autocast)
         got = train(model, m, make_inputs, loss_fn, steps, autocast, optimizer)
@@ -206,19 +209,16 @@ def gradients():
     same_training("5. a parameter whose output the loss ignores keeps .grad None",
                   lambda: Module(lambda s, x: (s.a(x).tanh(), s.b(x)), a=lin(), b=lin()), x3d)
 
-    def hooked():
-        m = Module(lambda s, x: s.a(x).tanh(), a=lin(), u=nn.Parameter(torch.ones(3)))
+    def hooks(m):
         m.u.register_hook(lambda g: g * 2)
         m.a.weight.register_hook(lambda g: g * 0.5)
-        return m
-    same_training("5. hooks, one on a parameter the forward never uses", hooked, x3d)
+    same_training("5. hooks, one on a parameter the forward never uses",
+                  lambda: Module(lambda s, x: s.a(x).tanh(), a=lin(),
+                                 u=nn.Parameter(torch.ones(3))), x3d, hooks=hooks)
 
-    def ignored_hooked():
-        m = Module(lambda s, x: (s.a(x).tanh(), s.b(x)), a=lin(), b=lin())
-        m.b.weight.register_hook(lambda g: g * 2)
-        return m
     same_training("5. a hook on a parameter only an output the loss ignores reaches",
-                  ignored_hooked, x3d)
+                  lambda: Module(lambda s, x: (s.a(x).tanh(), s.b(x)), a=lin(), b=lin()), x3d,
+                  hooks=lambda m: m.b.weight.register_hook(lambda g: g * 2))
 
     def thrice_loss(out, step):
         return out[0].sum() * 0.3 + out[1].pow(2).mean() + out[2].mean()
