@@ -180,7 +180,9 @@ bench: deps
 # The second torch line the tests run checkmate_torch under when it is there
 # (tests/run.sh): torch 2.13, the CPU wheel, in a venv of the PATH's python3
 # that does not see Debian's torch 1.13. Pinned: an unpinned torch is a
-# several-GB CUDA build. Does nothing when the venv already imports torch.
+# several-GB CUDA build. torch is installed once; checkmate_torch (with the
+# binary built in, setup.py) again each time, for build/venv-torch2/bin's
+# checkmate-torch and checkmate (the tests import the checkout's package).
 TORCH2_VENV = build/venv-torch2
 TORCH2_PIN  = torch==2.13.0
 torch2: deps
@@ -191,10 +193,12 @@ torch2: deps
 	else \
 	  echo "$(TORCH2_VENV): installing $(TORCH2_PIN)"; \
 	  rm -rf $(TORCH2_VENV) && python3 -m venv $(TORCH2_VENV) && \
-	  $(TORCH2_VENV)/bin/python -m pip install -q $(TORCH2_PIN) numpy && \
+	  $(TORCH2_VENV)/bin/python -m pip install -q $(TORCH2_PIN) numpy setuptools && \
 	  $(TORCH2_VENV)/bin/python -c 'import torch' || \
 	  { rm -rf $(TORCH2_VENV); exit 1; }; \
 	fi
+	@echo "$(TORCH2_VENV): installing checkmate_torch"
+	$(Q)$(TORCH2_VENV)/bin/python -m pip install -q --no-build-isolation --no-deps .
 
 clean:
 	rm -rf build checkmate
