@@ -198,7 +198,10 @@ bench: deps
 # (tests/run.sh): torch 2.13, the CPU wheel, in a venv of the PATH's python3
 # that does not see Debian's torch 1.13, with Hugging Face transformers for
 # tests/torch/t_hf.py (models nobody here wrote). Pinned: an unpinned torch
-# is a several-GB CUDA build. Installs only what the venv cannot import.
+# is a several-GB CUDA build. torch and transformers are installed once;
+# checkmate_torch (with the binary built in, setup.py) again each time, for
+# build/venv-torch2/bin's checkmate-torch and checkmate (the tests import
+# the checkout's package).
 TORCH2_VENV = build/venv-torch2
 TORCH2_PIN  = torch==2.13.0
 HF_PIN      = transformers==5.24.0
@@ -206,15 +209,16 @@ torch2: deps
 	$(Q)if ! $(TORCH2_VENV)/bin/python -c 'import torch' 2>/dev/null; then \
 	  echo "$(TORCH2_VENV): installing $(TORCH2_PIN)"; \
 	  rm -rf $(TORCH2_VENV) && python3 -m venv $(TORCH2_VENV) && \
-	  $(TORCH2_VENV)/bin/python -m pip install -q $(TORCH2_PIN) numpy && \
+	  $(TORCH2_VENV)/bin/python -m pip install -q $(TORCH2_PIN) numpy setuptools && \
 	  $(TORCH2_VENV)/bin/python -c 'import torch' || \
 	  { rm -rf $(TORCH2_VENV); exit 1; }; \
 	fi; \
 	if ! $(TORCH2_VENV)/bin/python -c 'import transformers' 2>/dev/null; then \
 	  echo "$(TORCH2_VENV): installing $(HF_PIN)"; \
 	  $(TORCH2_VENV)/bin/python -m pip install -q $(HF_PIN) || exit 1; \
-	fi; \
-	echo "$(TORCH2_VENV): torch $$($(TORCH2_VENV)/bin/python -c 'import torch; print(torch.__version__)'), transformers there"
+	fi
+	@echo "$(TORCH2_VENV): installing checkmate_torch"
+	$(Q)$(TORCH2_VENV)/bin/python -m pip install -q --no-build-isolation --no-deps .
 
 clean:
 	rm -rf build checkmate

@@ -5,6 +5,7 @@
 # fits,windows,improved,passes,seconds,sec_per_window,sec_per_pass,t2,t1,proven,
 # max_stage_window; standard error has each run's peak resident size.
 G=${CHECKMATE_GRAPHS:-../shared/graphs}
+[ -d "$G" ] || { echo "bench/lns.sh: no $G (the paper's graphs; a clone has examples/graphs): skipped"; exit 0; }
 B=${BUILD:-build}
 run() {
 	/usr/bin/time -f "$1 $2 %M KB" timeout 400 $B/bench/lns $G/$1.json $2 60 10 8 10

@@ -2,9 +2,10 @@
 # tests/fuzz_replay.sh BUILD: replays each fuzz target's seed corpus and
 # crash reproducers (fuzz/corpus/TARGET, fuzz/regress/TARGET) through
 # BUILD/replay/TARGET, the target built with fuzz/replay.c instead of
-# libFuzzer; the graph targets also read the shared benchmark graphs. A
-# failed check aborts, a sanitizer report exits non-zero: either fails the
-# target's line. TAP, then "N passed, M failed".
+# libFuzzer; the graph targets also read the example graphs and, when
+# they are there, the shared benchmark graphs. A failed check aborts, a
+# sanitizer report exits non-zero: either fails the target's line. TAP,
+# then "N passed, M failed".
 set -u
 cd "$(dirname "$0")/.." || exit 1
 build=${1:?usage: tests/fuzz_replay.sh BUILD}
@@ -16,7 +17,7 @@ for t in $targets; do
 	dirs=(fuzz/corpus/"$t")
 	[ -d fuzz/regress/"$t" ] && dirs+=(fuzz/regress/"$t")
 	if [ "$t" = fuzz_graph ]; then
-		for d in ../shared/graphs ../shared/graphs/torchvision; do
+		for d in examples/graphs ../shared/graphs ../shared/graphs/torchvision; do
 			[ -d "$d" ] && dirs+=("$d")
 		done
 	fi

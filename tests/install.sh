@@ -4,7 +4,9 @@
 # every command, option and strategy, the bash and zsh completions
 # complete from the installed binary, the Python package imports from
 # outside the checkout and finds the binary (and installs with pip in a
-# venv, pyproject.toml), and uninstall removes every file.
+# venv, pyproject.toml and setup.py, which build the binary into the
+# package: the README's torch 2.x lines run, the training example after
+# them), and uninstall removes every file.
 # TAP, ending "N passed, M failed".
 set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
@@ -69,17 +71,73 @@ ok $? "from a checkout, find_checkmate() falls back to the checkout's binary: $o
 (cd "$TMP" && "$P/bin/checkmate-torch" --help 2>&1) | grep -q '^usage: checkmate_torch'
 ok $? "the installed checkmate-torch --help runs outside the checkout, PYTHONPATH unset"
 mkdir "$TMP/src" && tar -C "$TOP" --exclude=./build --exclude=./.git --exclude=__pycache__ \
-	--exclude='*.egg-info' -cf - . | tar -C "$TMP/src" -xf - &&
-	/usr/bin/python3 -m venv --system-site-packages "$TMP/venv" >"$TMP/log" 2>&1 &&
-	(cd "$TMP/src" && "$TMP/venv/bin/pip" install -q --disable-pip-version-check \
-		--no-build-isolation . >>"$TMP/log" 2>&1)
+	--exclude='*.egg-info' --exclude=./checkmate -cf - . | tar -C "$TMP/src" -xf - &&
+	/usr/bin/python3 -m venv --system-site-packages "$TMP/venv" >"$TMP/log" 2>&1
+# A library missing (pkg-config knowing none here): one line naming the
+# Debian package, no binary built.
+mkdir "$TMP/nopc" && printf '#!/bin/sh\nexit 1\n' >"$TMP/nopc/pkg-config" && chmod +x "$TMP/nopc/pkg-config"
+out=$(cd "$TMP/src" && PATH=$TMP/nopc:$PATH "$TMP/venv/bin/pip" install -q --disable-pip-version-check \
+	--no-build-isolation . 2>&1 | grep -o 'error: checkmate-torch.*')
+[ "$out" = "error: checkmate-torch: building the checkmate binary needs Jansson: apt-get install libjansson-dev (or make deps)" ] &&
+	[ ! -e "$TMP/src/build/checkmate" ]
+ok $? "pip install without Jansson: one line naming the package: $out"
+(cd "$TMP/src" && "$TMP/venv/bin/pip" install -q --disable-pip-version-check \
+	--no-build-isolation . >>"$TMP/log" 2>&1)
 st=$? out=$(tail -n 1 "$TMP/log")
-ok $st "venv --system-site-packages, pip install --no-build-isolation .${out:+ ($out)}"
+ok $st "venv --system-site-packages, pip install --no-build-isolation . (the binary built in)${out:+ ($out)}"
 out=$(cd "$TMP" && "$TMP/venv/bin/python" -c 'import checkmate_torch, torch; print(checkmate_torch.__file__)' 2>&1)
 [[ "$out" == "$TMP/venv/lib/"*"/checkmate_torch/__init__.py" ]] &&
 	[ -f "$(dirname "$out")/examples/residual.py" ] &&
 	(cd "$TMP" && "$TMP/venv/bin/checkmate-torch" --help 2>&1) | grep -q '^usage: checkmate_torch'
 ok $? "the venv's checkmate_torch (with its examples) and torch import outside the checkout, checkmate-torch runs: $out"
+
+# --- the README's torch 2.x lines: a fresh venv of the PATH's python3,
+# torch pinned as the Makefile pins it, then the clone (its binary built
+# above, so no second compile); then, elsewhere, with $CHECKMATE unset and
+# neither checkout on PATH, the training example and the checkmate command.
+# torch comes from build/venv-torch2 when make torch2 made it (seen through
+# a .pth of links, checkmate_torch left out; pip then finds it there),
+# else from pip; without a torch 2.13 wheel the cases are skipped.
+PIN=$(sed -n 's/^TORCH2_PIN *= *//p' Makefile)
+V=$TMP/V
+grep -qxF 'python3 -m venv V' README.md &&
+	grep -qxF "V/bin/pip install $PIN numpy" README.md &&
+	grep -qxF 'V/bin/pip install CLONE' README.md &&
+	grep -qxF 'V/bin/python -m checkmate_torch.examples.train_gpt' README.md
+ok $? "README: the venv lines for $PIN"
+python3 -m venv "$V" >"$TMP/log" 2>&1
+T2=$(ls -d build/venv-torch2/lib/python3*/site-packages 2>/dev/null | head -n 1)
+VS=$(ls -d "$V"/lib/python3*/site-packages | head -n 1)
+if [ -n "$T2" ] && [ "$(basename "$(dirname "$T2")")" = "$(basename "$(dirname "$VS")")" ]; then
+	mkdir "$TMP/torch2"
+	for f in "$TOP/$T2"/*; do
+		case "$(basename "$f")" in checkmate_torch*) ;; *) ln -s "$f" "$TMP/torch2/" ;; esac
+	done
+	echo "$TMP/torch2" >"$VS/torch2.pth"
+fi
+if "$V/bin/pip" install -q "$PIN" numpy >>"$TMP/log" 2>&1 && "$V/bin/python" -c 'import torch' 2>/dev/null; then
+	(cd "$TMP/src" && "$V/bin/pip" install -q --no-build-isolation . >>"$TMP/log" 2>&1)
+	ok $? "V/bin/pip install CLONE (--no-build-isolation: nothing fetched)$([ -s "$VS/torch2.pth" ] && echo ", torch from build/venv-torch2")"
+	mkdir "$TMP/elsewhere"
+	out=$(cd "$TMP/elsewhere" && env -u CHECKMATE PATH="$V/bin:/usr/bin:/bin" "$V/bin/python" -c '
+import torch
+from checkmate_torch.binary import find_checkmate
+print(torch.__version__, find_checkmate())' 2>&1)
+	[[ "$out" == "${PIN#torch==}"*" $VS/checkmate_torch/bin/checkmate" ]]
+	ok $? "torch ${PIN#torch==}, find_checkmate() finds the binary built into the package: $out"
+	(cd "$TMP/elsewhere" && env -u CHECKMATE PATH="$V/bin:/usr/bin:/bin" \
+		"$V/bin/python" -m checkmate_torch.examples.train_gpt >"$TMP/out" 2>&1)
+	st=$?
+	[ "$st" -eq 0 ] && grep -q "'overhead'" "$TMP/out" && [ "$(grep -c '^[0-4] [0-9.]*$' "$TMP/out")" -eq 5 ]
+	ok $? "the README's training example runs elsewhere (\$CHECKMATE unset): $(head -n 1 "$TMP/out")"
+	out=$(cd "$TMP/elsewhere" && env -u CHECKMATE PATH="$V/bin:/usr/bin:/bin" checkmate --help 2>&1 | head -n 1)
+	[ "$out" = "usage: checkmate COMMAND [ARGS]" ] &&
+		(cd "$TMP/elsewhere" && env -u CHECKMATE PATH="$V/bin:/usr/bin:/bin" checkmate solve linear:4 \
+			--budget 5 --quiet --csv - | grep -q '^linear:4,auto,')
+	ok $? "the venv's checkmate command runs the package's binary: $out"
+else
+	ok 0 "# SKIP $PIN: no wheel could be installed ($(tail -n 1 "$TMP/log"))"
+fi
 
 # --- the manual page
 MANWIDTH=100 man -l "$PAGE" >"$TMP/man" 2>"$TMP/manerr"

@@ -19,6 +19,14 @@ ok() { # ok COND-STATUS DESCRIPTION
 	if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=$((failed + 1)); fi
 }
 
+# Every case runs on U-Net, a shared graph that a clone does not have.
+if [ ! -d "$GRAPHS" ]; then
+	echo "ok 1 - # SKIP every case: no $GRAPHS (a clone without ../shared)"
+	echo "1..1"
+	echo "1 passed, 0 failed"
+	exit 0
+fi
+
 # start ARGS...: runs checkmate in $TMP/o in the background, SIGINT and
 # SIGTERM at their defaults (a script's background job would ignore SIGINT).
 start() {

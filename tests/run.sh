@@ -8,9 +8,10 @@
 # have); their output is shown one build after the other. The first build
 # runs every case; the later ones (the sanitizer build) with
 # CHECKMATE_QUICK=1, where the solver-heavy loops run fewer cases
-# (tests/tap.h, tap_cases), the install test does not run again, and the
-# PyTorch programs run under torch 2.13 only (see suite()); the signal and
-# deep-graph tests run in the sanitizer suite alone.
+# (tests/tap.h, tap_cases), the install and stand-alone clone tests do not
+# run again, and the PyTorch programs run under torch 2.13 only (see
+# suite()); the signal and deep-graph tests run in the sanitizer suite
+# alone.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 tmp=$(mktemp -d)
@@ -46,7 +47,7 @@ one() {
 suite() {
 	local build=$1 quick=$2 pass=0 fail=0 broken=0 t py
 	for t in "$build"/tests/t_* tests/cli.sh tests/interrupt.sh tests/install.sh \
-		 tests/fuzz_replay.sh tests/deep.sh tests/structure.sh; do
+		 tests/standalone.sh tests/fuzz_replay.sh tests/deep.sh tests/structure.sh; do
 		case "$t" in
 		*.o|*.d) ;;
 		tests/cli.sh) one "$t" "$build/checkmate" ;;
@@ -55,7 +56,8 @@ suite() {
 		tests/interrupt.sh|tests/deep.sh)
 			{ [ "$quick" = 1 ] || [ "$nbuilds" = 1 ]; } && one "$t" "$build/checkmate" ;;
 		tests/fuzz_replay.sh) one "$t" "$build" ;;
-		tests/install.sh|tests/structure.sh) [ "$quick" = 1 ] || one "$t" "$build" ;;
+		tests/install.sh|tests/standalone.sh|tests/structure.sh)
+			[ "$quick" = 1 ] || one "$t" "$build" ;;
 		*) one "$t" ;;
 		esac
 	done

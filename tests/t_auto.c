@@ -184,7 +184,8 @@ static void test_shared(void)
 		double a;
 		int sa, sound;
 
-		snprintf(path, sizeof(path), "%s/%s.json", tap_graph_dir(), names[i]);
+		if (!tap_graph(path, sizeof(path), "%s.json", names[i]))
+			return;
 		g = graph_read_file(path, &err);
 		if (!ok(g != NULL, "%s reads", names[i]))
 			continue;
@@ -212,7 +213,8 @@ static void test_pebble(void)
 	double a;
 	int sa, sound;
 
-	snprintf(path, sizeof(path), "%s/random_layered_n100.json", tap_graph_dir());
+	if (!tap_graph(path, sizeof(path), "random_layered_n100.json"))
+		return;
 	if (!ok((g = graph_read_file(path, &err)) != NULL, "random_layered_n100 reads"))
 		return;
 	sound = judge(g, "auto", 25050, 4, &a, &sa);
@@ -234,7 +236,8 @@ static void test_proof(void)
 	struct graph *g;
 	char path[512];
 
-	snprintf(path, sizeof(path), "%s/resnet50.json", tap_graph_dir());
+	if (!tap_graph(path, sizeof(path), "resnet50.json"))
+		return;
 	g = graph_read_file(path, &err);
 	if (!ok(g != NULL && graph_lower_bound(g) < rq.budget, "resnet50 reads"))
 		return;

@@ -66,7 +66,8 @@ static void test_shared_graphs(void)
 		struct graph *g;
 		int bad = 0, points = 0, unsupported = 0;
 
-		snprintf(path, sizeof(path), "%s/%s.json", tap_graph_dir(), names[i]);
+		if (!tap_graph(path, sizeof(path), "%s.json", names[i]))
+			break;
 		g = graph_read_file(path, &err);
 		if (!ok(g != NULL, "%s reads", names[i]))
 			continue;
@@ -102,7 +103,8 @@ static void test_unsupported(void)
 	struct solve_outcome o;
 	int rc;
 
-	snprintf(path, sizeof(path), "%s/unet.json", tap_graph_dir());
+	if (!tap_graph(path, sizeof(path), "unet.json"))
+		return;
 	g = graph_read_file(path, &err);
 	if (!ok(g != NULL, "unet reads"))
 		return;
@@ -159,8 +161,7 @@ static void test_ilp_dominates(void)
 			check_ilp_dominates(g, b, &bad);
 		graph_free(g);
 	}
-	snprintf(path, sizeof(path), "%s/vgg16.json", tap_graph_dir());
-	{
+	if (tap_graph(path, sizeof(path), "vgg16.json")) {
 		struct graph *g = graph_read_file(path, &err);
 		uint64_t lb = graph_lower_bound(g), peak = graph_peak_all(g);
 
@@ -272,8 +273,8 @@ static void test_plan_of_checkpoints(void)
 		char path[512];
 
 		if (c >= tap_cases(300, 40)) {
-			snprintf(path, sizeof(path), "%s/%s.json", tap_graph_dir(),
-				 names[c - tap_cases(300, 40)]);
+			if (!tap_graph(path, sizeof(path), "%s.json", names[c - tap_cases(300, 40)]))
+				break;
 			g = graph_read_file(path, &err);
 		} else {
 			g = c % 3 ? gen_random_training(2 + c % 17, 10 + c % 50)

@@ -194,7 +194,8 @@ int main(void)
 		char path[512];
 		struct graph *g;
 
-		snprintf(path, sizeof(path), "%s/%s", tap_graph_dir(), shared[k]);
+		if (!tap_graph(path, sizeof(path), "%s", shared[k]))
+			break;
 		if ((g = graph_load(path, &err)) == NULL) {
 			ok(0, "%s", err.msg);
 			continue;

@@ -59,7 +59,8 @@ static void test_runner(void)
 	   res.status == MILP_NO_SOLUTION && res.x == NULL && no_children(),
 	   "a stop requested before the solve: no solver process, nothing solved");
 	stop_clear();
-	snprintf(path, sizeof(path), "%s/unet.json", tap_graph_dir());
+	if (!tap_graph(path, sizeof(path), "unet.json"))
+		return;
 	if ((g = graph_load(path, &err)) == NULL) {
 		ok(0, "%s: %s", path, err.msg);
 		return;
@@ -122,7 +123,8 @@ static void test_ilp_midway(void)
 				    .progress = stop_in_milp, .ctx = &reports };
 	struct solve_outcome o;
 
-	snprintf(path, sizeof(path), "%s/unet.json", tap_graph_dir());
+	if (!tap_graph(path, sizeof(path), "unet.json"))
+		return;
 	if ((g = graph_load(path, &err)) == NULL) {
 		ok(0, "%s: %s", path, err.msg);
 		return;

@@ -297,7 +297,8 @@ int main(void)
 		graph_free(g);
 	}
 	report(&rnd, "random training graphs", 0.7);
-	snprintf(path, sizeof(path), "%s/vgg16.json", tap_graph_dir());
+	if (!tap_graph(path, sizeof(path), "vgg16.json"))
+		return tap_done();
 	g = graph_read_file(path, &err);
 	if (ok(g != NULL, "read %s", path)) {
 		uint64_t lb = graph_lower_bound(g), peak = graph_peak_all(g);

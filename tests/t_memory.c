@@ -75,7 +75,8 @@ static void test_sizes(void)
 		struct graph *g;
 		struct remat_opts o = { 0 };
 
-		snprintf(path, sizeof(path), "%s/%s.json", tap_graph_dir(), shared[i]);
+		if (!tap_graph(path, sizeof(path), "%s.json", shared[i]))
+			break;
 		if ((g = graph_load(path, &err)) == NULL) {
 			ok(0, "%s: %s", path, err.msg);
 			continue;
@@ -183,8 +184,12 @@ static void test_cap(void)
 	}
 	remat_build(g, 60, &mo, &rm, &err);
 	rc = solver_solve(&solver_cbc, &rm.milp, &so, &res, &err);
-	ok(rc == SOLVER_CRASHED && strstr(err.msg, "memory capped") != NULL,
-	   "cbc capped at 1 MiB more: its process dies alone (%s)", rc ? err.msg : "solved");
+	/* How it fails depends on the heap the process starts with (larger
+	 * after the shared graphs were read): Cbc dies in a C++ allocation,
+	 * or the model's load reports that it is out of memory. */
+	ok((rc == SOLVER_CRASHED && strstr(err.msg, "memory capped") != NULL) ||
+	   (rc != 0 && strcmp(err.msg, "out of memory") == 0),
+	   "cbc capped at 1 MiB more: its process fails alone (%s)", rc ? err.msg : "solved");
 	if (rc == 0)
 		milp_result_release(&res);
 	so.relaxation = 1;

@@ -192,7 +192,8 @@ int main(void)
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		struct graph *g;
 
-		snprintf(path, sizeof(path), "%s/%s.json", tap_graph_dir(), names[i]);
+		if (!tap_graph(path, sizeof(path), "%s.json", names[i]))
+			break;
 		g = graph_read_file(path, &err);
 		if (!ok(g != NULL, "%s reads", names[i]))
 			continue;

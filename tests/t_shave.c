@@ -114,7 +114,8 @@ int main(void)
 	for (int k = 0; k < 2; k++) {
 		uint64_t lb, peak;
 
-		snprintf(path, sizeof(path), "%s/%s.json", tap_graph_dir(), k ? "unet" : "vgg16");
+		if (!tap_graph(path, sizeof(path), "%s.json", k ? "unet" : "vgg16"))
+			break;
 		g = graph_read_file(path, &err);
 		if (!ok(g != NULL, "read %s", path))
 			continue;

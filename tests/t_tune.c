@@ -157,7 +157,8 @@ static void test_gpt(void)
 	double gain, t0, dtr_time;
 	int r;
 
-	snprintf(path, sizeof(path), "%s/llm/gpt12.json", tap_graph_dir());
+	if (!tap_graph(path, sizeof(path), "llm/gpt12.json"))
+		return;
 	if ((g = graph_read_file(path, &err)) == NULL) {
 		ok(0, "read %s: %s", path, err.msg);
 		return;

@@ -456,7 +456,7 @@ def run_many(seeds, jobs, timeout, progress=None):
             p.kill()
             p.join(5)
             rec = {"seed": seed, "outcome": "crash", "features": [], "choices": None,
-                   "message": "timeout: no result after %d s" % timeout,
+                   "message": "timeout: no result after %g s" % timeout,
                    "secs": round(now - t0, 3)}
             out.append(rec)
             if progress:
