@@ -25,6 +25,9 @@ class TraceError(Exception):
     pass
 
 
+_DATA_DEPENDENT = "its result depends on tensor values (Python control flow or .item() on a tensor?)"
+
+
 def _all_names(model, params):
     """(dotted name, index in params) for every name a tensor of params is
     registered under, tied ones (a language model's head sharing the
@@ -238,7 +241,7 @@ def _explain(exc):
     if isinstance(exc, ft.DataDependentOutputException) or "data-dependent" in first or (
             op is not None and ("get value out of a tracing tensor" in first
                                 or "_local_scalar_dense" in op)):
-        why = "its result depends on tensor values (Python control flow or .item() on a tensor?)"
+        why = _DATA_DEPENDENT
         # torch 2 fails later, when Python reads the symbol .item() gave
         op = op or "aten._local_scalar_dense.default"
     elif isinstance(exc, ft.DynamicOutputShapeException):
@@ -264,19 +267,24 @@ def _outside(filename):
 
 
 def _check_static(gm):
-    """Torch 2's fake tensors give a data-dependent shape (nonzero, masked
-    indexing) a symbol instead of failing: the same error as on 1.13,
-    naming the op and the user's line (from the node's stack trace)."""
+    """Torch 2's fake tensors give .item() and data-dependent shapes
+    (nonzero, masked indexing) a symbol instead of failing: the same error
+    as on 1.13, naming the op and the user's line (from the node's stack
+    trace)."""
     for n in gm.graph.nodes:
         vals = pytree.tree_flatten(n.meta.get("val"))[0]
-        if any(isinstance(t, torch.Tensor) and not all(isinstance(d, int) for d in t.shape)
-               for t in vals):
-            frames = re.findall(r'File "([^"]+)", line (\d+)', n.stack_trace or "")
-            user = [(f, ln) for f, ln in frames if _outside(f)]
-            where = " (called from %s:%s)" % (os.path.basename(user[-1][0]), user[-1][1]) \
-                if user else ""
-            raise TraceError("tracing failed at op %s%s: its output shape depends on tensor "
-                             "values" % (n.target, where))
+        if n.target is torch.ops.aten._local_scalar_dense.default:
+            why = _DATA_DEPENDENT
+        elif any(isinstance(t, torch.Tensor) and not all(isinstance(d, int) for d in t.shape)
+                 for t in vals):
+            why = "its output shape depends on tensor values"
+        else:
+            continue
+        frames = re.findall(r'File "([^"]+)", line (\d+)', n.stack_trace or "")
+        user = [(f, ln) for f, ln in frames if _outside(f)]
+        where = " (called from %s:%s)" % (os.path.basename(user[-1][0]), user[-1][1]) \
+            if user else ""
+        raise TraceError("tracing failed at op %s%s: %s" % (n.target, where, why))
 
 
 def _make_fx(f, *args):
