@@ -120,7 +120,7 @@ def functional_op(op, mutated, *args, **kwargs):
 def write_through(whole, part, chain):
     """A clone of whole whose view `chain` ((op, other args) applied in
     order) holds part's values."""
-    out = whole.clone(memory_format=torch.contiguous_format)
+    out = whole.clone()   # the whole's layout, as the ordinary step writes it in place
     v = out
     for op, rest in chain:
         v = op(v, *rest)

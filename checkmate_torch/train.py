@@ -7,6 +7,7 @@ import torch
 from . import solve as solvemod
 from .execute import Executor, PlanError, fixed_values, resolve
 from .graph import Analysis
+from .strides import corrections_table, measure
 from .trace import Inputs, autocast_key, no_autocast, trace
 
 
@@ -29,17 +30,29 @@ class Compiled:
     plan's steps split where the backward starts, and the plan's figures."""
 
     def __init__(self, model, args, kwargs, budget, strategy, time_limit, binary):
-        traced, tensors = trace(model, args, kwargs, "tangents")
-        self.traced = traced
-        a = Analysis(traced, tensors)
-        self.analysis = a
-        ca_peak = a.checkpoint_all_peak()
-        arg = solvemod.budget_arg(budget, a.fixed_memory, ca_peak)
-        doc = a.to_json("%s train step" % type(model).__name__,
-                        {"torch": {"torch_version": torch.__version__, "cost_unit": a.cost_unit,
-                                   "fixed_memory_parts": a.fixed_parts}})
-        plan = solvemod.solve(binary, doc, arg, strategy, time_limit)
-        steps = resolve(a, plan.get("steps") or [])
+        # Traced, solved, and run once on the example to compare strides
+        # (strides.py); traced and solved again with the kernels' strides
+        # where they differ (at most 3 rounds).
+        corrections = {}
+        for _ in range(3):
+            traced, tensors = trace(model, args, kwargs, "tangents",
+                                    corrections_table(corrections) if corrections else None)
+            a = Analysis(traced, tensors)
+            ca_peak = a.checkpoint_all_peak()
+            arg = solvemod.budget_arg(budget, a.fixed_memory, ca_peak)
+            doc = a.to_json("%s train step" % type(model).__name__,
+                            {"torch": {"torch_version": torch.__version__,
+                                       "cost_unit": a.cost_unit,
+                                       "fixed_memory_parts": a.fixed_parts}})
+            plan = solvemod.solve(binary, doc, arg, strategy, time_limit)
+            steps = resolve(a, plan.get("steps") or [])
+            with no_autocast():
+                found = measure(a, tensors, steps)
+            if not found or found.keys() <= corrections.keys():
+                break
+            corrections.update(found)
+        self.traced, self.analysis = traced, a
+        self.stride_corrections = len(corrections)
         # The forward ends where the tangents are first computed (they may
         # be freed and computed again: the same gradients, bound again).
         at = next((k for k, (op, r) in enumerate(steps) if op == "compute" and r is a.tangents),

@@ -1,0 +1,130 @@
+"""The kernels' strides in the trace.
+
+make_fx traces on fake tensors, whose strides are not always the ones the
+real kernels give (native_batch_norm or a convolution on a transposed
+input, hardtanh_backward, elu_backward). The trace then takes decisions
+on the wrong strides: a view instead of a copy, a `.contiguous()` left
+out, strides baked into new_empty_strided, and the plan runs some kernels
+on another memory layout than the ordinary step (other bits, or wrong
+values).
+
+So a plan is first run once on the example (measure: the plan's own
+steps, so within its budget; the generator and the buffers are left as
+they were), comparing each result's strides with the trace's. Where an
+op's result differs although its inputs matched (the first op in a chain
+of differences), the k-th call of that op is recorded with the kernel's
+strides, and the step is traced again with those calls corrected
+(decompositions): the op, then an as_strided view giving its traced
+result the kernel's strides, which is the identity on the real result.
+Later decisions of the trace then see the real strides.
+"""
+import torch
+
+from .execute import Executor, fixed_values, rng_state, set_rng_state
+from .functional import op_of
+from .graph import Synthetic, _tensor_inputs
+
+
+def _layout(value):
+    """The strides of value's tensors (None for what is not one), in the
+    dimensions longer than 1 (the others are free)."""
+    if isinstance(value, torch.Tensor):
+        return tuple(st if n > 1 else None for st, n in zip(value.stride(), value.shape))
+    if isinstance(value, (tuple, list)):
+        return tuple(_layout(v) for v in value)
+    return None
+
+
+def _strides(value):
+    if isinstance(value, torch.Tensor):
+        return tuple(value.stride())
+    if isinstance(value, (tuple, list)):
+        return tuple(_strides(v) for v in value)
+    return None
+
+
+def calls(analysis):
+    """fx call node -> (its ATen op, k): it is the k-th call of that op in
+    traced order."""
+    seen, out = {}, {}
+    for n in analysis.nodes:
+        if n.op == "call_function":
+            op = op_of(n)
+            if isinstance(op, torch._ops.OpOverload):
+                k = seen.get(op, 0)
+                seen[op] = k + 1
+                out[n] = (op, k)
+    return out
+
+
+def measure(analysis, tensors, steps):
+    """{(op, k): the kernel's strides} for the calls whose result's strides
+    differ from the trace's while their inputs' do not, found by running
+    steps on tensors (the placeholders' values, tangents left out)."""
+    a = analysis
+    devices = {t.device for t in tensors if isinstance(t, torch.Tensor)}
+    states = {d: rng_state(d) for d in devices | {torch.device("cpu")}}
+    ex = Executor(a, fixed_values(a, tensors))
+    ex.tangent_values = [torch.zeros(tuple(a.fake[p].shape), dtype=a.fake[p].dtype,
+                                     device=a.fake[p].device)
+                         for p in a.placeholders if a.role[p] == "tangent"]
+    differ, memo, found = set(), {}, {}
+    which = calls(a)
+
+    def tainted(n):
+        if n not in memo:
+            memo[n] = n in differ or (a.kind.get(n) in ("alias", "real-element") and
+                                      any(tainted(i) for i in _tensor_inputs(n)))
+        return memo[n]
+    try:
+        with torch.no_grad():
+            for op, r in steps:
+                if op == "free":
+                    ex.free(r)
+                    continue
+                fresh = r not in ex.computed
+                ex.compute(r)
+                if not fresh or isinstance(r, Synthetic) or r not in which:
+                    continue
+                if _layout(ex.env[r]) != _layout(a.fake[r]):
+                    if not any(tainted(i) for i in _tensor_inputs(r)):
+                        found[which[r]] = _strides(ex.env[r])
+                    differ.add(r)
+    finally:
+        for d, s in states.items():
+            set_rng_state(d, s)
+    return found
+
+
+def _restride(value, want):
+    if isinstance(value, torch.Tensor):
+        if want is None or tuple(value.stride()) == tuple(want):
+            return value
+        return torch.as_strided(value, value.shape, want, value.storage_offset())
+    if isinstance(value, (tuple, list)) and isinstance(want, (tuple, list)):
+        return type(value)(_restride(v, w) for v, w in zip(value, want))
+    return value
+
+
+def corrections_table(corrections):
+    """A make_fx decomposition table that gives the k-th call of op the
+    strides corrections[(op, k)]: the op, then an as_strided view. Made
+    anew for each trace (it counts the calls)."""
+    from torch.fx.experimental.proxy_tensor import get_proxy_mode
+    counts = {}
+
+    def correct(op):
+        def run(*args, **kwargs):
+            mode = get_proxy_mode()
+            table = mode.decomposition_table
+            mode.decomposition_table = {o: f for o, f in table.items() if o is not op}
+            try:
+                out = op(*args, **kwargs)
+            finally:
+                mode.decomposition_table = table
+            k = counts.get(op, 0)
+            counts[op] = k + 1
+            want = corrections.get((op, k))
+            return out if want is None else _restride(out, want)
+        return run
+    return {op: correct(op) for op in {op for op, _ in corrections}}
