@@ -117,10 +117,20 @@ def functional_op(op, mutated, *args, **kwargs):
     return out + tuple(args[i] for i in mutated)
 
 
+def clone_strided(t):
+    """A copy of t with t's strides, gaps included (clone() makes a slice
+    of a larger tensor contiguous): an op writing it in place then gives
+    its result the layout the ordinary step's in-place write leaves, which
+    later kernels (a matrix product's) may depend on for their last bits."""
+    if t.is_contiguous() or any(st == 0 for st, n in zip(t.stride(), t.shape) if n > 1):
+        return t.clone()
+    return torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device=t.device).copy_(t)
+
+
 def write_through(whole, part, chain):
     """A clone of whole whose view `chain` ((op, other args) applied in
     order) holds part's values."""
-    out = whole.clone()   # the whole's layout, as the ordinary step writes it in place
+    out = clone_strided(whole)   # the whole's layout, as the ordinary step writes it
     v = out
     for op, rest in chain:
         v = op(v, *rest)

@@ -32,8 +32,8 @@ import torch
 from torch.utils import _pytree as pytree
 
 from . import cost as costmod
-from .functional import (FunctionalError, aliased_arg, functional_op, functionalize, op_of,
-                         written_arg)
+from .functional import (FunctionalError, aliased_arg, clone_strided, functional_op,
+                         functionalize, op_of, written_arg)
 from .trace import CMA_MOMENTUM, tensors_of
 
 
@@ -126,11 +126,12 @@ def call(node, value_of, replace=None):
             args[i] = v
     if isinstance(w, str) and isinstance(kwargs.get(w), torch.Tensor):
         kwargs = dict(kwargs)
-        kwargs[w] = kwargs[w].clone()
+        kwargs[w] = clone_strided(kwargs[w])
     elif w is not None and not isinstance(w, str) and isinstance(args[w], torch.Tensor):
         args = list(args)
-        args[w] = args[w].clone()
+        args[w] = clone_strided(args[w])
     return target(*args, **kwargs)
+
 
 
 def nbytes(t):
