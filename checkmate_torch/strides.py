@@ -13,12 +13,14 @@ steps, so within its budget; the generator and the buffers are left as
 they were), comparing each result's strides with the trace's. Where an
 op's result differs although its inputs matched (the first op in a chain
 of differences), the k-th call of that op is recorded with the kernel's
-strides, and the step is traced again with those calls corrected
-(decompositions): the op, then an as_strided view giving its traced
-result the kernel's strides, which is the identity on the real result.
+strides, and the step is traced again with those calls corrected (a
+dispatch mode, Corrections): the op, then an as_strided view giving its
+traced result the kernel's strides, which is the identity on the real
+result.
 Later decisions of the trace then see the real strides.
 """
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from .execute import Executor, fixed_values, rng_state, set_rng_state
 from .functional import op_of
@@ -106,25 +108,24 @@ def _restride(value, want):
     return value
 
 
-def corrections_table(corrections):
-    """A make_fx decomposition table that gives the k-th call of op the
-    strides corrections[(op, k)]: the op, then an as_strided view. Made
-    anew for each trace (it counts the calls)."""
-    from torch.fx.experimental.proxy_tensor import get_proxy_mode
-    counts = {}
+class Corrections(TorchDispatchMode):
+    """Entered inside the traced step: gives the k-th call of op the
+    strides corrections[(op, k)], an as_strided view of its result (which
+    the tracer below records). A dispatch mode, so that it sees the ops as
+    the tracer does."""
 
-    def correct(op):
-        def run(*args, **kwargs):
-            mode = get_proxy_mode()
-            table = mode.decomposition_table
-            mode.decomposition_table = {o: f for o, f in table.items() if o is not op}
-            try:
-                out = op(*args, **kwargs)
-            finally:
-                mode.decomposition_table = table
-            k = counts.get(op, 0)
-            counts[op] = k + 1
-            want = corrections.get((op, k))
-            return out if want is None else _restride(out, want)
-        return run
-    return {op: correct(op) for op in {op for op, _ in corrections}}
+    def __init__(self, corrections):
+        super().__init__()
+        self.corrections = corrections
+        self.ops = {op for op, _ in corrections}
+        self.counts = {}
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        if func in self.ops:
+            k = self.counts.get(func, 0)
+            self.counts[func] = k + 1
+            want = self.corrections.get((func, k))
+            if want is not None:
+                out = _restride(out, want)
+        return out

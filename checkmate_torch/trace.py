@@ -287,10 +287,10 @@ def _check_static(gm):
         raise TraceError("tracing failed at op %s%s: %s" % (n.target, where, why))
 
 
-def _make_fx(f, *args, decompositions=None):
+def _make_fx(f, *args):
     try:
         try:
-            tracer = make_fx(f, decompositions, tracing_mode="fake", record_stack_traces=True)
+            tracer = make_fx(f, tracing_mode="fake", record_stack_traces=True)
         except TypeError:  # torch 1.13: no stack traces, and no symbolic shapes
             tracer = make_fx(f, tracing_mode="fake")
         gm = tracer(*args)
@@ -316,23 +316,23 @@ def _cumulative_batch_norms(model):
             if isinstance(m, _BatchNorm) and m.momentum is None and m.track_running_stats]
 
 
-def trace(model, args, kwargs=None, mode="tangents", decompositions=None):
+def trace(model, args, kwargs=None, mode="tangents", within=None):
     """Traces a training step of model on the example call
-    model(*args, **kwargs); mode is 'tangents' or 'sum'; decompositions a
-    make_fx decomposition table for the step (strides.corrections_table).
-    A BatchNorm(momentum=None) is traced with momentum CMA_MOMENTUM (the
+    model(*args, **kwargs); mode is 'tangents' or 'sum'; within a function
+    giving a context the step is traced in (strides.Corrections). A
+    BatchNorm(momentum=None) is traced with momentum CMA_MOMENTUM (the
     executor gives its op the true one)."""
     cma = _cumulative_batch_norms(model)
     for m in cma:
         m.momentum = CMA_MOMENTUM
     try:
-        return _trace(model, args, kwargs, mode, decompositions)
+        return _trace(model, args, kwargs, mode, within)
     finally:
         for m in cma:
             m.momentum = None
 
 
-def _trace(model, args, kwargs, mode, decompositions):
+def _trace(model, args, kwargs, mode, within):
     param_names = [n for n, _ in model.named_parameters()]
     buffer_names = [n for n, _ in model.named_buffers()]
     params = [p.detach() for p in model.parameters()]
@@ -388,7 +388,12 @@ def _trace(model, args, kwargs, mode, decompositions):
         out = seen["out"]
         tangents = [torch.zeros(out.metas[i][0], dtype=out.metas[i][1], device=out.metas[i][2])
                     for i in out.diff]
-    gm = _make_fx(step, params, buffers, inputs.tensors, tangents,
-                  decompositions=decompositions)
+    if within is not None:
+        plain = step
+
+        def step(*a):
+            with within():
+                return plain(*a)
+    gm = _make_fx(step, params, buffers, inputs.tensors, tangents)
     return Traced(gm, (param_names, buffer_names), inputs, seen.get("out"),
                   seen["grad_of"]), params + buffers + inputs.tensors + tangents

@@ -7,7 +7,7 @@ import torch
 from . import solve as solvemod
 from .execute import Executor, PlanError, fixed_values, resolve
 from .graph import Analysis
-from .strides import corrections_table, measure
+from .strides import Corrections, measure
 from .trace import Inputs, autocast_key, no_autocast, trace
 
 
@@ -35,8 +35,9 @@ class Compiled:
         # where they differ (at most 3 rounds).
         corrections = {}
         for _ in range(3):
+            fix = dict(corrections)
             traced, tensors = trace(model, args, kwargs, "tangents",
-                                    corrections_table(corrections) if corrections else None)
+                                    (lambda: Corrections(fix)) if fix else None)
             a = Analysis(traced, tensors)
             ca_peak = a.checkpoint_all_peak()
             arg = solvemod.budget_arg(budget, a.fixed_memory, ca_peak)

@@ -349,12 +349,20 @@ def ddp():
     for wrap_first in (True, False):
         with tempfile.TemporaryDirectory() as d:
             out = os.path.join(d, "out.pt")
-            try:
-                mp.spawn(_ddp_worker, args=(os.path.join(d, "init"), wrap_first, out),
-                         nprocs=2, join=True)
-                res = torch.load(out)
-            except Exception as e:
-                ok(False, "8. DDP on 2 gloo processes ran", e)
+            # Once in a busy run a gloo process aborted at its exit ("terminate
+            # called without an active exception"): the processes are
+            # started again once, the results compared as they come.
+            res = None
+            for attempt in range(2):
+                try:
+                    mp.spawn(_ddp_worker, args=(os.path.join(d, "init%d" % attempt),
+                                                wrap_first, out), nprocs=2, join=True)
+                    res = torch.load(out)
+                    break
+                except Exception as e:
+                    err = e
+            if res is None:
+                ok(False, "8. DDP on 2 gloo processes ran", err)
                 continue
         if wrap_first:
             same = all(torch.equal(a, b) for a, b in zip(res[0], res[1]))
