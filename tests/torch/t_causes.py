@@ -15,7 +15,7 @@ import sys
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
-from tap import finish, ok, remat_or_finish  # noqa: E402
+from tap import finish, ok, remat_or_finish, torch_setup  # noqa: E402
 
 import torch  # noqa: E402
 from torch import nn  # noqa: E402
@@ -451,10 +451,7 @@ def errors():
 
 
 def main():
-    if len(sys.argv) > 1:
-        os.environ["CHECKMATE"] = os.path.abspath(sys.argv[1])
-    torch.set_num_threads(1)
-    print("# torch %s, %s" % (torch.__version__, sys.executable))
+    torch_setup()
     remat_or_finish()
     for part in (strides, effects, buffers, gradients, refusals_gone, autocast, ddp,
                  objects_out, errors):

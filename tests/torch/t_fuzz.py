@@ -16,7 +16,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from tap import finish, ok  # noqa: E402
+from tap import finish, ok, torch_setup  # noqa: E402
 import fuzz_run  # noqa: E402
 
 SEEDS = (0, 32)
@@ -26,11 +26,7 @@ MAX_SKIPPED = 0.10
 # Seeds of SEEDS known to train wrong, with their cause (docs/fuzzing.md,
 # "What is open"): reported on a line of their own, not as a failure; any
 # other wrong seed fails. A seed fixed leaves this table.
-KNOWN_WRONG = {
-    26: "strides: Conv1d on a transposed input, then an index write on a clone: fake "
-        "tensors' strides are not the kernel's, and the conv's gradients differ in the "
-        "last bits",
-}
+KNOWN_WRONG = {}
 
 
 def detail(records, outcome):
@@ -45,13 +41,7 @@ def detail(records, outcome):
 
 
 def main():
-    if len(sys.argv) > 1:
-        os.environ["CHECKMATE"] = os.path.abspath(sys.argv[1])
-    try:
-        import torch
-    except ImportError as e:
-        ok(False, "torch imports in %s" % sys.executable, e)
-        finish()
+    torch = torch_setup()
     if not os.environ.get("CHECKMATE"):
         sys.path.insert(0, fuzz_run.ROOT)
         from checkmate_torch.binary import find_checkmate
@@ -69,7 +59,7 @@ def main():
         finish()
     quick = os.environ.get("CHECKMATE_QUICK") == "1"
     a, b = QUICK_SEEDS if quick else SEEDS
-    print("# torch %s, %s: fuzz seeds %d:%d" % (torch.__version__, sys.executable, a, b))
+    print("# fuzz seeds %d:%d" % (a, b))
     sys.stdout.flush()
     records = sorted(fuzz_run.run_many(range(a, b), 1, 120), key=lambda r: r["seed"])
     for line in fuzz_run.summary(records)[:3]:

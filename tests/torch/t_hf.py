@@ -15,7 +15,7 @@ import sys
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
-from tap import finish, ok, remat_or_finish  # noqa: E402
+from tap import finish, ok, remat_or_finish, torch_setup  # noqa: E402
 
 import torch  # noqa: E402
 from torch.nn import functional as F  # noqa: E402
@@ -134,10 +134,7 @@ def refusals(build):
 
 
 def main():
-    if len(sys.argv) > 1:
-        os.environ["CHECKMATE"] = os.path.abspath(sys.argv[1])
-    torch.set_num_threads(1)
-    print("# torch %s, %s" % (torch.__version__, sys.executable))
+    torch_setup()
     try:
         import transformers as tf
         tf.logging.set_verbosity_error()

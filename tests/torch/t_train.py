@@ -18,7 +18,7 @@ import sys
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tap import finish, ok, remat_or_finish  # noqa: E402
+from tap import finish, ok, remat_or_finish, torch_setup  # noqa: E402
 
 
 def models():
@@ -257,15 +257,7 @@ def readme_example():
 
 def main():
     sys.path.insert(0, ROOT)
-    if len(sys.argv) > 1:
-        os.environ["CHECKMATE"] = os.path.abspath(sys.argv[1])
-    try:
-        import torch
-    except ImportError as e:
-        ok(False, "torch imports in %s" % sys.executable, e)
-        finish()
-    torch.set_num_threads(1)
-    print("# torch %s, %s" % (torch.__version__, sys.executable))
+    torch = torch_setup()
     remat_or_finish()
     for name, build, make_batch, loss_fn in models():
         r = equivalence(name, build, make_batch, loss_fn)

@@ -1,9 +1,11 @@
 """What the PyTorch test programs share: TAP (ok() prints one numbered
 line, and up to six lines of detail when it fails; finish() the closing
-"N passed, M failed" and the exit status) and cli(), checkmate_torch's
-command line run in this process."""
+"N passed, M failed" and the exit status), their start (torch_setup,
+remat_or_finish) and cli(), checkmate_torch's command line run in this
+process."""
 import contextlib
 import io
+import os
 import sys
 
 _count = {"passed": 0, "failed": 0}
@@ -23,6 +25,22 @@ def ok(cond, what, detail=None):
 def finish():
     print("%d passed, %d failed" % (_count["passed"], _count["failed"]))
     sys.exit(1 if _count["failed"] else 0)
+
+
+def torch_setup():
+    """The start of a PyTorch test program: argv[1] (the checkmate binary)
+    as $CHECKMATE, torch imported (else one failed line, and the end), one
+    thread, a header line. Returns torch."""
+    if len(sys.argv) > 1:
+        os.environ["CHECKMATE"] = os.path.abspath(sys.argv[1])
+    try:
+        import torch
+    except ImportError as e:
+        ok(False, "torch imports in %s" % sys.executable, e)
+        finish()
+    torch.set_num_threads(1)
+    print("# torch %s, %s" % (torch.__version__, sys.executable))
+    return torch
 
 
 def remat_or_finish():
