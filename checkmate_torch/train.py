@@ -53,7 +53,6 @@ class Compiled:
                 break
             corrections.update(found)
         self.traced, self.analysis = traced, a
-        self.stride_corrections = len(corrections)
         # The forward ends where the tangents are first computed (they may
         # be freed and computed again: the same gradients, bound again).
         at = next((k for k, (op, r) in enumerate(steps) if op == "compute" and r is a.tangents),
@@ -72,6 +71,7 @@ class Compiled:
             "checkpoint_all_peak": ca_peak, "nodes": len(a.real),
             "computes": sum(1 for op, _ in steps if op == "compute"),
             "steps": len(steps), "cost_unit": a.cost_unit,
+            "stride_corrections": len(corrections),
         }
         self.n_params = len(traced.param_names)
 
