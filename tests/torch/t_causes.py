@@ -151,9 +151,14 @@ def lin(n=16, m=16):
 
 
 def strides():
-    same_training("1. strides: BatchNorm1d on a transposed input, then elu",
-                  lambda: Module(lambda s, x: F.elu(s.bn(s.a(x).transpose(1, 2)).transpose(1, 2)),
-                                 a=lin(), bn=nn.BatchNorm1d(16)), x3d)
+    def bnt():
+        return Module(lambda s, x: F.elu(s.bn(s.a(x).transpose(1, 2)).transpose(1, 2)),
+                      a=lin(), bn=nn.BatchNorm1d(16))
+    same_training("1. strides: BatchNorm1d on a transposed input, then elu", bnt, x3d)
+    torch.manual_seed(0)
+    n = plan(bnt(), x3d).plan_info["stride_corrections"]
+    ok(n >= 1, "1. strides: the check corrects the traced strides of that BatchNorm "
+       "(%d call traced again)" % n)
     same_training("1. strides: hardtanh after a transposed BatchNorm, reshaped",
                   lambda: Module(lambda s, x: F.hardtanh(
                       s.bn(s.a(x).transpose(1, 2))).transpose(1, 2).reshape(4, -1),
