@@ -197,6 +197,9 @@ class _Pass:
         return out
 
     def in_place(self, n, value):
+        """n writes value in place (on a copy, graph.call): n is value's new
+        version; where value is a view of a whole read later, or of a
+        parameter, buffer or input, write_through makes the whole's."""
         chain, v = [], value
         while _view_source(v) is not None:
             chain.append(v)
