@@ -42,6 +42,14 @@ def set_rng_state(device, state):
         torch.set_rng_state(state)
 
 
+def zero_tangents(analysis):
+    """Zeros for the tangents (the outputs' gradients): for a run of the
+    whole step whose gradients are not wanted."""
+    return [torch.zeros(tuple(analysis.fake[p].shape), dtype=analysis.fake[p].dtype,
+                        device=analysis.fake[p].device)
+            for p in analysis.placeholders if analysis.role[p] == "tangent"]
+
+
 def fixed_values(analysis, tensors):
     """fx placeholder or get_attr node -> its real tensor; tensors are the
     placeholders' values in order (tangents left out, or zeros)."""
@@ -272,8 +280,7 @@ def measure_costs(analysis, fixed, repeats=5):
     `repeats` times right after its first compute, the nodes in file order
     (synthetic nodes cost 0)."""
     ex = Executor(analysis, fixed)
-    ex.tangent_values = [torch.zeros(tuple(analysis.fake[p].shape), dtype=analysis.fake[p].dtype)
-                         for p in analysis.placeholders if analysis.role[p] == "tangent"]
+    ex.tangent_values = zero_tangents(analysis)
     times = {}
     for op, r in analysis.in_order_steps():
         if op == "free":

@@ -78,9 +78,9 @@ _aten = torch.ops.aten
 
 # Ops that group_norm (their composite caller) and its autograd formula
 # make arguments contiguous for (in the memory format the input suggests),
-# a copy a trace leaves out when
-# the fake tensor already has that layout: op packet -> argument indices.
-# Fake tensors give some ops other strides than their kernels
+# a copy a trace leaves out when the fake tensor already has that layout:
+# op packet -> argument indices. Fake tensors give some ops other strides
+# than their kernels
 # (native_batch_norm on a transposed input, hardtanh_backward,
 # elu_backward), so the real argument may not have it; the group norm
 # kernels then read it as if it had (wrong values, or a failed check).

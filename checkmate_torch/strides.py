@@ -22,7 +22,7 @@ Later decisions of the trace then see the real strides.
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from .execute import Executor, fixed_values, rng_state, set_rng_state
+from .execute import Executor, fixed_values, rng_state, set_rng_state, zero_tangents
 from .functional import op_of
 from .graph import Synthetic, _tensor_inputs
 
@@ -67,9 +67,7 @@ def measure(analysis, tensors, steps):
     devices = {t.device for t in tensors if isinstance(t, torch.Tensor)}
     states = {d: rng_state(d) for d in devices | {torch.device("cpu")}}
     ex = Executor(a, fixed_values(a, tensors))
-    ex.tangent_values = [torch.zeros(tuple(a.fake[p].shape), dtype=a.fake[p].dtype,
-                                     device=a.fake[p].device)
-                         for p in a.placeholders if a.role[p] == "tangent"]
+    ex.tangent_values = zero_tangents(a)
     differ, memo, found = set(), {}, {}
     which = calls(a)
 

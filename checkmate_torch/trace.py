@@ -180,6 +180,7 @@ class Outputs(_Leaves):
         where = {}
         self.first = [where.setdefault(id(t), i) for i, t in enumerate(self.tensors)]
         self.unique = sorted(set(self.first))
+        self.slot = {i: k for k, i in enumerate(self.unique)}   # flat index -> returned
         self.diff = [i for i in self.unique if self.tensors[i].requires_grad]
         self.tensors = None
 

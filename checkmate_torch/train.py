@@ -74,6 +74,7 @@ class Compiled:
             "stride_corrections": len(corrections),
         }
         self.n_params = len(traced.param_names)
+        self.wants = set(traced.grad_of)
 
     def run(self, model, inputs):
         params = list(model.parameters())
@@ -84,13 +85,13 @@ class Compiled:
         # Only what gets a gradient is an input of the autograd node: an
         # edge to a parameter the step gives none would have autograd call
         # its hooks with None.
-        wants = set(self.traced.grad_of)
-        params = [p if ("param", i) in wants else p.detach() for i, p in enumerate(params)]
-        xs = [x if ("input", i) in wants else x.detach() for i, x in enumerate(inputs.tensors)]
+        params = [p if ("param", i) in self.wants else p.detach()
+                  for i, p in enumerate(params)]
+        xs = [x if ("input", i) in self.wants else x.detach()
+              for i, x in enumerate(inputs.tensors)]
         out = self.traced.out
         res = _Step.apply(self, len(params), *params, *buffers, *xs)
-        pos = {i: k for k, i in enumerate(out.unique)}
-        return out.rebuild([res[pos[f]] for f in out.first])
+        return out.rebuild([res[out.slot[f]] for f in out.first])
 
 
 class _Step(torch.autograd.Function):
@@ -141,10 +142,9 @@ class _Step(torch.autograd.Function):
         ctx.executor = None
         c = ctx.compiled
         metas = c.traced.out.metas
-        pos = {i: k for k, i in enumerate(c.traced.out.unique)}
         tangents, given = [], set()
         for k, i in enumerate(c.traced.out.diff):
-            g = grad_outputs[pos[i]]
+            g = grad_outputs[c.traced.out.slot[i]]
             shape, dtype, device = metas[i]
             if g is None:
                 g = torch.zeros(shape, dtype=dtype, device=device)
