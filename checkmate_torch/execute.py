@@ -19,9 +19,24 @@ import torch
 from .graph import Synthetic, call, is_random, nbytes
 from .trace import tensors_of
 
+_ADD = torch.ops.aten.add.Tensor
+_SUMS = (_ADD, torch.ops.aten.sub.Tensor)
+
 
 class PlanError(Exception):
     pass
+
+
+class _Absent:
+    """The value of a gradient autograd would not compute: the gradient of
+    an output the loss does not reach, and what is computed from such
+    gradients alone."""
+
+    def __repr__(self):
+        return "ABSENT"
+
+
+ABSENT = _Absent()
 
 
 def _device_of(value):
@@ -107,14 +122,52 @@ class Executor:
             if owner not in self.env:
                 raise PlanError("'%s' is needed but not resident" % owner.name)
             v = self.env[owner]
-            return v if isinstance(owner, Synthetic) else v[n.args[1]]
+            return v if isinstance(owner, Synthetic) or v is ABSENT else v[n.args[1]]
         if n.op == "placeholder" and a.role[n] == "tangent":
             if a.tangents not in self.env:
                 raise PlanError("the tangents are needed but not resident")
             return self.env[a.tangents][self.tangent_index[n]]
         if n.op in ("placeholder", "get_attr"):
             return self.fixed[n]
-        return call(n, self.value_of)  # a view: rebuilt on demand
+        return self._call(n)  # a view: rebuilt on demand
+
+    def _call(self, n, replace=None):
+        """call(n) on the values of its arguments, where some may be ABSENT
+        (tangents the caller gave None for): autograd runs no node whose
+        incoming gradients are all undefined and sums only the gradients
+        that are, so
+          - add(g, ABSENT), add(ABSENT, g), sub(g, ABSENT) are g itself;
+          - an op whose gradient arguments are all ABSENT is ABSENT;
+          - an op with some ABSENT ones (a formula of several outputs'
+            gradients) gets zeros there, as autograd's formulas do."""
+        vals = {}
+
+        def look(d):
+            vals[d] = self.value_of(d)
+            return vals[d]
+        torch.fx.node.map_arg((n.args, n.kwargs), look)
+        absent = {d for d, v in vals.items() if v is ABSENT}
+        if not absent:
+            return call(n, vals.__getitem__, replace)
+        if n.target in _SUMS and len(n.args) == 2 and not n.kwargs:
+            a, b = n.args
+            if b in absent and a not in absent:
+                return vals[a]
+            if a in absent and b not in absent and n.target is _ADD:
+                return vals[b]
+        if all(d in absent or not self._is_gradient(d) for d in vals):
+            return ABSENT
+        return call(n, lambda d: self._zeros(d) if d in absent else vals[d], replace)
+
+    def _is_gradient(self, d):
+        if d.op == "placeholder":
+            return self.a.role[d] == "tangent"
+        o = self.a.owner(d)
+        return o is not None and o in self.a.backward
+
+    def _zeros(self, d):
+        f = self.a.fake[d]
+        return torch.zeros(tuple(f.shape), dtype=f.dtype, device=f.device)
 
     def compute(self, r):
         if r in self.env:
@@ -134,7 +187,7 @@ class Executor:
                 # computes from the count it has incremented k times.
                 i, count, k = self.a.cumulative[r]
                 replace = {i: 1.0 / float(self.fixed[count] + k)}
-            self.env[r] = call(r, self.value_of, replace)
+            self.env[r] = self._call(r, replace)
         self.computed.add(r)
         self.computes += 1
         self._collect_grads(self.a.grads_needing.get(r, ()))
@@ -145,7 +198,8 @@ class Executor:
 
     def _synthetic(self, r):
         if r.kind == "projection":
-            return self.env[r.base][r.index]
+            base = self.env[r.base]
+            return ABSENT if base is ABSENT else base[r.index]
         if r.kind == "tangents":
             if self.tangent_values is None:
                 raise PlanError("the tangents are computed before the backward")
@@ -196,7 +250,9 @@ class Executor:
             g = self.a.grads[i]
             if i not in self.grads and all(d in self.env for d in self.a.needs[g]):
                 v = self.value_of(g)
-                if self.on_grad is not None and self.on_grad(i, v):
+                if v is ABSENT:
+                    v = None
+                elif self.on_grad is not None and self.on_grad(i, v):
                     self._release(g, v)
                     v = None
                 self.grads[i] = v

@@ -5,7 +5,7 @@ plan")."""
 import torch
 
 from . import solve as solvemod
-from .execute import Executor, PlanError, fixed_values, resolve
+from .execute import ABSENT, Executor, PlanError, fixed_values, resolve
 from .graph import Analysis
 from .strides import Corrections, measure
 from .trace import Inputs, autocast_key, no_autocast, trace
@@ -141,16 +141,14 @@ class _Step(torch.autograd.Function):
                              "(retain_graph is not supported)")
         ctx.executor = None
         c = ctx.compiled
-        metas = c.traced.out.metas
         tangents, given = [], set()
         for k, i in enumerate(c.traced.out.diff):
             g = grad_outputs[c.traced.out.slot[i]]
-            shape, dtype, device = metas[i]
             if g is None:
-                g = torch.zeros(shape, dtype=dtype, device=device)
+                tangents.append(ABSENT)
             else:
                 given.add(k)
-            tangents.append(g.contiguous())
+                tangents.append(g)
         # A gradient computed from outputs the loss does not reach only is
         # None, as autograd leaves it: not added into .grad, not returned.
         unreached = {j for j, ts in enumerate(c.analysis.grad_tangents) if ts and not ts & given}

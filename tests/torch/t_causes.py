@@ -225,6 +225,24 @@ def gradients():
                   lambda: Module(lambda s, x: (s.a(x).tanh(), s.b(x)), a=lin(), b=lin()), x3d,
                   hooks=lambda m: m.b.weight.register_hook(lambda g: g * 2))
 
+    def images(step):
+        g = torch.Generator().manual_seed(step)
+        return (torch.randn(3, 3, 5, 6, generator=g),), {}
+
+    def conv(n=8):
+        return nn.Conv2d(3, n, 1)
+    same_training("5. an activation returned as an output the loss ignores, and read on",
+                  lambda: Module(lambda s, x: (lambda h: (s.n(h.permute(0, 2, 3, 1)), h))(s.c(x)),
+                                 c=conv(), n=nn.LayerNorm(8)), images)
+
+    def permuted_loss(out, step):
+        w = torch.randn(out.shape[0], out.shape[2], out.shape[3], out.shape[1],
+                        generator=torch.Generator().manual_seed(step))
+        return (out.permute(0, 2, 3, 1) * w).sum()
+    same_training("5. an output gradient with other strides than the output's",
+                  lambda: Module(lambda s, x: s.d(s.c(x).relu()), c=conv(), d=nn.Conv2d(8, 16, 1)),
+                  images, permuted_loss)
+
     def thrice_loss(out, step):
         return out[0].sum() * 0.3 + out[1].pow(2).mean() + out[2].mean()
     same_training("5. one tensor returned three times",
