@@ -7,6 +7,8 @@ import os
 import subprocess
 import tempfile
 
+from . import cache as cachemod
+
 
 class SolveError(Exception):
     pass
@@ -44,8 +46,23 @@ def _reason(summary, p):
     return lines[-1] if lines else EXIT_WHY.get(p.returncode, "failed")
 
 
-def solve(binary, doc, budget, strategy, time_limit):
-    """The plan (a dict) `checkmate solve` writes for graph doc."""
+def solve(binary, doc, budget, strategy, time_limit, cache=None):
+    """(plan, hit): the plan (a dict) `checkmate solve` writes for graph
+    doc, taken from cache (a cache.PlanCache, or None) where it holds it
+    (hit True), else solved and kept there."""
+    k = None
+    if cache is not None:
+        k = cachemod.key(binary, doc, budget, strategy, time_limit)
+        plan = cache.get(k)
+        if plan is not None:
+            return plan, True
+    plan = _solve(binary, doc, budget, strategy, time_limit)
+    if cache is not None:
+        cache.put(k, plan)
+    return plan, False
+
+
+def _solve(binary, doc, budget, strategy, time_limit):
     with tempfile.TemporaryDirectory(prefix="checkmate-") as d:
         graph = os.path.join(d, "graph.json")
         plan = os.path.join(d, "plan.json")

@@ -5,6 +5,7 @@ plan")."""
 import torch
 
 from . import solve as solvemod
+from .cache import open_cache
 from .execute import ABSENT, Executor, PlanError, fixed_values, resolve
 from .graph import Analysis
 from .strides import Corrections, measure
@@ -29,7 +30,7 @@ class Compiled:
     """One plan for one input signature: the traced step, its graph, the
     plan's steps split where the backward starts, and the plan's figures."""
 
-    def __init__(self, model, args, kwargs, budget, strategy, time_limit, binary):
+    def __init__(self, model, args, kwargs, budget, strategy, time_limit, binary, cache):
         # Traced, solved, and run once on the example to compare strides
         # (strides.py); traced and solved again with the kernels' strides
         # where they differ (at most 3 rounds).
@@ -45,7 +46,7 @@ class Compiled:
                             {"torch": {"torch_version": torch.__version__,
                                        "cost_unit": a.cost_unit,
                                        "fixed_memory_parts": a.fixed_parts}})
-            plan = solvemod.solve(binary, doc, arg, strategy, time_limit)
+            plan, hit = solvemod.solve(binary, doc, arg, strategy, time_limit, cache)
             steps = resolve(a, plan.get("steps") or [])
             with no_autocast():
                 found = measure(a, tensors, steps)
@@ -72,6 +73,7 @@ class Compiled:
             "computes": sum(1 for op, _ in steps if op == "compute"),
             "steps": len(steps), "cost_unit": a.cost_unit,
             "stride_corrections": len(corrections),
+            "cached": hit if cache is not None else None,
         }
         self.n_params = len(traced.param_names)
         self.wants = set(traced.grad_of)
@@ -228,10 +230,10 @@ class Remat(torch.nn.Module):
     """See remat()."""
 
     def __init__(self, model, example_args, example_kwargs, budget, strategy,
-                 time_limit, binary):
+                 time_limit, binary, cache):
         super().__init__()
         self.model = model
-        self._settings = (budget, strategy, time_limit, binary)
+        self._settings = (budget, strategy, time_limit, binary, cache)
         self._plans = {}
         self._last = self._compile(tuple(example_args), dict(example_kwargs or {}))
 
@@ -246,11 +248,10 @@ class Remat(torch.nn.Module):
         key = self._key(Inputs(args, kwargs))
         c = self._plans.get(key)
         if c is None:
-            budget, strategy, time_limit, binary = self._settings
             was = self.model.training
             self.model.train()
             try:
-                c = Compiled(self.model, args, kwargs, budget, strategy, time_limit, binary)
+                c = Compiled(self.model, args, kwargs, *self._settings)
             finally:
                 self.model.train(was)
             self._plans[key] = c
@@ -271,7 +272,7 @@ class Remat(torch.nn.Module):
 
 
 def remat(model, example_args, example_kwargs=None, *, budget, strategy="auto",
-          time_limit=60.0):
+          time_limit=60.0, cache=True):
     """A module sharing model's parameters and buffers that, in training
     mode with gradients enabled, runs each forward and backward under a
     checkmate plan for budget: bytes, a string as the CLI takes it ("8G",
@@ -279,8 +280,10 @@ def remat(model, example_args, example_kwargs=None, *, budget, strategy="auto",
     bytes. The plan is solved by the `checkmate` binary (found on PATH,
     beside the package, or as $CHECKMATE) with strategy and time_limit
     seconds; a call whose inputs differ in shape, dtype or constants from
-    the example gets a plan of its own, solved on first use. In eval mode
-    or without gradients it runs model itself."""
+    the example gets a plan of its own, solved on first use. Plans are
+    kept on disk (cache.py): cache=True in $CHECKMATE_CACHE_DIR or
+    ~/.cache/checkmate/plans, a string names the directory, False keeps
+    none. In eval mode or without gradients it runs model itself."""
     from .binary import find_checkmate
     if _torch_version() < MIN_TORCH:
         raise RematError("remat needs torch >= %d.%d (this is torch %s, whose traces can differ "
@@ -293,5 +296,9 @@ def remat(model, example_args, example_kwargs=None, *, budget, strategy="auto",
                          % (wrapper, wrapper))
     if not isinstance(example_args, (tuple, list)):
         example_args = (example_args,)
+    try:
+        plans = open_cache(cache)
+    except ValueError as e:
+        raise RematError(str(e)) from None
     return Remat(model, example_args, example_kwargs, budget, strategy, time_limit,
-                 find_checkmate())
+                 find_checkmate(), plans)

@@ -39,6 +39,15 @@ def torch_setup():
         ok(False, "torch imports in %s" % sys.executable, e)
         finish()
     torch.set_num_threads(1)
+    # plans kept on disk (checkmate_torch/cache.py): this program's own
+    # directory, so that every test solves and none reads another's plans
+    if "CHECKMATE_CACHE_DIR" not in os.environ:
+        import atexit
+        import shutil
+        import tempfile
+        d = tempfile.mkdtemp(prefix="checkmate-plans-")
+        atexit.register(shutil.rmtree, d, True)
+        os.environ["CHECKMATE_CACHE_DIR"] = d
     print("# torch %s, %s" % (torch.__version__, sys.executable))
     return torch
 
