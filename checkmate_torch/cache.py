@@ -1,11 +1,16 @@
-"""Plans kept on disk, so that a second run of the same training does not
-solve again: one JSON file per (graph, budget, strategy, time limit,
-binary), named by the SHA-256 of all five. The graph is the document the
-binary is given (nodes, edges, costs, sizes), so any change to the model,
-the inputs' shapes, the costs or the memory model is another key; the
-binary by the SHA-256 of its file, so a rebuilt solver solves again.
-Only plans are kept, never failures. A file that does not read back as a
-plan of the same key is a miss (and is written again)."""
+"""Plans and measured op times kept on disk, so that a second run of the
+same training neither solves nor measures again. One JSON file per key,
+under ROOT/plans or ROOT/costs:
+  plan_key   the graph the binary is given (every node's op, size, cost
+             and inputs: any change to the model, the inputs' shapes, the
+             costs or the memory model is another key), the budget, the
+             strategy, the time limit and the binary (the SHA-256 of its
+             file: a rebuilt solver solves again);
+  cost_key   the traced step's code (every op and its arguments), the
+             graph with FLOP costs (the sizes), the device, the number of
+             threads and the torch version.
+Only results are kept, never failures. A file that does not read back as
+a value of the same key is a miss (and is written again)."""
 import hashlib
 import json
 import os
@@ -17,13 +22,13 @@ _binary_digests = {}
 
 
 def default_dir():
-    """$CHECKMATE_CACHE_DIR, else $XDG_CACHE_HOME/checkmate/plans, else
-    ~/.cache/checkmate/plans."""
+    """$CHECKMATE_CACHE_DIR, else $XDG_CACHE_HOME/checkmate, else
+    ~/.cache/checkmate."""
     env = os.environ.get(ENV)
     if env:
         return env
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "checkmate", "plans")
+    return os.path.join(base, "checkmate")
 
 
 def _binary_digest(path):
@@ -38,41 +43,55 @@ def _binary_digest(path):
     return _binary_digests[k]
 
 
-def key(binary, doc, budget, strategy, time_limit):
-    """The hex key of a solve."""
+def _digest(what, *docs):
     h = hashlib.sha256()
-    what = {"format": FORMAT, "binary": _binary_digest(binary), "budget": str(budget),
-            "strategy": strategy, "time_limit": float(time_limit)}
-    h.update(json.dumps(what, sort_keys=True).encode())
-    h.update(json.dumps(doc, sort_keys=True, separators=(",", ":")).encode())
+    h.update(json.dumps(dict(what, format=FORMAT), sort_keys=True).encode())
+    for d in docs:
+        h.update(b"\0")
+        h.update(d if isinstance(d, bytes) else
+                 json.dumps(d, sort_keys=True, separators=(",", ":")).encode())
     return h.hexdigest()
 
 
-class PlanCache:
-    """Plans in directory path (made on first put)."""
+def plan_key(binary, doc, budget, strategy, time_limit):
+    """The key of a solve: doc is the graph the binary is given."""
+    return "plans", _digest({"binary": _binary_digest(binary), "budget": str(budget),
+                             "strategy": strategy, "time_limit": float(time_limit)}, doc)
 
-    def __init__(self, path):
-        self.path = path
 
-    def _file(self, k):
-        return os.path.join(self.path, k[:2], k + ".json")
+def cost_key(code, doc, device, threads, torch_version):
+    """The key of a measurement of every node's time: code is the traced
+    step's source, doc its graph with FLOP costs."""
+    return "costs", _digest({"device": device, "threads": threads, "torch": torch_version},
+                            code.encode(), doc)
 
-    def get(self, k):
-        """The plan kept under k, or None."""
+
+class Cache:
+    """Values (dicts) in directory root (made on first put), by key."""
+
+    def __init__(self, root):
+        self.root = root
+
+    def _file(self, key):
+        kind, k = key
+        return os.path.join(self.root, kind, k[:2], k + ".json")
+
+    def get(self, key):
+        """The value kept under key, or None."""
         try:
-            with open(self._file(k)) as f:
+            with open(self._file(key)) as f:
                 entry = json.load(f)
         except (OSError, ValueError):
             return None
-        if not isinstance(entry, dict) or entry.get("key") != k \
-                or not isinstance(entry.get("plan"), dict):
+        if not isinstance(entry, dict) or entry.get("key") != key[1] \
+                or not isinstance(entry.get("value"), dict):
             return None
-        return entry["plan"]
+        return entry["value"]
 
-    def put(self, k, plan):
-        """Keeps plan under k; a cache that cannot be written is no cache
-        (the plan is still used), so OSError is not raised."""
-        target = self._file(k)
+    def put(self, key, value):
+        """Keeps value under key; a cache that cannot be written is no
+        cache (the value is still used), so OSError is not raised."""
+        target = self._file(key)
         try:
             os.makedirs(os.path.dirname(target), exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=".plan-", dir=os.path.dirname(target))
@@ -80,7 +99,7 @@ class PlanCache:
             return False
         try:
             with os.fdopen(fd, "w") as f:
-                json.dump({"key": k, "plan": plan}, f)
+                json.dump({"key": key[1], "value": value}, f)
             os.replace(tmp, target)
         except OSError:
             try:
@@ -92,12 +111,12 @@ class PlanCache:
 
 
 def open_cache(setting):
-    """The PlanCache remat's cache= names: True the default directory,
-    a string that directory, False or None no cache."""
+    """The Cache remat's cache= names: True the default directory, a
+    string that directory, False or None no cache."""
     if setting is True:
-        return PlanCache(default_dir())
+        return Cache(default_dir())
     if isinstance(setting, (str, os.PathLike)):
-        return PlanCache(os.fspath(setting))
+        return Cache(os.fspath(setting))
     if setting in (False, None):
         return None
     raise ValueError("cache must be True, False or a directory; got %r" % (setting,))

@@ -11,6 +11,7 @@ A step changes memory and time, never results:
     written back into them once, with write_back, at the end of the
     forward.
 """
+import contextlib
 import statistics
 import time
 
@@ -331,26 +332,49 @@ def compare(got, want):
     return exact, abs_d, rel_d
 
 
+@contextlib.contextmanager
+def kept_rng(tensors):
+    """Puts the generators of the CPU and of the tensors' devices back as
+    they were (a run on the example must not move the caller's streams)."""
+    devices = {t.device for t in tensors if isinstance(t, torch.Tensor)}
+    states = {d: rng_state(d) for d in devices | {torch.device("cpu")}}
+    try:
+        yield
+    finally:
+        for d, st in states.items():
+            set_rng_state(d, st)
+
+
+def _sync(device):
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
 def measure_costs(analysis, fixed, repeats=5):
     """Median wall time in milliseconds of each node's op, computed again
-    `repeats` times right after its first compute, the nodes in file order
-    (synthetic nodes cost 0)."""
+    `repeats` times right after its first compute (the warm-up), the nodes
+    in file order (synthetic nodes cost 0). On a GPU each time is taken
+    between synchronizations. The generators are left as found."""
     ex = Executor(analysis, fixed)
     ex.tangent_values = zero_tangents(analysis)
     times = {}
-    for op, r in analysis.in_order_steps():
-        if op == "free":
-            ex.free(r)
-            continue
-        ex.compute(r)
-        if isinstance(r, Synthetic):
-            times[r] = 0
-            continue
-        samples = []
-        for _ in range(repeats):
-            ex.free(r)
-            t0 = time.perf_counter()
+    with kept_rng(list(fixed.values())), torch.no_grad():
+        for op, r in analysis.in_order_steps():
+            if op == "free":
+                ex.free(r)
+                continue
             ex.compute(r)
-            samples.append((time.perf_counter() - t0) * 1e3)
-        times[r] = round(statistics.median(samples), 6)
+            if isinstance(r, Synthetic):
+                times[r] = 0
+                continue
+            device = _device_of(analysis.fake[r])
+            samples = []
+            for _ in range(repeats):
+                ex.free(r)
+                _sync(device)
+                t0 = time.perf_counter()
+                ex.compute(r)
+                _sync(device)
+                samples.append((time.perf_counter() - t0) * 1e3)
+            times[r] = round(statistics.median(samples), 6)
     return times

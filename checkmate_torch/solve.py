@@ -48,11 +48,11 @@ def _reason(summary, p):
 
 def solve(binary, doc, budget, strategy, time_limit, cache=None):
     """(plan, hit): the plan (a dict) `checkmate solve` writes for graph
-    doc, taken from cache (a cache.PlanCache, or None) where it holds it
-    (hit True), else solved and kept there."""
+    doc, taken from cache (a cache.Cache, or None) where it holds it (hit
+    True), else solved and kept there."""
     k = None
     if cache is not None:
-        k = cachemod.key(binary, doc, budget, strategy, time_limit)
+        k = cachemod.plan_key(binary, doc, budget, strategy, time_limit)
         plan = cache.get(k)
         if plan is not None:
             return plan, True

@@ -22,7 +22,7 @@ Later decisions of the trace then see the real strides.
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from .execute import Executor, fixed_values, rng_state, set_rng_state, zero_tangents
+from .execute import Executor, fixed_values, kept_rng, zero_tangents
 from .functional import op_of
 from .graph import Synthetic, _tensor_inputs
 
@@ -64,8 +64,6 @@ def measure(analysis, tensors, steps):
     differ from the trace's while their inputs' do not, found by running
     steps on tensors (the placeholders' values, tangents left out)."""
     a = analysis
-    devices = {t.device for t in tensors if isinstance(t, torch.Tensor)}
-    states = {d: rng_state(d) for d in devices | {torch.device("cpu")}}
     ex = Executor(a, fixed_values(a, tensors))
     ex.tangent_values = zero_tangents(a)
     differ, memo, found = set(), {}, {}
@@ -76,23 +74,19 @@ def measure(analysis, tensors, steps):
             memo[n] = n in differ or (a.kind.get(n) in ("alias", "real-element") and
                                       any(tainted(i) for i in _tensor_inputs(n)))
         return memo[n]
-    try:
-        with torch.no_grad():
-            for op, r in steps:
-                if op == "free":
-                    ex.free(r)
-                    continue
-                fresh = r not in ex.computed
-                ex.compute(r)
-                if not fresh or isinstance(r, Synthetic) or r not in which:
-                    continue
-                if _layout(ex.env[r]) != _layout(a.fake[r]):
-                    if not any(tainted(i) for i in _tensor_inputs(r)):
-                        found[which[r]] = _strides(ex.env[r])
-                    differ.add(r)
-    finally:
-        for d, s in states.items():
-            set_rng_state(d, s)
+    with kept_rng(tensors), torch.no_grad():
+        for op, r in steps:
+            if op == "free":
+                ex.free(r)
+                continue
+            fresh = r not in ex.computed
+            ex.compute(r)
+            if not fresh or isinstance(r, Synthetic) or r not in which:
+                continue
+            if _layout(ex.env[r]) != _layout(a.fake[r]):
+                if not any(tainted(i) for i in _tensor_inputs(r)):
+                    found[which[r]] = _strides(ex.env[r])
+                differ.add(r)
     return found
 
 

@@ -2,11 +2,13 @@
 plan. Each training step runs the plan's forward steps in the module's
 forward and the rest in its backward (docs/torch.md, "Training with a
 plan")."""
+import platform
+
 import torch
 
 from . import solve as solvemod
-from .cache import open_cache
-from .execute import ABSENT, Executor, PlanError, fixed_values, resolve
+from .cache import cost_key, open_cache
+from .execute import ABSENT, Executor, PlanError, fixed_values, measure_costs, resolve
 from .graph import Analysis
 from .strides import Corrections, measure
 from .trace import Inputs, autocast_key, no_autocast, trace
@@ -30,7 +32,7 @@ class Compiled:
     """One plan for one input signature: the traced step, its graph, the
     plan's steps split where the backward starts, and the plan's figures."""
 
-    def __init__(self, model, args, kwargs, budget, strategy, time_limit, binary, cache):
+    def __init__(self, model, args, kwargs, budget, strategy, time_limit, binary, cache, cost):
         # Traced, solved, and run once on the example to compare strides
         # (strides.py); traced and solved again with the kernels' strides
         # where they differ (at most 3 rounds).
@@ -40,6 +42,8 @@ class Compiled:
             traced, tensors = trace(model, args, kwargs, "tangents",
                                     (lambda: Corrections(fix)) if fix else None)
             a = Analysis(traced, tensors)
+            if cost == "time":
+                a.set_costs(_time_costs(a, tensors, cache), "ms")
             ca_peak = a.checkpoint_all_peak()
             arg = solvemod.budget_arg(budget, a.fixed_memory, ca_peak)
             doc = a.to_json("%s train step" % type(model).__name__,
@@ -94,6 +98,34 @@ class Compiled:
         out = self.traced.out
         res = _Step.apply(self, len(params), *params, *buffers, *xs)
         return out.rebuild([res[out.slot[f]] for f in out.first])
+
+
+def _device_name(tensors):
+    cuda = [t.device for t in tensors if isinstance(t, torch.Tensor) and t.device.type == "cuda"]
+    if cuda:
+        return "cuda: " + torch.cuda.get_device_name(cuda[0])
+    try:
+        with open("/proc/cpuinfo") as f:
+            model = next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")),
+                         "")
+    except OSError:
+        model = ""
+    return "cpu: " + (model or platform.machine())
+
+
+def _time_costs(a, tensors, cache):
+    """graph node -> the median milliseconds of its op on the example
+    (execute.measure_costs), from the cache where it has them."""
+    key = cost_key(a.traced.gm.code, a.to_json("step", {}), _device_name(tensors),
+                   torch.get_num_threads(), torch.__version__)
+    kept = cache.get(key) if cache is not None else None
+    if kept is not None and all(r.name in kept for r in a.real):
+        return {r: kept[r.name] for r in a.real}
+    with no_autocast():
+        times = measure_costs(a, fixed_values(a, tensors))
+    if cache is not None:
+        cache.put(key, {r.name: ms for r, ms in times.items()})
+    return times
 
 
 class _Step(torch.autograd.Function):
@@ -230,10 +262,10 @@ class Remat(torch.nn.Module):
     """See remat()."""
 
     def __init__(self, model, example_args, example_kwargs, budget, strategy,
-                 time_limit, binary, cache):
+                 time_limit, binary, cache, cost):
         super().__init__()
         self.model = model
-        self._settings = (budget, strategy, time_limit, binary, cache)
+        self._settings = (budget, strategy, time_limit, binary, cache, cost)
         self._plans = {}
         self._last = self._compile(tuple(example_args), dict(example_kwargs or {}))
 
@@ -272,7 +304,7 @@ class Remat(torch.nn.Module):
 
 
 def remat(model, example_args, example_kwargs=None, *, budget, strategy="auto",
-          time_limit=60.0, cache=True):
+          time_limit=60.0, cache=True, cost="flops"):
     """A module sharing model's parameters and buffers that, in training
     mode with gradients enabled, runs each forward and backward under a
     checkmate plan for budget: bytes, a string as the CLI takes it ("8G",
@@ -282,8 +314,11 @@ def remat(model, example_args, example_kwargs=None, *, budget, strategy="auto",
     seconds; a call whose inputs differ in shape, dtype or constants from
     the example gets a plan of its own, solved on first use. Plans are
     kept on disk (cache.py): cache=True in $CHECKMATE_CACHE_DIR or
-    ~/.cache/checkmate/plans, a string names the directory, False keeps
-    none. In eval mode or without gradients it runs model itself."""
+    ~/.cache/checkmate, a string names the directory, False keeps none.
+    cost: what the plan minimizes, "flops" (from a table) or "time" (each
+    op's median time on the example, measured once per signature and kept
+    in the cache). In eval mode or without gradients it runs model
+    itself."""
     from .binary import find_checkmate
     if _torch_version() < MIN_TORCH:
         raise RematError("remat needs torch >= %d.%d (this is torch %s, whose traces can differ "
@@ -296,9 +331,11 @@ def remat(model, example_args, example_kwargs=None, *, budget, strategy="auto",
                          % (wrapper, wrapper))
     if not isinstance(example_args, (tuple, list)):
         example_args = (example_args,)
+    if cost not in ("flops", "time"):
+        raise RematError("cost must be 'flops' or 'time'; got %r" % (cost,))
     try:
         plans = open_cache(cache)
     except ValueError as e:
         raise RematError(str(e)) from None
     return Remat(model, example_args, example_kwargs, budget, strategy, time_limit,
-                 find_checkmate(), plans)
+                 find_checkmate(), plans, cost)

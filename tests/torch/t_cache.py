@@ -67,7 +67,7 @@ def grads_of(m, r, x):
 
 
 def files(d):
-    return sorted(glob.glob(os.path.join(d, "*", "*.json")))
+    return sorted(glob.glob(os.path.join(d, "plans", "*", "*.json")))
 
 
 def main():
@@ -110,6 +110,40 @@ def main():
         with open(first) as fh:
             ok(json.load(fh)["key"] == os.path.basename(first)[:-5],
                "the damaged file is written again and reads back")
+
+    # cost="time": measured once, kept, and the plan kept under those costs
+    with tempfile.TemporaryDirectory() as d:
+        def dropout_model():
+            torch.manual_seed(0)
+            return nn.Sequential(nn.Linear(16, 64), nn.Dropout(0.5), nn.GELU(),
+                                 nn.Linear(64, 64), nn.Dropout(0.5), nn.Linear(64, 4))
+        m1 = dropout_model()
+        torch.manual_seed(5)
+        rng = torch.get_rng_state()
+        r1 = checkmate_torch.remat(m1, (x,), budget=half, strategy="dtr", cost="time", cache=d)
+        ok(torch.equal(rng, torch.get_rng_state()),
+           "measuring the ops' times leaves the generator as it was")
+        costs = sorted(glob.glob(os.path.join(d, "costs", "*", "*.json")))
+        ok(r1.plan_info["cost_unit"] == "ms" and len(costs) == 1 and r1.plan_info["cached"] is False,
+           "cost='time': the plan is made with measured milliseconds, which are kept")
+        r2 = checkmate_torch.remat(dropout_model(), (x,), budget=half, strategy="dtr",
+                                   cost="time", cache=d)
+        ok(r2.plan_info["cached"] is True and r2.plan_info["cost"] == r1.plan_info["cost"],
+           "a second remat takes the kept times and so the kept plan (cost %.4f ms)"
+           % r2.plan_info["cost"])
+        plain = dropout_model()
+        torch.manual_seed(7)
+        want = grads_of(plain, plain, x)
+        torch.manual_seed(7)
+        got = grads_of(m1, r1, x)
+        ok(all(torch.equal(a, b) for a, b in zip(want, got)),
+           "a plan made with measured times trains as an ordinary step (dropout)")
+        try:
+            checkmate_torch.remat(model(), (x,), budget=half, cost="seconds")
+            ok(False, "cost='seconds' refused")
+        except RematError as e:
+            ok("\n" not in str(e) and "cost must be" in str(e),
+               "cost='seconds' refused in one line: %s" % e)
 
     with tempfile.TemporaryDirectory() as d:
         os.environ["CHECKMATE_CACHE_DIR"] = d
