@@ -89,13 +89,15 @@ class Executor:
     exporter counted, as fixed_memory does), plus the generator states as
     fixed_memory counts them."""
 
-    def __init__(self, analysis, fixed, measure=False):
+    def __init__(self, analysis, fixed, measure=False, snapshot=True):
         self.a = analysis
         self.fixed = dict(fixed)
         # what the step writes: the real tensors, and snapshots to read
+        # (snapshot=False: fixed holds the snapshots already)
         self.targets = {p: fixed[p] for p in analysis.final}
-        for p in analysis.final:
-            self.fixed[p] = fixed[p].clone()
+        if snapshot:
+            for p in analysis.final:
+                self.fixed[p] = fixed[p].clone()
         self.env = {}
         self.grads = {}
         self.computed = set()

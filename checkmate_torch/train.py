@@ -8,7 +8,8 @@ import torch
 
 from . import solve as solvemod
 from .cache import cost_key, open_cache
-from .execute import ABSENT, Executor, PlanError, fixed_values, measure_costs, resolve
+from .codegen import Program
+from .execute import ABSENT, PlanError, fixed_values, measure_costs, resolve
 from .graph import Analysis
 from .strides import Corrections, measure
 from .trace import Inputs, autocast_key, no_autocast, trace
@@ -65,6 +66,10 @@ class Compiled:
         if at is None:
             raise RematError("the plan never computes the tangents")
         self.forward_steps, self.backward_steps = steps[:at], steps[at:]
+        try:
+            self.program = Program(a, self.forward_steps, self.backward_steps)
+        except PlanError as e:
+            raise RematError("plan: %s" % e) from None
         floor = sum(a.cost.values())
         self.info = {
             "budget": plan.get("budget"), "peak": plan.get("peak_memory"),
@@ -138,15 +143,10 @@ class _Step(torch.autograd.Function):
         a = compiled.analysis
         n_buffers = len(compiled.traced.buffer_names)
         ctx.set_materialize_grads(False)
-        ex = Executor(a, fixed_values(a, [t.detach() for t in tensors]))
-        try:
-            with no_autocast():
-                ex.run(compiled.forward_steps)
-                ex.write_back()
-        except PlanError as e:
-            raise RematError("plan: %s" % e) from None
+        fixed = fixed_values(a, [t.detach() for t in tensors])
+        with no_autocast():
+            outs, state = compiled.program.forward([fixed[n] for n in compiled.program.fixed])
         out = compiled.traced.out
-        outs = ex.outputs()
         # One output per tensor the model returns (out.unique); each a new
         # tensor for autograd: one that is an input, or that the plan
         # made the same object as another, is returned as a copy.
@@ -160,7 +160,7 @@ class _Step(torch.autograd.Function):
             res.append(o)
         diff = set(out.diff)
         ctx.mark_non_differentiable(*[o for i, o in zip(out.unique, res) if i not in diff])
-        ctx.executor = ex
+        ctx.state = state
         ctx.compiled = compiled
         ctx.params = tensors[:n_params]
         ctx.n_inputs = len(tensors) - n_params - n_buffers
@@ -169,11 +169,11 @@ class _Step(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, *grad_outputs):
-        ex = getattr(ctx, "executor", None)
-        if ex is None:
+        state = getattr(ctx, "state", None)
+        if state is None:
             raise RematError("backward through a checkmate step runs once per forward "
                              "(retain_graph is not supported)")
-        ctx.executor = None
+        ctx.state = None
         c = ctx.compiled
         tangents, given = [], set()
         for k, i in enumerate(c.traced.out.diff):
@@ -188,14 +188,21 @@ class _Step(torch.autograd.Function):
         unreached = {j for j, ts in enumerate(c.analysis.grad_tangents) if ts and not ts & given}
         _quiet_hooks([ctx.params[i] for j, (kind, i) in enumerate(c.traced.grad_of)
                       if j in unreached and kind == "param"])
-        ex.tangent_values = tangents
-        ex.on_grad = _accumulate_into(ctx.params, c.traced.grad_of, unreached)
-        try:
-            with no_autocast():
-                ex.run(c.backward_steps, len(c.forward_steps))
-                grads = ex.finish()
-        except PlanError as e:
-            raise RematError("plan: %s" % e) from None
+        take = _accumulate_into(ctx.params, c.traced.grad_of, unreached)
+        with no_autocast():
+            if len(given) == len(tangents):
+                grads = c.program.backward(state, tangents, take)
+            else:
+                # outputs the loss does not reach: the executor's way
+                # (execute.Executor._call), from the forward's state
+                ex = c.program.resume(state)
+                ex.tangent_values = tangents
+                ex.on_grad = take
+                try:
+                    ex.run(c.backward_steps, len(c.forward_steps))
+                    grads = ex.finish()
+                except PlanError as e:
+                    raise RematError("plan: %s" % e) from None
         out = [None] * (ctx.n_params + ctx.n_buffers + ctx.n_inputs)
         for j, ((kind, i), g) in enumerate(zip(c.traced.grad_of, grads)):
             if j not in unreached:

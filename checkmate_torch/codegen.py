@@ -1,0 +1,318 @@
+"""A plan's steps as straight-line Python, generated once per plan.
+
+execute.Executor interprets a plan: for every step it looks values up,
+checks that they are resident, decides whether a random op runs for the
+first time, which gradients are ready. All of that is fixed when the plan
+is made, so Program decides it once, by running the steps symbolically,
+and writes two functions whose bodies are the ATen calls themselves:
+
+  forward(F)              F: the fixed values (placeholders but the
+                          tangents, get_attr constants), in Program.fixed
+                          order; returns (outputs, state)
+  backward(state, T, take)  T: the tangents; take(i, g) as Executor.on_grad;
+                          returns the gradients, in the order of a.grads;
+                          empties state (a list), whose values it frees
+
+A compute is an assignment (`v12 = f3(v4, v7, k0)`), a free a `del`, a
+view read where it is used (as value_of rebuilds it), a random op's first
+compute keeps its generator state and its recomputes run from it. What
+the executor does besides, the generated code does the same way: the same
+clones of what an op writes (functional.py), snapshots of the written
+parameters, buffers and inputs and write_back at the end of the forward,
+a gradient handed to take() as soon as it is complete and released when
+taken. The results are the executor's, bit for bit.
+
+A plan the executor would stop on (a value not resident, a gradient never
+produced) raises PlanError here, when the plan is made. A backward whose
+tangents include ABSENT (outputs the loss does not reach) runs in the
+executor instead: resume() makes one from a forward's state."""
+import math
+
+import torch
+
+from .execute import ABSENT, Executor, PlanError, _device_of, rng_state, set_rng_state
+from .functional import clone_strided, written_arg
+from .graph import _FORMULA_CONTIGUOUS, Synthetic, _formula_contiguous, is_random
+
+_aten = torch.ops.aten
+_RESHAPES = (_aten.view.default, _aten._reshape_alias.default)
+
+
+def _formula_call(target, args, kwargs):
+    return target(*_formula_contiguous(target, args), **kwargs)
+
+
+class Program:
+    """The generated forward and backward of one plan (see the module
+    comment)."""
+
+    def __init__(self, analysis, forward_steps, backward_steps):
+        self.a = a = analysis
+        self.fixed = [n for n in a.nodes if (n.op == "placeholder" and a.role[n] != "tangent")
+                      or n.op == "get_attr"]
+        self._globals = {"torch": torch, "_rng_state": rng_state,
+                         "_set_rng_state": set_rng_state, "_clone": clone_strided,
+                         "_formula": _formula_call, "ABSENT": ABSENT}
+        self._consts = {}
+        self._var = {}
+        self.read = {d for r in a.real for d in a.deps[r]}
+        fwd = self._forward(forward_steps)
+        bwd = self._backward(backward_steps, len(forward_steps))
+        self.source = fwd + "\n\n" + bwd
+        code = compile(self.source, "<checkmate plan %x>" % id(self), "exec")
+        exec(code, self._globals)
+        self.forward = self._globals["forward"]
+        self.backward = self._globals["backward"]
+
+    # --- names ----------------------------------------------------------
+
+    def _name(self, r):
+        if r not in self._var:
+            self._var[r] = "v%d" % len(self._var)
+        return self._var[r]
+
+    def _const(self, value, prefix="k"):
+        key = (type(value), id(value))
+        if key not in self._consts:
+            name = "%s%d" % (prefix, len(self._consts))
+            self._consts[key] = name
+            self._globals[name] = value
+        return self._consts[key]
+
+    def _literal(self, v):
+        """Python source for a constant argument."""
+        if v is None or isinstance(v, (bool, str)):
+            return repr(v)
+        if isinstance(v, int):
+            return repr(int(v))
+        if isinstance(v, float) and math.isfinite(v):
+            return repr(v)
+        if isinstance(v, (list, tuple)):
+            inner = ", ".join(self._arg(x) for x in v)
+            if isinstance(v, tuple):
+                return "(%s%s)" % (inner, "," if len(v) == 1 else "")
+            return "[%s]" % inner
+        return self._const(v)
+
+    # --- values ---------------------------------------------------------
+
+    def _arg(self, x):
+        if isinstance(x, torch.fx.Node):
+            return self._value(x)
+        return self._literal(x)
+
+    def _value(self, n):
+        """Source for the value of fx node n (Executor.value_of)."""
+        a = self.a
+        k = a.kind[n]
+        if k == "real":
+            if n not in self.env:
+                raise PlanError("'%s' is needed but not resident" % n.name)
+            return self._name(n)
+        if k == "real-element":
+            owner = a.needs[n][0]
+            if owner not in self.env:
+                raise PlanError("'%s' is needed but not resident" % owner.name)
+            if isinstance(owner, Synthetic):
+                return self._name(owner)
+            return "%s[%d]" % (self._name(owner), n.args[1])
+        if n.op == "placeholder" and a.role[n] == "tangent":
+            if a.tangents not in self.env:
+                raise PlanError("the tangents are needed but not resident")
+            return "%s[%d]" % (self._name(a.tangents), self.tangent_index[n])
+        if n.op in ("placeholder", "get_attr"):
+            return self.fixed_name[n]
+        return self._call(n)
+
+    def _call(self, n, replace=None):
+        """Source for call(n) (graph.call): the clone of what the op
+        writes, view as reshape, group norm's contiguous arguments."""
+        target = n.target
+        args = list(n.args)
+        if target in _RESHAPES:
+            target, args = _aten.reshape.default, args[:2]
+        src = [self._arg(x) for x in args]
+        for i, v in (replace or {}).items():
+            src[i] = v
+        kwargs = {k: self._arg(v) for k, v in n.kwargs.items()}
+        w = written_arg(target)
+        if isinstance(w, str) and isinstance(n.kwargs.get(w), torch.fx.Node):
+            kwargs[w] = "_clone(%s)" % kwargs[w]
+        elif isinstance(w, int) and w < len(args) and isinstance(args[w], torch.fx.Node):
+            src[w] = "_clone(%s)" % src[w]
+        if getattr(target, "overloadpacket", None) in _FORMULA_CONTIGUOUS:
+            return "_formula(%s, [%s], {%s})" % (
+                self._const(target, "f"), ", ".join(src),
+                ", ".join("%r: %s" % kv for kv in kwargs.items()))
+        # an OpOverload's __call__ is a Python frame around its _op
+        f = self._const(target._op if isinstance(target, torch._ops.OpOverload) else target, "f")
+        return "%s(%s)" % (f, ", ".join(src + ["%s=%s" % kv for kv in kwargs.items()]))
+
+    # --- steps ----------------------------------------------------------
+
+    def _compute(self, r, out):
+        a = self.a
+        if r in self.env:
+            raise PlanError("compute '%s': already resident" % r.name)
+        for d in a.deps[r]:
+            if d not in self.env:
+                raise PlanError("compute '%s': dep '%s' is not resident" % (r.name, d.name))
+        v = self._name(r)
+        if isinstance(r, Synthetic):
+            if r.kind == "projection":
+                out.append("%s = %s[%d]" % (v, self._name(r.base), r.index))
+            elif r.kind == "tangents":
+                if not self.in_backward:
+                    raise PlanError("the tangents are computed before the backward")
+                out.append("%s = T" % v)
+            else:
+                out.append("%s = True" % v)  # an rng token
+        elif is_random(r):
+            dev = self._const(_device_of(a.fake[r]))
+            state = "r_" + v
+            if r not in self.computed:
+                self.rng_kept.append(r)
+                out.append("%s = _rng_state(%s)" % (state, dev))
+                out.append("%s = %s" % (v, self._call(r)))
+            else:
+                out.append("_now = _rng_state(%s)" % dev)
+                out.append("_set_rng_state(%s, R[%d])" % (dev, self.rng_forward.index(r))
+                           if self.in_backward and r in self.rng_forward
+                           else "_set_rng_state(%s, %s)" % (dev, state))
+                out.append("%s = %s" % (v, self._call(r)))
+                out.append("_set_rng_state(%s, _now)" % dev)
+        else:
+            replace = None
+            if r in a.cumulative:
+                i, count, k = a.cumulative[r]
+                replace = {i: "1.0 / float(%s + %d)" % (self.fixed_name[count], k)}
+            out.append("%s = %s" % (v, self._call(r, replace)))
+        self.env.add(r)
+        self.computed.add(r)
+        self._grads(a.grads_needing.get(r, ()), out)
+
+    def _free(self, r, out):
+        if r not in self.env:
+            raise PlanError("free '%s': not resident" % r.name)
+        self.env.discard(r)
+        out.append("del %s" % self._name(r))
+
+    def _grads(self, candidates, out):
+        a = self.a
+        for i in candidates:
+            g = a.grads[i]
+            if i in self.collected or not all(d in self.env for d in a.needs[g]):
+                continue
+            self.collected.add(i)
+            if not self.in_backward:
+                # complete in the forward, where the executor has no
+                # on_grad yet: kept as it is, handed over with the state
+                self.early.append(i)
+                out.append("e%d = %s" % (i, self._value(g)))
+                continue
+            out.append("g = %s" % self._value(g))
+            out.append("if take(%d, g):" % i)
+            out += ["    " + line for line in self._release(g)]
+            out.append("    g = None")
+            out.append("G[%d] = g" % i)
+
+    def _release(self, g):
+        """Executor._release: the references to a gradient take() took."""
+        o = self.a.owner(g)
+        lines = []
+        for c in (o, getattr(o, "base", None)):
+            if c is None or c not in self.env:
+                continue
+            v = self._name(c)
+            fake = self.a.fake[c.base][c.index] if isinstance(c, Synthetic) and \
+                c.kind == "projection" else self.a.fake.get(c)
+            if isinstance(fake, (tuple, list)):
+                lines.append("%s = tuple(None if t is g else t for t in %s)" % (v, v))
+            elif isinstance(fake, torch.Tensor) and c not in self.read:
+                lines.append("if %s is g or g._base is %s: %s = None" % (v, v, v))
+        return lines or ["pass"]
+
+    def _steps(self, steps, start, out):
+        for k, (op, r) in enumerate(steps):
+            try:
+                if op == "compute":
+                    self._compute(r, out)
+                else:
+                    self._free(r, out)
+            except PlanError as e:
+                raise PlanError("step %d: %s" % (start + k, e))
+
+    # --- the two functions ----------------------------------------------
+
+    def _forward(self, steps):
+        a = self.a
+        self.env, self.computed, self.collected = set(), set(), set()
+        self.rng_kept, self.early = [], []
+        self.in_backward = False
+        self.tangent_index = {p: i for i, p in enumerate(
+            [p for p in a.placeholders if a.role[p] == "tangent"])}
+        self.fixed_name = {}
+        out = []
+        for i, n in enumerate(self.fixed):
+            self.fixed_name[n] = "F%d" % i
+        # the placeholders the step writes: read from snapshots
+        self.targets = {}
+        for p in a.final:
+            self.targets[p] = self.fixed_name[p]
+            self.fixed_name[p] = "S%d" % self.fixed.index(p)
+            out.append("%s = %s.clone()" % (self.fixed_name[p], self.targets[p]))
+        self._steps(steps, 0, out)
+        if a.final:
+            out.append("with torch.no_grad():")
+            for p, v in a.final.items():
+                out.append("    %s.copy_(%s)" % (self.targets[p], self._value(v)))
+        outs = "[%s]" % ", ".join(self._value(o) for o in a.outputs)
+        self.boundary = sorted(self.env, key=lambda r: self._name(r))
+        self.forward_computed = set(self.computed)
+        self.rng_forward = list(self.rng_kept)
+        fixed_all = [self.fixed_name[n] for n in self.fixed]
+        state = "(%s), (%s), (%s), (%s)" % (
+            "".join("%s, " % self._name(r) for r in self.boundary),
+            "".join("%s, " % f for f in fixed_all),
+            "".join("r_%s, " % self._name(r) for r in self.rng_kept),
+            "".join("e%d, " % i for i in self.early))
+        out.append("return %s, [%s]" % (outs, state))
+        head = "def forward(F):\n    %s = F\n" % (
+            "".join("F%d, " % i for i in range(len(self.fixed))) or "_")
+        return head + "".join("    %s\n" % line for line in out)
+
+    def _backward(self, steps, start):
+        a = self.a
+        self.in_backward = True
+        out = ["%s = V" % ("".join("%s, " % self._name(r) for r in self.boundary) or "_"),
+               "%s = FS" % ("".join("%s, " % self.fixed_name[n] for n in self.fixed) or "_"),
+               "G = [None] * %d" % len(a.grads)]
+        out += ["G[%d] = E[%d]" % (i, k) for k, i in enumerate(self.early)]
+        self._steps(steps, start, out)
+        missing = [r.name for r in a.real if r not in self.computed]
+        if missing:
+            raise PlanError("node '%s' is never computed" % missing[0])
+        self._grads([i for i, g in enumerate(a.grads) if not a.needs[g]], out)
+        if len(self.collected) != len(a.grads):
+            raise PlanError("%d of %d gradients were never produced"
+                            % (len(a.grads) - len(self.collected), len(a.grads)))
+        out.append("return G")
+        # the state's references go as the values are unpacked, so that a
+        # `del` frees a value as the executor's free does
+        return "def backward(state, T, take):\n    V, FS, R, E = state\n    state.clear()\n" + \
+            "".join("    %s\n" % line for line in out[:1] + ["del V"] + out[1:])
+
+    # --- the executor's way, for a backward with absent tangents ---------
+
+    def resume(self, state):
+        """An Executor holding a forward's state (the resident values, the
+        fixed values with their snapshots, the generator states), to run
+        the backward steps in."""
+        values, fixed, rng, early = state
+        state.clear()
+        ex = Executor(self.a, dict(zip(self.fixed, fixed)), snapshot=False)
+        ex.env = dict(zip(self.boundary, values))
+        ex.computed = set(self.forward_computed)
+        ex.rng_before = dict(zip(self.rng_forward, rng))
+        ex.grads = dict(zip(self.early, early))
+        return ex

@@ -1,0 +1,151 @@
+#!/usr/bin/python3
+"""The generated code of a plan (checkmate_torch/codegen.py) against the
+executor that interprets the same plan (execute.py): on models with
+dropout recomputed in the backward, batch norm (also momentum=None),
+group norm, in-place ops and a buffer the step writes, at budgets that
+force recomputation, both give the same outputs, gradients, buffers and
+generator state, bit for bit; a plan the executor would stop on is
+refused when the code is generated, naming the step."""
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", ".."))
+sys.path.insert(0, HERE)
+
+from tap import finish, ok, remat_or_finish, torch_setup  # noqa: E402
+
+torch = torch_setup()
+remat_or_finish()
+
+from torch import nn  # noqa: E402
+
+import checkmate_torch  # noqa: E402
+from checkmate_torch.codegen import Program  # noqa: E402
+from checkmate_torch.execute import Executor, PlanError, fixed_values  # noqa: E402
+from checkmate_torch.trace import Inputs  # noqa: E402
+
+
+class Mixed(nn.Module):
+    """Dropout, batch norm (one with momentum=None), group norm, in-place
+    activations and a counter buffer written by the step."""
+
+    def __init__(self):
+        super().__init__()
+        self.c1 = nn.Conv2d(3, 8, 3, padding=1)
+        self.bn = nn.BatchNorm2d(8)
+        self.c2 = nn.Conv2d(8, 8, 3, padding=1)
+        self.bn2 = nn.BatchNorm2d(8, momentum=None)
+        self.gn = nn.GroupNorm(2, 8)
+        self.drop = nn.Dropout(0.3)
+        self.head = nn.Linear(8, 5)
+        self.register_buffer("n", torch.zeros(()))
+
+    def forward(self, x):
+        h = self.bn(self.c1(x)).relu_()
+        h = self.drop(h)
+        h = h + self.gn(self.bn2(self.c2(h))).mul_(0.5)
+        self.n += 1
+        return self.head(self.drop(h.mean((2, 3)))) * (1 + self.n * 0)
+
+
+def gpt():
+    from checkmate_torch.examples.gpt import GPT
+    return GPT(vocab=64, context=16, d=32, heads=4, layers=2, dropout=0.2)
+
+
+CASES = [
+    ("a CNN with dropout, batch norm, group norm, in-place ops, a written buffer",
+     Mixed, lambda: ((torch.randn(4, 3, 8, 8),), {})),
+    ("a GPT with dropout", gpt,
+     lambda: ((torch.randint(0, 64, (2, 16)),),
+              {"attention_mask": torch.ones(2, 16, dtype=torch.bool)})),
+]
+
+
+def placeholders(model, args, kwargs):
+    return [p.detach().clone() for p in model.parameters()] + \
+        [b.clone() for b in model.buffers()] + \
+        [t.clone() for t in Inputs(args, kwargs).tensors]
+
+
+def run_executor(c, tensors, tangents):
+    a = c.analysis
+    ex = Executor(a, fixed_values(a, tensors))
+    ex.run(c.forward_steps)
+    ex.write_back()
+    outs = ex.outputs()
+    ex.tangent_values = tangents
+    ex.run(c.backward_steps, len(c.forward_steps))
+    return outs, ex.finish()
+
+
+def run_program(c, tensors, tangents):
+    p = c.program
+    fixed = fixed_values(c.analysis, tensors)
+    outs, state = p.forward([fixed[n] for n in p.fixed])
+    return outs, p.backward(state, tangents, lambda i, g: False)
+
+
+def same(xs, ys):
+    return len(xs) == len(ys) and all(
+        (x is None and y is None) or (isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor)
+                                      and x.dtype == y.dtype and torch.equal(x, y))
+        for x, y in zip(xs, ys))
+
+
+def main():
+    for what, build, inputs in CASES:
+        for frac in (0.5, 0.8):
+            torch.manual_seed(0)
+            model = build()
+            args, kwargs = inputs()
+            m = checkmate_torch.remat(model, args, kwargs, strategy="dtr", cache=False,
+                                      budget=lambda f, p, frac=frac: f + int((p - f) * frac))
+            c = m._last
+            recomputes = m.plan_info["computes"] - m.plan_info["nodes"]
+            a = c.analysis
+            gen = torch.Generator().manual_seed(3)
+            tangents = [torch.randn(tuple(a.fake[p].shape), generator=gen).to(a.fake[p].dtype)
+                        for p in a.placeholders if a.role[p] == "tangent"]
+            results = []
+            for run in (run_executor, run_program):
+                tensors = placeholders(model, args, kwargs)
+                torch.manual_seed(11)
+                with torch.no_grad():
+                    outs, grads = run(c, tensors, [t.clone() for t in tangents])
+                results.append((outs, grads, tensors, torch.get_rng_state()))
+            (o1, g1, t1, r1), (o2, g2, t2, r2) = results
+            ok(same(o1, o2) and same(g1, g2) and same(t1, t2) and torch.equal(r1, r2),
+               "%s, %.0f%% of the activations (%d recomputes): generated code = executor, "
+               "bitwise (outputs, %d gradients, buffers, generator)"
+               % (what, frac * 100, recomputes, len(g1)))
+
+    # a broken plan is refused when its code is generated
+    torch.manual_seed(0)
+    model = Mixed()
+    args, kwargs = CASES[0][2]()
+    c = checkmate_torch.remat(model, args, kwargs, budget="100%", strategy="checkpoint-all",
+                              cache=False)._last
+    fwd, bwd = list(c.forward_steps), list(c.backward_steps)
+    k = next(i for i, (op, r) in enumerate(fwd) if op == "free")
+    last = [r for op, r in bwd if op == "compute"][-1]
+    cases = [
+        ("a value freed twice", fwd[:k] + [fwd[k]] + fwd[k:], bwd, "not resident"),
+        ("a node computed twice without a free",
+         fwd[:1] + fwd[:1] + fwd[1:], bwd, "already resident"),
+        ("the backward's last compute left out", fwd,
+         [s for s in bwd if s[1] is not last], "never"),
+    ]
+    for what, f, b, words in cases:
+        try:
+            Program(c.analysis, f, b)
+            ok(False, "%s: refused" % what)
+        except PlanError as e:
+            ok(words in str(e) and "\n" not in str(e),
+               "%s: refused when generated: %s" % (what, e))
+    finish()
+
+
+if __name__ == "__main__":
+    main()
