@@ -6,9 +6,9 @@ first time, which gradients are ready. All of that is fixed when the plan
 is made, so Program decides it once, by running the steps symbolically,
 and writes two functions whose bodies are the ATen calls themselves:
 
-  forward(F)              F: the fixed values (placeholders but the
-                          tangents, get_attr constants), in Program.fixed
-                          order; returns (outputs, state)
+  forward(X)              X: the placeholders' tensors in order, the
+                          tangents left out (as execute.fixed_values takes
+                          them); returns (outputs, state)
   backward(state, T, take)  T: the tangents; take(i, g) as Executor.on_grad;
                           returns the gradients, in the order of a.grads;
                           empties state (a list), whose values it frees
@@ -253,8 +253,14 @@ class Program:
             [p for p in a.placeholders if a.role[p] == "tangent"])}
         self.fixed_name = {}
         out = []
+        j = 0
         for i, n in enumerate(self.fixed):
             self.fixed_name[n] = "F%d" % i
+            if n.op == "placeholder":
+                out.append("F%d = X[%d]" % (i, j))
+                j += 1
+            else:
+                out.append("F%d = %s" % (i, self._const(getattr(a.traced.gm, n.target))))
         # the placeholders the step writes: read from snapshots
         self.targets = {}
         for p in a.final:
@@ -277,9 +283,7 @@ class Program:
             "".join("r_%s, " % self._name(r) for r in self.rng_kept),
             "".join("e%d, " % i for i in self.early))
         out.append("return %s, [%s]" % (outs, state))
-        head = "def forward(F):\n    %s = F\n" % (
-            "".join("F%d, " % i for i in range(len(self.fixed))) or "_")
-        return head + "".join("    %s\n" % line for line in out)
+        return "def forward(X):\n" + "".join("    %s\n" % line for line in out)
 
     def _backward(self, steps, start):
         a = self.a

@@ -140,12 +140,10 @@ class _Step(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, compiled, n_params, *tensors):
-        a = compiled.analysis
         n_buffers = len(compiled.traced.buffer_names)
         ctx.set_materialize_grads(False)
-        fixed = fixed_values(a, [t.detach() for t in tensors])
         with no_autocast():
-            outs, state = compiled.program.forward([fixed[n] for n in compiled.program.fixed])
+            outs, state = compiled.program.forward([t.detach() for t in tensors])
         out = compiled.traced.out
         # One output per tensor the model returns (out.unique); each a new
         # tensor for autograd: one that is an input, or that the plan

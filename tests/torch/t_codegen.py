@@ -82,8 +82,7 @@ def run_executor(c, tensors, tangents):
 
 def run_program(c, tensors, tangents):
     p = c.program
-    fixed = fixed_values(c.analysis, tensors)
-    outs, state = p.forward([fixed[n] for n in p.fixed])
+    outs, state = p.forward(tensors)
     return outs, p.backward(state, tangents, lambda i, g: False)
 
 
