@@ -14,17 +14,23 @@ model:
   (a) ckpt-all    remat(..., budget="100%", strategy="checkpoint-all"): the
                   plan computes every node once and frees it after its last
                   use, so the time above the ordinary step is the module's
-                  own overhead (ATen ops dispatched from Python, executor
-                  bookkeeping, the autograd.Function boundary);
+                  own overhead (ATen ops called from the plan's generated
+                  code, the autograd.Function boundary);
   (b) 50% act     remat(..., budget=lambda fixed, peak: fixed + (peak -
                   fixed) // 2, strategy "auto", --time-limit seconds): half
                   of the activation memory; its plan_info["overhead"] (the
                   plan's cost over the checkpoint-all cost, in FLOPs) is
                   printed beside the measured ratios to the ordinary step
-                  and to (a) (which leaves only the recompute cost).
+                  and to (a) (which leaves only the recompute cost);
+  (c) --time-costs  (b) with cost="time": each op's median time measured
+                  on the example, so that the predicted overhead is one of
+                  time, to compare with the measured ratio to (a).
+Plans are solved (and times measured) afresh unless --cache.
 
 Models (the batch is fixed for the run, labels are random):
-  resnet50  torchvision resnet50, batch 16, 3x128x128, cross-entropy;
+  resnet50  torchvision resnet50 (where torchvision imports; else
+            checkmate_torch/examples/resnet.py, the same layers), batch
+            16, 3x128x128, cross-entropy;
   gpt       checkmate_torch/examples/gpt.py GPT(vocab=256, context=64,
             d=128, heads=4, layers=4, dropout=0.1), batch 4: long token
             ids (B, T), attention_mask (bool, all True) as a keyword,
@@ -85,13 +91,17 @@ OVERHEAD_LIMIT = 0.15
 # --- models -------------------------------------------------------------
 
 def resnet50_case(args, device):
-    import torchvision
     gen = torch.Generator().manual_seed(1)
     b, s = args.resnet_batch, args.resnet_size
     x = torch.randn(b, 3, s, s, generator=gen).to(device)
     y = torch.randint(0, 1000, (b,), generator=gen).to(device)
     torch.manual_seed(0)
-    model = torchvision.models.resnet50(weights=None)
+    try:
+        import torchvision
+        model = torchvision.models.resnet50(weights=None)
+    except ImportError:   # torch 2.x from PyPI: our own ResNet-50, the same layers
+        from checkmate_torch.examples.resnet import model as resnet50
+        model = resnet50()
 
     def loss_fn(out):
         return F.cross_entropy(out, y)
@@ -223,15 +233,19 @@ def bench_case(name, args, device, out):
     versions = []
     m = copy.deepcopy(base)
     versions.append(Version("ordinary", m, list(m.parameters())))
+    half = lambda fixed, peak: fixed + (peak - fixed) // 2  # noqa: E731
     plans = [("(a) checkpoint-all", dict(budget="100%", strategy="checkpoint-all",
                                          time_limit=args.time_limit)),
-             ("(b) fixed + 50% act", dict(budget=lambda fixed, peak: fixed + (peak - fixed) // 2,
-                                         strategy="auto", time_limit=args.time_limit))]
+             ("(b) fixed + 50% act", dict(budget=half, strategy="auto",
+                                         time_limit=args.time_limit))]
+    if args.time_costs:
+        plans.append(("(c) (b), time costs", dict(budget=half, strategy="auto", cost="time",
+                                                 time_limit=args.time_limit)))
     for label, settings in plans:
         m = copy.deepcopy(base)
         t0 = time.perf_counter()
         with SolveTimer() as st:
-            r = checkmate_torch.remat(m, ex_args, ex_kwargs, **settings)
+            r = checkmate_torch.remat(m, ex_args, ex_kwargs, cache=args.cache, **settings)
         build = time.perf_counter() - t0
         info = r.plan_info
         print("built %s in %.1f s (checkmate solve %.1f s): strategy %s %s, status %s, "
@@ -380,6 +394,11 @@ def main():
     ap.add_argument("--host-repeats", type=int, default=3,
                     help="profiled steps whose median host time outside ATen ops is taken")
     ap.add_argument("--no-memory", action="store_true", help="skip the memory measurement")
+    ap.add_argument("--time-costs", action="store_true",
+                    help="a third plan (c): (b) solved with measured op times (cost='time')")
+    ap.add_argument("--cache", action="store_true",
+                    help="take plans and measured times from the plan cache (default: "
+                    "solve and measure every time, for honest build times)")
     ap.add_argument("--profile", action="store_true",
                     help="print a cProfile listing of one (a) step per model")
     ap.add_argument("--profile-rows", type=int, default=20)
