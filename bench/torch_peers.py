@@ -5,7 +5,7 @@ matched memory: a benchmark that keeps us honest (issue 38).
 Usage: build/venv-torch2/bin/python bench/torch_peers.py
            [--models gpt,gpt-dropout,resnet] [--rounds 9] [--warmup 2]
            [--threads 1] [--device cpu|cuda] [--time-limit 30]
-           [--cost flops|time] [--tries 4] [--lr 0.01]
+           [--cost flops|time] [--tries 4] [--lr 1e-3] [--warm-compile-cache]
            [--gpt-layers 8] [--gpt-d 256] [--gpt-context 128] [--gpt-batch 4]
            [--resnet-batch 16] [--resnet-size 128]
            [--json FILE] [--markdown FILE]
@@ -37,7 +37,7 @@ Variants of one training step, each on its own copy of the model:
                     the policy MUST_SAVEs the outputs of aten mm, addmm,
                     bmm, baddbmm, convolution and the fused attentions,
                     and PREFER_RECOMPUTEs every other op;
-  compile-B         torch.compile(copy) (inductor) with
+  compile-B         torch.compile(copy) (inductor; mode default) with
                     torch._functorch.config.activation_memory_budget = B,
                     B = 1.0, 0.5, 0.2. The min-cut partitioner reads the
                     budget when AOTAutograd partitions the joint graph,
@@ -50,7 +50,14 @@ Variants of one training step, each on its own copy of the model:
                     runs another's graph; the AOTAutograd and FX graph
                     caches key on the functorch config, budget included.
                     The first step (compilation included) is timed apart
-                    and reported as "compile s";
+                    and reported as "compile s": a cold compilation, in a
+                    fresh temporary TORCHINDUCTOR_CACHE_DIR (removed at
+                    the end), unless --warm-compile-cache (or
+                    $TORCHINDUCTOR_CACHE_DIR set) keeps torch's caches, so
+                    that a second run reads its kernels back. The JSON
+                    has each budget the partitioner was called with and
+                    how many values it saved (an AOTAutograd cache hit
+                    calls none);
   remat-all         checkmate_torch.remat(copy, ..., budget="100%",
                     strategy="checkpoint-all"): every node computed once,
                     freed after its last use: the eager path's own overhead;
@@ -64,7 +71,12 @@ Variants of one training step, each on its own copy of the model:
                     is budget = fixed memory + P's peak; while remat's
                     measured peak exceeds P's by X bytes, the next try is
                     the last plan's own peak (plan_info["peak"], at most
-                    its budget) minus X, up to --tries tries (default 4).
+                    its budget) minus X minus 1% of that plan's activations
+                    (plan peak - fixed memory: the measured peak is not
+                    monotone in the budget, and an excess of a few KB
+                    alone barely moves the plan), up to --tries tries
+                    (default 4); each try runs one warm-up step before its
+                    measured one.
                     The try that fits is used; if none does, the last one,
                     marked "not matched". A budget no plan fits ends the
                     search with the binary's reason. Tries with the same
@@ -85,10 +97,12 @@ torch.manual_seed(round) before every step (so the checkpointing and
 remat variants draw eager's dropout masks; inductor draws its own). The
 median wall time (time.perf_counter, after torch.cuda.synchronize on
 CUDA) is reported as a ratio to eager's median, with the milliseconds in
-the JSON. The losses of each round are compared with eager's: the largest
-relative difference |l - l_eager| / |l_eager| over the rounds (0 where
-they are equal bit for bit; with dropout the compiled variants differ by
-design).
+the JSON. The losses of each round are compared with eager's: the
+relative difference |l - l_eager| / |l_eager| of the first round (the
+same weights for all) and the largest over the rounds (0 where they are
+equal bit for bit; the compiled variants' trajectories drift apart over
+the SGD steps, and with dropout they differ by design: inductor draws its
+own masks).
 
 Peak: checkmate_torch.measure.step_peak(step, device) on one step after
 the warm-up. On CPU that is the profiler's allocator events; the table's
@@ -115,8 +129,10 @@ import functools
 import json
 import os
 import platform
+import shutil
 import statistics
 import sys
+import tempfile
 import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
@@ -405,7 +421,7 @@ def match_remat(case, base, args, device, peer, tried, keep):
                 v.release()
                 v = old
             else:
-                guarded(v, "warm-up", warm, v, case, device, max(1, args.warmup))
+                guarded(v, "warm-up", warm, v, case, device, 1)
                 torch.manual_seed(0)
                 v.mem = guarded(v, "peak", measure_mem, v, case, device)
                 tried[v.extra["plan_info"]["budget"]] = v
@@ -430,7 +446,8 @@ def match_remat(case, base, args, device, peer, tried, keep):
         if excess <= 0:
             rec["matched"] = True
             break
-        budget = min(info["budget"], info["peak"]) - excess
+        margin = (info["peak"] - info["fixed_memory"]) // 100
+        budget = min(info["budget"], info["peak"]) - excess - margin
         if budget <= info["fixed_memory"]:
             rec["tries"].append({"budget": budget, "error": "below the fixed memory"})
             break
@@ -597,10 +614,11 @@ def bench_model(name, args, device):
         d["ms_median"] = statistics.median(v.wall) if ok else None
         d["time_ratio"] = d["ms_median"] / e_med if ok and e_med else None
         if ok and eager.error is None and len(eager.losses) == len(v.losses):
-            d["loss_rel_diff"] = max(abs(a - b) / abs(b) if b else abs(a - b)
-                                     for a, b in zip(v.losses, eager.losses))
+            diffs = [abs(a - b) / abs(b) if b else abs(a - b)
+                     for a, b in zip(v.losses, eager.losses)]
+            d["loss_rel_diff"], d["loss_rel_diff_first"] = max(diffs), diffs[0]
         else:
-            d["loss_rel_diff"] = None
+            d["loss_rel_diff"] = d["loss_rel_diff_first"] = None
         return d
     rows = [fig(v) for v in variants]
     chosen_fig = {id(v): fig(v) for v in chosen}
@@ -623,7 +641,8 @@ def table(m):
              "%s; eager %s ms per step (median)." % (
                  m["desc"], "-" if m["eager_ms_median"] is None
                  else "%.0f" % m["eager_ms_median"]), "",
-             "| variant | peak MB | in-op MB | time / eager | loss rel. diff | compile s "
+             "| variant | peak MB | in-op MB | time / eager | loss rel. diff first / max "
+             "| compile s "
              "| remat peak MB | remat time / eager | remat budget MB (fixed + act) | tries |",
              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     for r in m["rows"]:
@@ -633,7 +652,8 @@ def table(m):
         mem = r["memory"] or {}
         cells = [r["label"], mb(mem.get("between_ops")), mb(mem.get("peak")),
                  ratio(r["time_ratio"]),
-                 "-" if r["loss_rel_diff"] is None else "%.1e" % r["loss_rel_diff"],
+                 "-" if r["loss_rel_diff"] is None else "%.1e / %.1e" % (
+                     r["loss_rel_diff_first"], r["loss_rel_diff"]),
                  "-" if r.get("compile_s") is None else "%.1f" % r["compile_s"]]
         if r["error"] is not None:
             cells[3] = "error: " + r["error"]
@@ -681,13 +701,16 @@ def main():
                     help="remat(cost=...): what the plans minimize (default flops)")
     ap.add_argument("--tries", type=int, default=4,
                     help="remat budgets tried per peer (default 4)")
-    ap.add_argument("--lr", type=float, default=0.01, help="SGD learning rate (default 0.01)")
+    ap.add_argument("--lr", type=float, default=1e-3, help="SGD learning rate (default 1e-3)")
     ap.add_argument("--gpt-layers", type=int, default=8)
     ap.add_argument("--gpt-d", type=int, default=256)
     ap.add_argument("--gpt-context", type=int, default=128)
     ap.add_argument("--gpt-batch", type=int, default=4)
     ap.add_argument("--resnet-batch", type=int, default=16)
     ap.add_argument("--resnet-size", type=int, default=128)
+    ap.add_argument("--warm-compile-cache", action="store_true",
+                    help="keep torch's inductor/AOTAutograd caches (default: a fresh temporary "
+                         "TORCHINDUCTOR_CACHE_DIR, so compile s is a cold compilation)")
     ap.add_argument("--json", metavar="FILE", help="write every figure to FILE")
     ap.add_argument("--markdown", metavar="FILE", help="write the tables to FILE")
     args = ap.parse_args()
@@ -701,11 +724,25 @@ def main():
 
     t_all = time.perf_counter()
     torch.set_num_threads(args.threads)
+    fresh = None
+    if not args.warm_compile_cache and "TORCHINDUCTOR_CACHE_DIR" not in os.environ:
+        fresh = tempfile.mkdtemp(prefix="torch_peers_inductor.")
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = fresh
+    try:
+        run(args, names, device, t_all)
+    finally:
+        if fresh is not None:
+            shutil.rmtree(fresh, ignore_errors=True)
+
+
+def run(args, names, device, t_all):
     head = ("torch %s, torch.get_num_threads() = %d, CPU %s (%d cores visible)%s; checkmate %s; "
-            "%d rounds after %d warm-up steps, remat strategy auto, time limit %g s, cost %s"
+            "%d rounds after %d warm-up steps, SGD lr %g; remat strategy auto, time limit %g s, "
+            "cost %s; inductor cache %s"
             % (torch.__version__, torch.get_num_threads(), cpu_model(), os.cpu_count(),
                ", GPU " + torch.cuda.get_device_name(device) if device.type == "cuda" else "",
-               find_checkmate(), args.rounds, args.warmup, args.time_limit, args.cost))
+               find_checkmate(), args.rounds, args.warmup, args.lr, args.time_limit, args.cost,
+               os.environ.get("TORCHINDUCTOR_CACHE_DIR", "torch's default")))
     print("# remat against its peers\n\n" + head, flush=True)
     out = {"torch": torch.__version__, "threads": torch.get_num_threads(),
            "cpu": cpu_model(), "device": str(device),
