@@ -439,7 +439,7 @@ def match_remat(case, base, args, device, peer, tried, keep):
         if v.error is not None:
             rec["error"] = v.error
             break
-        if chosen is not None and all(chosen is not c for c in keep):
+        if chosen is not None and chosen is not v and all(chosen is not c for c in keep):
             chosen.release()
         chosen = v
         excess = v.mem["between_ops"] - target
