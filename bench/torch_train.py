@@ -98,14 +98,14 @@ def resnet50_case(args, device):
     torch.manual_seed(0)
     try:
         import torchvision
-        model = torchvision.models.resnet50(weights=None)
+        model, which = torchvision.models.resnet50(weights=None), "torchvision resnet50"
     except ImportError:   # torch 2.x from PyPI: our own ResNet-50, the same layers
         from checkmate_torch.examples.resnet import model as resnet50
-        model = resnet50()
+        model, which = resnet50(), "ResNet-50 (checkmate_torch/examples/resnet.py)"
 
     def loss_fn(out):
         return F.cross_entropy(out, y)
-    return dict(name="resnet50", desc="torchvision resnet50, batch %d, 3x%dx%d" % (b, s, s),
+    return dict(name="resnet50", desc="%s, batch %d, 3x%dx%d" % (which, b, s, s),
                 model=model, args=(x,), kwargs={}, loss=loss_fn)
 
 
