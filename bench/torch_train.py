@@ -6,7 +6,8 @@ Usage: /usr/bin/python3 bench/torch_train.py [--models resnet50,gpt]
            [--device auto|cpu|cuda|all] [--profile] [--json FILE]
 
 For each model a training step is forward, loss, backward and an SGD step
-(optimizer.zero_grad() keeps the gradient tensors, so that both the
+(optimizer.zero_grad(set_to_none=False) keeps the gradient tensors, which
+are made before the first step, so that both the
 ordinary step and the plan accumulate into existing .grad tensors). Three
 versions of the step are timed, each on its own copy of the same initial
 model:
@@ -163,6 +164,9 @@ class Version:
         self.label, self.module, self.info = label, module, info
         self.build_s, self.solve_s = build_s, solve_s
         self.opt = torch.optim.SGD(params, lr=0.01)
+        for p in params:   # the gradients are fixed memory, as the plans count them
+            if p.requires_grad and p.grad is None:
+                p.grad = torch.zeros_like(p)
         self.wall, self.cpu, self.losses = [], [], []
         self.mem = None
         self.outside_ms = None
@@ -173,7 +177,7 @@ def make_step(case, v):
     args, kwargs, loss_fn = case["args"], case["kwargs"], case["loss"]
 
     def step():
-        v.opt.zero_grad()
+        v.opt.zero_grad(set_to_none=False)
         loss = loss_fn(v.module(*args, **kwargs))
         loss.backward()
         v.opt.step()
