@@ -30,7 +30,7 @@ import math
 
 import torch
 
-from .execute import ABSENT, Executor, PlanError, _device_of, rng_state, set_rng_state
+from .execute import Executor, PlanError, _device_of, rng_state, set_rng_state
 from .functional import clone_strided, written_arg
 from .graph import _FORMULA_CONTIGUOUS, Synthetic, _formula_contiguous, is_random
 
@@ -52,7 +52,7 @@ class Program:
                       or n.op == "get_attr"]
         self._globals = {"torch": torch, "_rng_state": rng_state,
                          "_set_rng_state": set_rng_state, "_clone": clone_strided,
-                         "_formula": _formula_call, "ABSENT": ABSENT}
+                         "_formula": _formula_call}
         self._consts = {}
         self._var = {}
         self.read = {d for r in a.real for d in a.deps[r]}

@@ -3,7 +3,6 @@
 same model and budget takes its plan from the cache, in this process and
 in a new one, and trains as the first; another budget, strategy or model
 solves again; a damaged file is a miss; cache=False keeps nothing."""
-import copy
 import glob
 import json
 import os
