@@ -139,7 +139,6 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, ROOT)
 
 import torch  # noqa: E402
-from torch.nn import functional as F  # noqa: E402
 from torch.utils.checkpoint import (CheckpointPolicy, checkpoint,  # noqa: E402
                                     create_selective_checkpoint_contexts)
 
@@ -147,55 +146,16 @@ import checkmate_torch  # noqa: E402
 from checkmate_torch.binary import find_checkmate  # noqa: E402
 from checkmate_torch.measure import step_peak  # noqa: E402
 
+import torch_cases  # noqa: E402  (bench/, the script's folder)
+
 COMPILE_BUDGETS = (1.0, 0.5, 0.2)
 
 
 # --- models -------------------------------------------------------------
 
-def gpt_case(args, device, dropout):
-    from checkmate_torch.examples.gpt import GPT
-    gen = torch.Generator().manual_seed(2)
-    b, t = args.gpt_batch, args.gpt_context
-    ids = torch.randint(0, 256, (b, t), generator=gen).to(device)
-    mask = torch.ones(b, t, dtype=torch.bool, device=device)
-    torch.manual_seed(0)
-    model = GPT(vocab=256, context=t, d=args.gpt_d, heads=4, layers=args.gpt_layers,
-                dropout=dropout)
-
-    def loss_fn(out):
-        return F.cross_entropy(out[:, :-1].reshape(-1, out.shape[-1]), ids[:, 1:].reshape(-1))
-
-    def blocks(m):
-        return [(m.blocks, i) for i in range(len(m.blocks))]
-    return dict(desc="GPT(vocab=256, context=%d, d=%d, heads=4, layers=%d, dropout=%g), batch %d"
-                % (t, args.gpt_d, args.gpt_layers, dropout, b),
-                model=model, args=(ids,), kwargs={"attention_mask": mask}, loss=loss_fn,
-                blocks=blocks, dropout=dropout)
-
-
-def resnet_case(args, device):
-    from checkmate_torch.examples.resnet import model as resnet50
-    gen = torch.Generator().manual_seed(1)
-    b, s = args.resnet_batch, args.resnet_size
-    x = torch.randn(b, 3, s, s, generator=gen).to(device)
-    y = torch.randint(0, 1000, (b,), generator=gen).to(device)
-    torch.manual_seed(0)
-    model = resnet50()
-
-    def loss_fn(out):
-        return F.cross_entropy(out, y)
-
-    def blocks(m):
-        return [(layer, j) for layer in (m.layer1, m.layer2, m.layer3, m.layer4)
-                for j in range(len(layer))]
-    return dict(desc="ResNet-50 (checkmate_torch/examples/resnet.py), batch %d, 3x%dx%d"
-                % (b, s, s), model=model, args=(x,), kwargs={}, loss=loss_fn, blocks=blocks,
-                dropout=0.0)
-
-
-CASES = {"gpt": lambda a, d: gpt_case(a, d, 0.0),
-         "gpt-dropout": lambda a, d: gpt_case(a, d, 0.1),
-         "resnet": resnet_case}
+CASES = {"gpt": lambda a, d: torch_cases.gpt(a, d, 0.0),
+         "gpt-dropout": lambda a, d: torch_cases.gpt(a, d, 0.1),
+         "resnet": torch_cases.resnet50}
 
 
 # --- the peers --------------------------------------------------------------

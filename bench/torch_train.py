@@ -80,54 +80,20 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, ROOT)
 
 import torch  # noqa: E402
-from torch.nn import functional as F  # noqa: E402
 
 import checkmate_torch  # noqa: E402
 from checkmate_torch import solve as solvemod  # noqa: E402
 from checkmate_torch.binary import find_checkmate  # noqa: E402
+
+import torch_cases  # noqa: E402  (bench/, the script's folder)
 
 OVERHEAD_LIMIT = 0.15
 
 
 # --- models -------------------------------------------------------------
 
-def resnet50_case(args, device):
-    gen = torch.Generator().manual_seed(1)
-    b, s = args.resnet_batch, args.resnet_size
-    x = torch.randn(b, 3, s, s, generator=gen).to(device)
-    y = torch.randint(0, 1000, (b,), generator=gen).to(device)
-    torch.manual_seed(0)
-    try:
-        import torchvision
-        model, which = torchvision.models.resnet50(weights=None), "torchvision resnet50"
-    except ImportError:   # torch 2.x from PyPI: our own ResNet-50, the same layers
-        from checkmate_torch.examples.resnet import model as resnet50
-        model, which = resnet50(), "ResNet-50 (checkmate_torch/examples/resnet.py)"
-
-    def loss_fn(out):
-        return F.cross_entropy(out, y)
-    return dict(name="resnet50", desc="%s, batch %d, 3x%dx%d" % (which, b, s, s),
-                model=model, args=(x,), kwargs={}, loss=loss_fn)
-
-
-def gpt_case(args, device):
-    from checkmate_torch.examples.gpt import GPT
-    gen = torch.Generator().manual_seed(2)
-    b, t = args.gpt_batch, args.gpt_context
-    ids = torch.randint(0, 256, (b, t), generator=gen).to(device)
-    mask = torch.ones(b, t, dtype=torch.bool, device=device)
-    torch.manual_seed(0)
-    model = GPT(vocab=256, context=t, d=args.gpt_d, heads=4, layers=args.gpt_layers,
-                dropout=0.1)
-
-    def loss_fn(out):
-        return F.cross_entropy(out[:, :-1].reshape(-1, out.shape[-1]), ids[:, 1:].reshape(-1))
-    return dict(name="gpt", desc="GPT(vocab=256, context=%d, d=%d, heads=4, layers=%d, "
-                "dropout=0.1), batch %d" % (t, args.gpt_d, args.gpt_layers, b),
-                model=model, args=(ids,), kwargs={"attention_mask": mask}, loss=loss_fn)
-
-
-CASES = {"resnet50": resnet50_case, "gpt": gpt_case}
+CASES = {"resnet50": lambda a, d: torch_cases.resnet50(a, d, torchvision=True),
+         "gpt": lambda a, d: torch_cases.gpt(a, d, 0.1)}
 
 
 # --- helpers ------------------------------------------------------------
