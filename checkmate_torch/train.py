@@ -308,8 +308,41 @@ class Remat(torch.nn.Module):
         return c.run(self.model, inputs)
 
 
+class RematCompiled(torch.nn.Module):
+    """See remat(compile=True)."""
+
+    def __init__(self, model, step_backend):
+        super().__init__()
+        self.model = model
+        self._partitioner = step_backend.partitioner
+        self._compiled = torch.compile(model, backend=step_backend, fullgraph=True,
+                                       dynamic=False)
+
+    @property
+    def plan_info(self):
+        """The figures of the partition made last (none before the first
+        training step compiles one)."""
+        if not self._partitioner.info:
+            raise RematError("no plan yet: compile=True plans at the first training step")
+        return dict(self._partitioner.info[-1])
+
+    def forward(self, *args, **kwargs):
+        if not (self.training and torch.is_grad_enabled()):
+            return self.model(*args, **kwargs)
+        try:
+            return self._compiled(*args, **kwargs)
+        except torch._dynamo.exc.BackendCompilerFailed as e:
+            inner = getattr(e, "inner_exception", None) or e
+            why = (str(inner).strip().splitlines() or [type(inner).__name__])[0]
+            raise RematError("compile=True: %s" % why) from None
+        except torch._dynamo.exc.Unsupported as e:
+            why = (str(e).strip().splitlines() or [type(e).__name__])[0]
+            raise RematError("compile=True needs a model torch.compile captures in one graph: "
+                             "%s" % why) from None
+
+
 def remat(model, example_args, example_kwargs=None, *, budget, strategy="auto",
-          time_limit=60.0, cache=True, cost="flops"):
+          time_limit=60.0, cache=True, cost="flops", compile=False):
     """A module sharing model's parameters and buffers that, in training
     mode with gradients enabled, runs each forward and backward under a
     checkmate plan for budget: bytes, a string as the CLI takes it ("8G",
@@ -323,7 +356,11 @@ def remat(model, example_args, example_kwargs=None, *, budget, strategy="auto",
     cost: what the plan minimizes, "flops" (from a table) or "time" (each
     op's median time on the example, measured once per signature and kept
     in the cache). In eval mode or without gradients it runs model
-    itself."""
+    itself. compile=True runs the step through torch.compile's inductor
+    instead, the plan choosing what the forward saves (compiled.py): one
+    graph per signature (fullgraph), planned at its first training step;
+    results within inductor's own tolerance of an ordinary step, not
+    bitwise (docs/torch.md, "Compiled mode")."""
     from .binary import find_checkmate
     if _torch_version() < MIN_TORCH:
         raise RematError("remat needs torch >= %d.%d (this is torch %s, whose traces can differ "
@@ -342,5 +379,21 @@ def remat(model, example_args, example_kwargs=None, *, budget, strategy="auto",
         plans = open_cache(cache)
     except ValueError as e:
         raise RematError(str(e)) from None
+    if compile:
+        from .compiled import backend
+        if not callable(budget):
+            try:
+                solvemod.budget_arg(budget, 0, 0)
+            except solvemod.SolveError as e:
+                raise RematError(str(e)) from None
+        if cost != "flops":
+            raise RematError("compile=True plans with FLOP costs only (cost='time' measures "
+                             "ATen ops, which inductor fuses)")
+        step_backend = backend(budget, strategy, time_limit, find_checkmate(), plans)
+        if step_backend is None:
+            raise RematError("compile=True needs a torch whose inductor takes a custom "
+                             "partitioner (config.custom_partitioner_fn); torch %s has none"
+                             % torch.__version__)
+        return RematCompiled(model, step_backend)
     return Remat(model, example_args, example_kwargs, budget, strategy, time_limit,
                  find_checkmate(), plans, cost)

@@ -1,0 +1,265 @@
+#!/usr/bin/env python3
+"""remat(..., compile=True) against torch.compile at matched memory
+(issue 38's compiled mode).
+
+Usage: build/venv-torch2/bin/python bench/torch_compiled.py
+           [--models gpt,gpt-dropout,resnet] [--rounds 7] [--threads 1]
+           [--device cpu|cuda] [--time-limit 20] [--fractions 1,.7,.5,.35,.25]
+           [--tries 2] [--lr 1e-3] [--json FILE] [--markdown FILE]
+           (and bench/torch_peers.py's model sizes: --gpt-layers ...)
+
+The models are bench/torch_peers.py's (bench/torch_cases.py). Variants of
+one training step, each on its own copy of the model, all compiled with
+fullgraph=True, dynamic=False and inductor at default settings:
+  compile        torch.compile (activation_memory_budget 1.0);
+  compile-0.5    activation_memory_budget 0.5 (the knapsack over the
+                 min cut's saved values);
+  remat-F        checkmate_torch.remat(compile=True) at budget fixed
+                 memory + F x the activations of the joint graph's
+                 checkpoint-all schedule (plan_info's figures), for each F
+                 of --fractions: the saved values chosen by the plan;
+  remat@0.5      when no remat-F measures at most compile-0.5's peak: up to
+                 --tries budgets below the lowest remat-F's plan budget by
+                 the measured excess (bench/torch_peers.py's search).
+
+Each variant's first step compiles (timed apart: "compile s", inductor's
+cache in a fresh directory, remat's plans in checkmate's cache). Then one
+step measured by checkmate_torch.measure.step_peak: "peak MB" is its peak
+(every allocation inside inductor's kernels counted, not only between ATen
+ops; on CUDA torch.cuda.max_memory_allocated). Then every copy goes back
+to the initial weights and --rounds rounds run one step of each variant,
+the order rotating, torch.manual_seed(round) before each, an SGD step (lr
+--lr) after: the median wall time as a ratio to compile's, and the losses
+of the first five rounds against compile's (largest relative difference;
+inductor draws the same dropout masks for every partition, so they agree
+up to rounding). Below the table: whether the measured peaks of the
+remat-F are monotone in F, and the remat variant with the least time among
+those whose peak is at most compile-0.5's.
+"""
+import argparse
+import copy
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import torch  # noqa: E402
+
+import torch_peers as tp  # noqa: E402  (sets sys.path for checkmate_torch)
+import checkmate_torch  # noqa: E402
+from checkmate_torch.binary import find_checkmate  # noqa: E402
+
+
+def compiled(model, backend):
+    return torch.compile(model, backend=backend, fullgraph=True, dynamic=False)
+
+
+def remat_variant(case, base, args, label, budget):
+    model = copy.deepcopy(base)
+    r = checkmate_torch.remat(model, case["args"], case["kwargs"], budget=budget,
+                              time_limit=args.time_limit, cache=True, compile=True)
+    v = tp.Variant(label, "remat", r, model, args.lr)
+    v.extra["remat"] = r
+    return v
+
+
+def first_step(v, case, device):
+    """The compiling step, timed; remat's plan figures after it."""
+    def run():
+        torch.manual_seed(999)
+        t0 = time.perf_counter()
+        v.fwd_bwd(case)
+        tp.sync(device)
+        v.extra["compile_s"] = time.perf_counter() - t0
+        v.update()
+        if "remat" in v.extra:
+            v.extra["plan_info"] = v.extra.pop("remat").plan_info
+    tp.guarded(v, "compile", run)
+
+
+def measure(v, case, device):
+    torch.manual_seed(0)
+    v.mem = tp.guarded(v, "peak", tp.measure_mem, v, case, device)
+    info = v.extra.get("plan_info", {})
+    print("  %s: compile %s s, peak %s MB%s" % (
+        v.label, "-" if "compile_s" not in v.extra else "%.1f" % v.extra["compile_s"],
+        "-" if v.mem is None else tp.mb(v.mem["peak"]),
+        "" if not info else "; plan budget %s MB, plan peak %s MB, saved %d values %s MB "
+        "(by %s), predicted overhead %.3f" % (
+            tp.mb(info["budget"]), tp.mb(info["plan_peak"]), info["saved"],
+            tp.mb(info["saved_bytes"]), info["saved_by"], info["overhead"])),
+        flush=True)
+
+
+def bench_model(name, args, device):
+    torch._dynamo.reset()
+    case = tp.CASES[name](args, device)
+    print("\n## %s on %s: %s" % (name, device, case["desc"]), flush=True)
+    t_model = time.perf_counter()
+    base = case["model"].to(device).train()
+    init = [t.detach().clone() for t in list(base.parameters()) + list(base.buffers())]
+    variants = []
+    for label, b in (("compile", 1.0), ("compile-0.5", 0.5)):
+        m = copy.deepcopy(base)
+        v = tp.Variant(label, "peer", compiled(m, tp.budget_backend(b)), m, args.lr)
+        variants.append(v)
+    for f in args.fractions:
+        b = (lambda fixed, peak, f=f: int(fixed + f * (peak - fixed)))
+        try:
+            variants.append(remat_variant(case, base, args, "remat-%g" % f, b))
+        except Exception as e:
+            print("  remat-%g: %s" % (f, tp.one_line(e)), flush=True)
+    for v in variants:
+        first_step(v, case, device)
+        tp.guarded(v, "warm-up", tp.warm, v, case, device, 1)
+        measure(v, case, device)
+    peer = variants[1]
+    ours = [v for v in variants if v.kind == "remat" and v.mem is not None]
+    if peer.mem is not None and ours and not any(v.mem["peak"] <= peer.mem["peak"] for v in ours):
+        low = min(ours, key=lambda v: v.mem["peak"])
+        info, excess = low.extra["plan_info"], low.mem["peak"] - peer.mem["peak"]
+        budget = info["budget"]
+        for k in range(args.tries):
+            budget = budget - excess - (info["budget"] - info["fixed_memory"]) // 50
+            if budget <= info["fixed_memory"]:
+                break
+            try:
+                v = remat_variant(case, base, args, "remat@0.5", budget)
+            except Exception as e:
+                print("  remat@0.5: %s" % tp.one_line(e), flush=True)
+                break
+            variants.append(v)
+            first_step(v, case, device)
+            tp.guarded(v, "warm-up", tp.warm, v, case, device, 1)
+            measure(v, case, device)
+            if v.mem is None:
+                break
+            excess = v.mem["peak"] - peer.mem["peak"]
+            if excess <= 0:
+                break
+            v.label = "remat@0.5-try%d" % (k + 1)
+
+    with torch.no_grad():
+        for v in variants:
+            if v.error is None:
+                for t, t0 in zip(list(v.model.parameters()) + list(v.model.buffers()), init):
+                    t.copy_(t0)
+    for k in range(args.rounds):
+        live = [v for v in variants if v.error is None]
+        for j in range(len(live)):
+            v = live[(j + k) % len(live)]
+
+            def step(v=v):
+                torch.manual_seed(k)
+                tp.sync(device)
+                t0 = time.perf_counter()
+                loss = v.fwd_bwd(case)
+                tp.sync(device)
+                v.wall.append((time.perf_counter() - t0) * 1e3)
+                v.losses.append(loss.item())
+                v.update()
+            tp.guarded(v, "step", step)
+
+    ref = variants[0]
+    ref_ms = statistics.median(ref.wall) if ref.error is None else None
+    rows = []
+    for v in variants:
+        ok = v.error is None and len(v.wall) == args.rounds
+        r = {"label": v.label, "kind": v.kind, "error": v.error, "memory": v.mem,
+             "wall_ms": v.wall, "losses": v.losses,
+             "compile_s": v.extra.get("compile_s"), "plan_info": v.extra.get("plan_info"),
+             "ms_median": statistics.median(v.wall) if ok else None}
+        r["time_ratio"] = r["ms_median"] / ref_ms if ok and ref_ms else None
+        n = min(5, len(v.losses), len(ref.losses))
+        r["loss_rel_diff"] = (max(abs(a - b) / abs(b) for a, b in
+                                  zip(v.losses[:n], ref.losses[:n])) if ok and n else None)
+        rows.append(r)
+    fr = [r for r in rows if r["label"].startswith("remat-") and r["memory"]]
+    peaks = [r["memory"]["peak"] for r in fr]
+    out = {"model": name, "device": str(device), "desc": case["desc"], "rows": rows,
+           "fractions": args.fractions,
+           "monotone": all(a >= b for a, b in zip(peaks, peaks[1:])) if len(peaks) == len(
+               args.fractions) else None,
+           "total_s": time.perf_counter() - t_model}
+    p = rows[1]
+    fit = [r for r in rows if r["kind"] == "remat" and r["memory"] and p["memory"]
+           and r["memory"]["peak"] <= p["memory"]["peak"] and r["time_ratio"]]
+    out["best_at_0.5"] = min(fit, key=lambda r: r["time_ratio"])["label"] if fit else None
+    print(table(out), flush=True)
+    return out
+
+
+def table(m):
+    lines = ["### %s (%s)" % (m["model"], m["device"]), "", m["desc"], "",
+             "| variant | peak MB | time / compile | loss rel. diff (5 steps) | compile s "
+             "| plan budget MB | plan peak MB | saved MB (by) | predicted overhead |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in m["rows"]:
+        i = r["plan_info"] or {}
+        lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            r["label"] + ("" if r["error"] is None else " (%s)" % r["error"]),
+            tp.mb(r["memory"]["peak"]) if r["memory"] else "-", tp.ratio(r["time_ratio"]),
+            "-" if r["loss_rel_diff"] is None else "%.1e" % r["loss_rel_diff"],
+            "-" if r["compile_s"] is None else "%.1f" % r["compile_s"],
+            tp.mb(i.get("budget")), tp.mb(i.get("plan_peak")),
+            "-" if not i else "%s (%s)" % (tp.mb(i["saved_bytes"]), i["saved_by"]),
+            tp.ratio(i.get("overhead"))))
+    lines += ["", "remat-F measured peaks monotone in F: %s; fastest remat at most "
+              "compile-0.5's peak: %s" % (m["monotone"], m["best_at_0.5"])]
+    return "\n".join(lines)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--models", default="gpt,gpt-dropout,resnet")
+    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
+    ap.add_argument("--time-limit", type=float, default=20.0)
+    ap.add_argument("--fractions", default="1,.7,.5,.35,.25",
+                    type=lambda s: [float(x) for x in s.split(",")])
+    ap.add_argument("--tries", type=int, default=2)
+    ap.add_argument("--lr", type=float, default=1e-3)
+    ap.add_argument("--gpt-layers", type=int, default=8)
+    ap.add_argument("--gpt-d", type=int, default=256)
+    ap.add_argument("--gpt-context", type=int, default=128)
+    ap.add_argument("--gpt-batch", type=int, default=4)
+    ap.add_argument("--resnet-batch", type=int, default=16)
+    ap.add_argument("--resnet-size", type=int, default=128)
+    ap.add_argument("--json")
+    ap.add_argument("--markdown")
+    args = ap.parse_args()
+    device = torch.device(args.device)
+    torch.set_num_threads(args.threads)
+    # Every variant compiles the model's forward anew (its own backend).
+    torch._dynamo.config.cache_size_limit = 64
+    fresh = tempfile.mkdtemp(prefix="torch_compiled_inductor.")
+    os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", fresh)
+    head = ("torch %s, %d thread(s), CPU %s%s; checkmate %s; remat time limit %g s; "
+            "%d rounds" % (torch.__version__, torch.get_num_threads(), tp.cpu_model(),
+                           ", GPU " + torch.cuda.get_device_name(device)
+                           if device.type == "cuda" else "", find_checkmate(),
+                           args.time_limit, args.rounds))
+    print("# remat(compile=True) against torch.compile\n\n" + head, flush=True)
+    out = {"torch": torch.__version__, "args": vars(args), "head": head, "models": []}
+    try:
+        for n in args.models.split(","):
+            out["models"].append(bench_model(n, args, device))
+    finally:
+        shutil.rmtree(fresh, ignore_errors=True)
+    md = [head, ""] + [table(m) + "\n" for m in out["models"]]
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write("\n".join(md))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(out, f, indent=1, default=str)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,293 @@
+"""remat(..., compile=True): the training step through torch.compile's
+inductor, with a checkmate plan choosing what the forward keeps for the
+backward.
+
+AOTAutograd traces the forward and backward as one joint graph and a
+partitioner splits it: the values the forward saves, and a backward that
+recomputes from them whatever else it needs. Inductor's default
+partitioner picks the saved values by a min cut (and, under
+activation_memory_budget, a knapsack over them). Here the joint graph is
+written as a checkmate graph (joint_doc), solved at the budget, and the
+saved values are the forward values the plan holds where its backward
+begins (saved_values); the rest of torch's partitioner (functionalized
+random ops, symbolic sizes, the reordering of the backward) runs
+unchanged. Inductor then fuses and schedules each half, so the plan's
+memory model does not hold op by op: docs/torch.md, "Compiled mode", says
+what it counts and what was measured."""
+import operator
+import threading
+
+import torch
+
+from . import solve as solvemod
+from .cost import flops
+
+
+class CompiledError(Exception):
+    pass
+
+
+_patch_lock = threading.Lock()
+
+
+def _tensors(v):
+    if isinstance(v, torch.Tensor):
+        return [v]
+    if isinstance(v, (tuple, list)):
+        return [t for x in v for t in _tensors(x)]
+    return []
+
+
+def _bytes(node):
+    return sum(t.numel() * t.element_size() for t in _tensors(node.meta.get("val")))
+
+
+def _is_alias(node):
+    """A getitem of a multi-output op, or a view: no memory of its own."""
+    if node.target is operator.getitem:
+        return True
+    t = node.target
+    if isinstance(t, torch._ops.OpOverload):
+        rets = t._schema.returns
+        return bool(rets) and rets[0].alias_info is not None and not rets[0].alias_info.is_write
+    return False
+
+
+def _is_random(node):
+    t = node.target
+    return isinstance(t, torch._ops.OpOverload) and torch.Tag.nondeterministic_seeded in t.tags
+
+
+class JointGraph:
+    """The joint graph as a checkmate graph: a node per op that owns its
+    memory (views and getitems stand for the op they alias), forward nodes
+    first, placeholders (parameters, inputs, tangents) as fixed memory."""
+
+    def __init__(self, graph, node_info):
+        self.base = {}
+        fwd, bwd = [], []
+        self.fixed = 0
+        for n in graph.nodes:
+            if n.op == "placeholder":
+                self.fixed += _bytes(n)
+            elif n.op != "call_function":
+                continue
+            elif _is_alias(n) and isinstance(n.args[0], torch.fx.Node) \
+                    and n.args[0].op == "call_function":
+                self.base[n] = self.base.get(n.args[0], n.args[0])
+            elif node_info.is_required_fw(n):
+                fwd.append(n)
+            else:
+                bwd.append(n)
+        self.forward, self.backward = fwd, bwd
+        self.fwd_set = set(fwd)
+        self.by_name = {n.name: n for n in fwd + bwd}
+
+    def owner(self, n):
+        return self.base.get(n, n)
+
+    def deps(self, n):
+        out = []
+        for a in n.all_input_nodes:
+            if a.op != "call_function":
+                continue
+            a = self.owner(a)
+            if a not in out:
+                out.append(a)
+        return out
+
+    def recomputed(self, keep):
+        """The forward nodes the backward computes again when the forward
+        keeps the values of `keep` (fx nodes): those it reaches from its
+        own nodes through forward nodes not kept."""
+        out, stack = set(), [a for b in self.backward for a in self.deps(b)]
+        while stack:
+            n = stack.pop()
+            if n in out or n not in self.fwd_set or n in keep:
+                continue
+            out.add(n)
+            stack.extend(self.deps(n))
+        return out
+
+    def cost(self, n):
+        vals = _MetaVals()
+        try:
+            return max(1, flops(n, vals))
+        except Exception:   # an op the table cannot size: one FLOP per element
+            return max(1, sum(t.numel() for t in _tensors(n.meta.get("val"))))
+
+    def to_json(self, name):
+        nodes = []
+        total = 0
+        costs = {n: self.cost(n) for n in self.forward + self.backward}
+        total = sum(costs.values())
+        for n in self.forward + self.backward:
+            c = costs[n]
+            # A random op is never recomputed: a recompute would draw
+            # other numbers (pytorch#190758). Its cost is the whole
+            # step's, so a plan recomputes it only when nothing else fits.
+            if _is_random(n) and n in self.forward:
+                c = total
+            node = {"name": n.name, "cost": c, "memory": _bytes(n),
+                    "deps": [d.name for d in self.deps(n)]}
+            if n not in self.forward:
+                node["backward"] = True
+            nodes.append(node)
+        return {"format": "checkmate-graph", "version": 1, "name": name,
+                "fixed_memory": self.fixed, "nodes": nodes}, costs
+
+
+class _MetaVals:
+    """node -> its example value (meta["val"]), as cost.flops reads them."""
+
+    def __getitem__(self, n):
+        return n.meta.get("val")
+
+
+def saved_values(jg, plan, inputs):
+    """The forward values the plan holds where its backward starts (its
+    first compute of a backward node), with every input (a parameter, a
+    batch: fixed memory, kept anyway) and every random op's output that
+    the backward would otherwise recompute."""
+    keep = set()
+    for s in plan.get("steps") or []:
+        n = jg.by_name.get(s["node"])
+        if n is None:
+            raise CompiledError("the plan names node %s, which the joint graph lacks" % s["node"])
+        if s["op"] == "compute":
+            if n not in jg.fwd_set:
+                break
+            keep.add(n)
+        else:
+            keep.discard(n)
+    while True:
+        random = {n for n in jg.recomputed(keep) if _is_random(n)}
+        if not random:
+            break
+        keep |= random
+    # Views and getitems: the backward takes a multi-output op's parts.
+    out = []
+    for n in jg.forward:
+        if n not in keep:
+            continue
+        if isinstance(n.meta.get("val"), torch.Tensor):
+            out.append(n)
+        else:
+            out.extend(u for u in n.users if u.target is operator.getitem
+                       and isinstance(u.meta.get("val"), torch.Tensor))
+    return list(inputs) + out
+
+
+class Partitioner:
+    """Inductor's custom_partitioner_fn: torch's min-cut partitioner with
+    its choice of saved values replaced by the plan's. Each joint graph's
+    figures are appended to self.info."""
+
+    def __init__(self, budget, strategy, time_limit, binary, cache):
+        self.settings = (budget, strategy, time_limit, binary, cache)
+        self.info = []
+
+    def uuid(self):
+        return None   # no inductor cache: its key does not know the plan
+
+    def choose(self, joint_graph, node_info, memory_budget=1, **_):
+        budget, strategy, time_limit, binary, cache = self.settings
+        jg = JointGraph(joint_graph, node_info)
+        doc, costs = jg.to_json("joint graph")
+        ca_peak = _checkpoint_all_peak(doc)
+        arg = solvemod.budget_arg(budget, jg.fixed, ca_peak)
+        plan, hit = solvemod.solve(binary, doc, arg, strategy, time_limit, cache)
+        saved = saved_values(jg, plan, node_info.inputs)
+        # torch's own choice (the min cut: fewer values, cheap ops fused
+        # into the backward's kernels) where it keeps no more bytes: the
+        # plan's FLOP costs do not see that saving a value costs memory
+        # traffic, so where the budget leaves room it saves more.
+        by = "plan"
+        theirs = self._min_cut(joint_graph, node_info, memory_budget=1)
+        if _saved_bytes(theirs, node_info) <= _saved_bytes(saved, node_info):
+            saved, by = theirs, "min-cut"
+        # The partition computes each forward value the backward needs and
+        # the forward does not keep once more.
+        floor = sum(costs.values())
+        again = jg.recomputed({jg.owner(n) for n in saved})
+        info = {"budget": plan.get("budget"), "plan_peak": plan.get("peak_memory"),
+                "overhead": (floor + sum(costs[n] for n in again)) / floor if floor else 1.0,
+                "recomputed": len(again),
+                "strategy": plan.get("strategy"), "status": plan.get("status"),
+                "fixed_memory": jg.fixed, "checkpoint_all_peak": ca_peak,
+                "nodes": len(doc["nodes"]),
+                "saved_by": by,
+                "saved": sum(1 for n in saved if n not in node_info.inputs),
+                "saved_bytes": _saved_bytes(saved, node_info),
+                "cached": hit if cache is not None else None}
+        self.info.append(info)
+        return saved
+
+    def __call__(self, gm, joint_inputs, **kwargs):
+        from torch._functorch import partitioners
+        with _patch_lock:
+            orig = self._min_cut = partitioners.choose_saved_values_set
+            partitioners.choose_saved_values_set = self.choose
+            try:
+                return partitioners.min_cut_rematerialization_partition(gm, joint_inputs,
+                                                                        **kwargs)
+            finally:
+                partitioners.choose_saved_values_set = orig
+
+
+def _saved_bytes(saved, node_info):
+    inputs = set(node_info.inputs)
+    return sum(_bytes(n) for n in set(saved) if n not in inputs)
+
+
+def _checkpoint_all_peak(doc):
+    """The peak of computing every node once in order, freeing each value
+    after its last use (docs/formats.md, Memory model)."""
+    last, size = {}, {}
+    for i, n in enumerate(doc["nodes"]):
+        size[n["name"]] = n["memory"]
+        for d in n["deps"]:
+            last[d] = i
+    live = peak = doc["fixed_memory"]
+    for i, n in enumerate(doc["nodes"]):
+        live += n["memory"]
+        peak = max(peak, live)
+        live -= sum(size[d] for d in set(n["deps"]) if last[d] == i)
+    return peak
+
+
+def has_hook():
+    """Whether this torch's inductor takes a custom partitioner (its
+    config.custom_partitioner_fn, torch 2.9 and later)."""
+    try:
+        import torch._inductor.config as ic
+        from torch._inductor.custom_graph_pass import CustomPartitionerFn  # noqa: F401
+    except ImportError:
+        return False
+    return hasattr(ic, "custom_partitioner_fn")
+
+
+def backend(budget, strategy, time_limit, binary, cache):
+    """A torch.compile backend: inductor with a Partitioner of these
+    settings (backend.partitioner), or None when this torch has no hook
+    for it (has_hook)."""
+    if not has_hook():
+        return None
+    from torch._inductor import config as ic
+    from torch._inductor.compile_fx import compile_fx
+    from torch._inductor.custom_graph_pass import CustomPartitionerFn
+
+    class CheckmatePartitioner(Partitioner, CustomPartitionerFn):
+        def __reduce__(self):
+            # Inductor pickles its config for a cache key it then does
+            # not use (uuid() is None); the settings stand for it.
+            return (str, (repr(self.settings[:3]),))
+
+    part = CheckmatePartitioner(budget, strategy, time_limit, binary, cache)
+
+    def checkmate_inductor(gm, example_inputs):
+        with ic.patch(custom_partitioner_fn=part):
+            return compile_fx(gm, example_inputs)
+    checkmate_inductor.partitioner = part
+    return checkmate_inductor
+
