@@ -4,7 +4,7 @@
 
 PKGS     = libglpk-dev coinor-libcbc-dev coinor-libclp-dev libjansson-dev pkg-config \
            gnuplot-nox python3-torch python3-torchvision man-db zsh \
-           python3-pip python3-setuptools python3-venv
+           python3-pip python3-setuptools python3-venv g++
 # What `make fuzz` needs besides: Debian's clang 14 and its libFuzzer runtime.
 FUZZ_PKGS = clang-14 libclang-rt-14-dev
 FUZZ_CC  ?= clang-14

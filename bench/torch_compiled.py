@@ -18,9 +18,11 @@ fullgraph=True, dynamic=False and inductor at default settings:
                  memory + F x the activations of the joint graph's
                  checkpoint-all schedule (plan_info's figures), for each F
                  of --fractions: the saved values chosen by the plan;
-  remat@0.5      when no remat-F measures at most compile-0.5's peak: up to
-                 --tries budgets below the lowest remat-F's plan budget by
-                 the measured excess (bench/torch_peers.py's search).
+  remat@0.5-tryK a budget aimed just below compile-0.5's measured peak:
+                 the plan budget interpolated by measured peak between the
+                 remat-F on either side of it (below the lowest by the
+                 excess when none is below), while the closest below is
+                 more than 3% under it; up to --tries (2) times.
 
 Each variant's first step compiles (timed apart: "compile s", inductor's
 cache in a fresh directory, remat's plans in checkmate's cache). Then one
@@ -118,31 +120,39 @@ def bench_model(name, args, device):
         first_step(v, case, device)
         tp.guarded(v, "warm-up", tp.warm, v, case, device, 1)
         measure(v, case, device)
-    peer = variants[1]
-    ours = [v for v in variants if v.kind == "remat" and v.mem is not None]
-    if peer.mem is not None and ours and not any(v.mem["peak"] <= peer.mem["peak"] for v in ours):
-        low = min(ours, key=lambda v: v.mem["peak"])
-        info, excess = low.extra["plan_info"], low.mem["peak"] - peer.mem["peak"]
-        budget = info["budget"]
-        for k in range(args.tries):
-            budget = budget - excess - (info["budget"] - info["fixed_memory"]) // 50
-            if budget <= info["fixed_memory"]:
-                break
-            try:
-                v = remat_variant(case, base, args, "remat@0.5", budget)
-            except Exception as e:
-                print("  remat@0.5: %s" % tp.one_line(e), flush=True)
-                break
-            variants.append(v)
-            first_step(v, case, device)
-            tp.guarded(v, "warm-up", tp.warm, v, case, device, 1)
-            measure(v, case, device)
-            if v.mem is None:
-                break
-            excess = v.mem["peak"] - peer.mem["peak"]
-            if excess <= 0:
-                break
-            v.label = "remat@0.5-try%d" % (k + 1)
+    # The budget whose measured peak is closest below compile-0.5's: the
+    # plan budget interpolated (by measured peak) between the remat-F
+    # around that peak, or below the lowest, up to --tries times.
+    target = variants[1].mem["peak"] if variants[1].mem else None
+    for k in range(args.tries if target else 0):
+        ours = [v for v in variants if v.kind == "remat" and v.mem is not None]
+        below = [v for v in ours if v.mem["peak"] <= target]
+        above = [v for v in ours if v.mem["peak"] > target]
+        if not above:
+            break
+        hi = min(above, key=lambda v: v.mem["peak"])
+        lo = max(below, key=lambda v: v.mem["peak"]) if below else None
+        if lo is not None and lo.mem["peak"] >= 0.97 * target:
+            break
+        bh = hi.extra["plan_info"]["budget"]
+        if lo is None:
+            fixed = hi.extra["plan_info"]["fixed_memory"]
+            budget = bh - (hi.mem["peak"] - target) - (bh - fixed) // 50
+        else:
+            bl = lo.extra["plan_info"]["budget"]
+            t = (target - lo.mem["peak"]) / (hi.mem["peak"] - lo.mem["peak"])
+            budget = int(bl + 0.9 * t * (bh - bl))
+        try:
+            v = remat_variant(case, base, args, "remat@0.5-try%d" % (k + 1), budget)
+        except Exception as e:
+            print("  remat@0.5-try%d: %s" % (k + 1, tp.one_line(e)), flush=True)
+            break
+        variants.append(v)
+        first_step(v, case, device)
+        tp.guarded(v, "warm-up", tp.warm, v, case, device, 1)
+        measure(v, case, device)
+        if v.mem is None:
+            break
 
     with torch.no_grad():
         for v in variants:

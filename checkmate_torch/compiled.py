@@ -198,10 +198,13 @@ class Partitioner:
         arg = solvemod.budget_arg(budget, jg.fixed, ca_peak)
         plan, hit = solvemod.solve(binary, doc, arg, strategy, time_limit, cache)
         saved = saved_values(jg, plan, node_info.inputs)
-        # torch's own choice (the min cut: fewer values, cheap ops fused
-        # into the backward's kernels) where it keeps no more bytes: the
-        # plan's FLOP costs do not see that saving a value costs memory
-        # traffic, so where the budget leaves room it saves more.
+        # torch's own cut where it keeps no more bytes than the plan. The
+        # plan's FLOP costs and memory model do not see what inductor does:
+        # a chain of pointwise ops recomputed in the backward is fused into
+        # the kernel that reads it (no buffer, nearly no time), and a value
+        # saved is written out by the forward. The min cut weighs that
+        # (bytes saved, twice for a value fusion would not write), so
+        # where the budget leaves room it is the faster choice.
         by = "plan"
         theirs = self._min_cut(joint_graph, node_info, memory_budget=1)
         if _saved_bytes(theirs, node_info) <= _saved_bytes(saved, node_info):

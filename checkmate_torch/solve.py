@@ -4,6 +4,7 @@ temporary file, `checkmate solve` run on it, its plan and its summary
 import json
 import math
 import os
+import re
 import subprocess
 import tempfile
 
@@ -13,6 +14,10 @@ from . import cache as cachemod
 class SolveError(Exception):
     pass
 
+
+# A size as the CLI reads one (common/size.c): a decimal number, then a
+# unit or a percentage of the checkpoint-all peak.
+SIZE = re.compile(r"\s*(\d+\.?\d*|\.\d+)\s*(%|[kmgt](i?b)?|b)?\s*$", re.IGNORECASE)
 
 EXIT_WHY = {1: "bad input", 2: "bad command line", 3: "no plan fits the budget (proven)",
             4: "no plan fits the budget within the time limit"}
@@ -33,6 +38,8 @@ def budget_arg(budget, fixed_memory, checkpoint_all_peak):
         budget = int(budget)
     if isinstance(budget, int) and budget <= 0:
         raise SolveError("budget must be a positive number of bytes; got %d" % budget)
+    if isinstance(budget, str) and not SIZE.match(budget):
+        raise SolveError("budget %r is not a size such as 16G, 1.5GB, 80%% or 1024" % budget)
     return str(budget)
 
 

@@ -3,6 +3,7 @@ plan. Each training step runs the plan's forward steps in the module's
 forward and the rest in its backward (docs/torch.md, "Training with a
 plan")."""
 import platform
+import time
 
 import torch
 
@@ -84,8 +85,21 @@ class Compiled:
             "stride_corrections": len(corrections),
             "cached": hit if cache is not None else None,
         }
+        self.info["step_ms"] = self.info["measured_overhead"] = None
+        self.on_cpu = _device_name(tensors).startswith("cpu")
         self.n_params = len(traced.param_names)
         self.wants = set(traced.grad_of)
+
+    def timed(self, ms):
+        """Records a step's own time, forward and backward (on the CPU;
+        on a GPU the host's time says nothing without a synchronization):
+        with measured costs, measured overhead is its ratio to the sum of
+        the ops' medians, the ordinary step's op time."""
+        if not self.on_cpu:
+            return
+        self.info["step_ms"] = ms
+        if self.info["cost_unit"] == "ms" and self.info["checkpoint_all_cost"]:
+            self.info["measured_overhead"] = ms / self.info["checkpoint_all_cost"]
 
     def run(self, model, inputs):
         params = list(model.parameters())
@@ -142,8 +156,10 @@ class _Step(torch.autograd.Function):
     def forward(ctx, compiled, n_params, *tensors):
         n_buffers = len(compiled.traced.buffer_names)
         ctx.set_materialize_grads(False)
+        t0 = time.perf_counter()
         with no_autocast():
             outs, state = compiled.program.forward([t.detach() for t in tensors])
+        ctx.forward_ms = (time.perf_counter() - t0) * 1e3
         out = compiled.traced.out
         # One output per tensor the model returns (out.unique); each a new
         # tensor for autograd: one that is an input, or that the plan
@@ -173,6 +189,7 @@ class _Step(torch.autograd.Function):
                              "(retain_graph is not supported)")
         ctx.state = None
         c = ctx.compiled
+        t0 = time.perf_counter()
         tangents, given = [], set()
         for k, i in enumerate(c.traced.out.diff):
             g = grad_outputs[c.traced.out.slot[i]]
@@ -201,6 +218,7 @@ class _Step(torch.autograd.Function):
                     grads = ex.finish()
                 except PlanError as e:
                     raise RematError("plan: %s" % e) from None
+        c.timed(ctx.forward_ms + (time.perf_counter() - t0) * 1e3)
         out = [None] * (ctx.n_params + ctx.n_buffers + ctx.n_inputs)
         for j, ((kind, i), g) in enumerate(zip(c.traced.grad_of, grads)):
             if j not in unreached:
@@ -333,12 +351,14 @@ class RematCompiled(torch.nn.Module):
             return self._compiled(*args, **kwargs)
         except torch._dynamo.exc.BackendCompilerFailed as e:
             inner = getattr(e, "inner_exception", None) or e
-            why = (str(inner).strip().splitlines() or [type(inner).__name__])[0]
-            raise RematError("compile=True: %s" % why) from None
-        except torch._dynamo.exc.Unsupported as e:
-            why = (str(e).strip().splitlines() or [type(e).__name__])[0]
+            raise RematError("compile=True: %s" % _first_line(inner)) from None
+        except torch._dynamo.exc.TorchDynamoException as e:
             raise RematError("compile=True needs a model torch.compile captures in one graph: "
-                             "%s" % why) from None
+                             "%s" % _first_line(e)) from None
+
+
+def _first_line(e):
+    return (str(e).strip().splitlines() or [type(e).__name__])[0]
 
 
 def remat(model, example_args, example_kwargs=None, *, budget, strategy="auto",

@@ -137,6 +137,10 @@ def main():
         got = grads_of(m1, r1, x)
         ok(all(torch.equal(a, b) for a, b in zip(want, got)),
            "a plan made with measured times trains as an ordinary step (dropout)")
+        i = r1.plan_info
+        ok(i["step_ms"] > 0 and i["measured_overhead"] == i["step_ms"] / i["checkpoint_all_cost"],
+           "after a step: the step's own time and the measured overhead (%.3f; predicted %.3f)"
+           % (i["measured_overhead"], i["overhead"]))
         try:
             checkmate_torch.remat(model(), (x,), budget=half, cost="seconds")
             ok(False, "cost='seconds' refused")

@@ -1,0 +1,207 @@
+#!/usr/bin/python3
+"""remat(compile=True) (checkmate_torch/compiled.py): the step through
+inductor with the plan's saved values trains as torch.compile does (same
+losses and gradients up to rounding, dropout's masks the forward's), saves
+fewer bytes as the budget falls, never recomputes a random op, and bad
+settings or models get one line."""
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", ".."))
+sys.path.insert(0, HERE)
+
+from tap import finish, ok, remat_or_finish, torch_setup  # noqa: E402
+
+torch = torch_setup()
+remat_or_finish()
+
+import copy  # noqa: E402
+
+import checkmate_torch  # noqa: E402
+from checkmate_torch import compiled  # noqa: E402
+from checkmate_torch.train import RematError  # noqa: E402
+
+from torch import nn  # noqa: E402
+
+if not compiled.has_hook():
+    ok(True, "compile=True refused on torch %s (no custom partitioner hook)"
+       % torch.__version__)
+    finish()
+
+torch._dynamo.config.cache_size_limit = 64
+
+
+class Net(nn.Module):
+    """Linear layers, GELU, dropout, layer norm, a residual: the ops whose
+    values a partitioner saves or recomputes."""
+
+    def __init__(self, d=64, layers=4):
+        super().__init__()
+        self.inp = nn.Linear(16, d)
+        self.blocks = nn.ModuleList(nn.Sequential(nn.LayerNorm(d), nn.Linear(d, 4 * d),
+                                                  nn.GELU(), nn.Dropout(0.2),
+                                                  nn.Linear(4 * d, d))
+                                    for _ in range(layers))
+        self.out = nn.Linear(d, 3)
+
+    def forward(self, x):
+        h = self.inp(x)
+        for b in self.blocks:
+            h = h + b(h)
+        return self.out(h)
+
+
+torch.manual_seed(0)
+base = Net()
+x = torch.randn(32, 16)
+y = torch.randint(0, 3, (32,))
+
+
+def train(module, model, steps=3):
+    """Losses and final gradients of `steps` SGD steps, seeded alike."""
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    losses = []
+    for k in range(steps):
+        torch.manual_seed(100 + k)
+        opt.zero_grad()
+        loss = nn.functional.cross_entropy(module(x), y)
+        loss.backward()
+        losses.append(loss.item())
+        grads = [p.grad.clone() for p in model.parameters()]
+        opt.step()
+    return losses, grads
+
+
+def remat(budget, model=None, **kw):
+    model = model or copy.deepcopy(base)
+    return checkmate_torch.remat(model, (x,), budget=budget, time_limit=5,
+                                 compile=True, **kw), model
+
+
+ref_model = copy.deepcopy(base)
+ref = train(torch.compile(ref_model, fullgraph=True, dynamic=False), ref_model)
+
+# A budget that leaves room, one near the least: the plan's saved values at
+# the lower one, torch's min cut where it keeps no more.
+infos = {}
+for frac in (1.0, 0.6, 0.35):
+    r, m = remat(lambda fixed, peak, f=frac: int(fixed + f * (peak - fixed)))
+    losses, grads = train(r, m)
+    infos[frac] = r.plan_info
+    rel = max(abs(a - b) / abs(b) for a, b in zip(losses, ref[0]))
+    gd = max(float((g - h).abs().max() / (h.abs().max() + 1e-12)) for g, h in zip(grads, ref[1]))
+    ok(rel < 1e-5 and gd < 1e-4,
+       "budget fixed + %g x activations: 3 steps' losses and gradients as torch.compile's "
+       "(saved by %s)" % (frac, infos[frac]["saved_by"]),
+       "loss rel. diff %.2e, gradient rel. diff %.2e" % (rel, gd))
+ok(infos[0.35]["saved_by"] == "plan" and infos[0.35]["saved_bytes"] < infos[1.0]["saved_bytes"],
+   "the lowest budget saves the plan's values, fewer bytes than at the highest",
+   str({f: (i["saved_by"], i["saved_bytes"]) for f, i in infos.items()}))
+ok(infos[1.0]["saved_bytes"] >= infos[0.6]["saved_bytes"] >= infos[0.35]["saved_bytes"],
+   "saved bytes fall with the budget",
+   str({f: i["saved_bytes"] for f, i in infos.items()}))
+ok(all(i["plan_peak"] <= i["budget"] for i in infos.values()),
+   "every plan's peak within its budget")
+
+# Random ops: a plan that keeps nothing at the backward's start would have
+# the backward draw new numbers; saved_values keeps every value of an op
+# that draws from the generator (inductor's dropout: inductor_seeds, whose
+# seeds the backward's inductor_random then reuses, the forward's masks).
+captured = {}
+orig_choose = compiled.Partitioner.choose
+
+
+def spy(self, joint_graph, node_info, memory_budget=1, **kw):
+    captured["jg"] = compiled.JointGraph(joint_graph, node_info)
+    captured["inputs"] = list(node_info.inputs)
+    return orig_choose(self, joint_graph, node_info, memory_budget, **kw)
+
+
+compiled.Partitioner.choose = spy
+try:
+    r, m = remat(lambda fixed, peak: int(fixed + 0.35 * (peak - fixed)))
+    train(r, m, steps=1)
+finally:
+    compiled.Partitioner.choose = orig_choose
+jg = captured["jg"]
+randoms = [n for n in jg.forward if compiled._is_random(n)]
+empty = {"steps": [{"op": "compute", "node": n.name} for n in jg.forward[:1]]
+         + [{"op": "free", "node": jg.forward[0].name}]
+         + [{"op": "compute", "node": jg.backward[0].name}]}
+saved = compiled.saved_values(jg, empty, captured["inputs"])
+again = jg.recomputed({jg.owner(n) for n in saved})
+ok(randoms and not any(compiled._is_random(n) for n in again),
+   "a plan keeping nothing: the backward recomputes no op that draws from the generator "
+   "(%s saved)" % ", ".join(n.name for n in randoms), "random ops %s; recomputed %s" % (randoms, sorted(n.name for n in again)))
+
+# With inductor's fallback_random the step draws eager's numbers (dropout
+# is aten's, recomputed it would draw new ones): the plan's partition at
+# the lowest budget trains as an ordinary eager step.
+eager_model = copy.deepcopy(base)
+eager = train(eager_model, eager_model)
+with torch._inductor.config.patch(fallback_random=True):
+    r, m = remat(lambda fixed, peak: int(fixed + 0.35 * (peak - fixed)))
+    losses, grads = train(r, m)
+rel = max(abs(a - b) / abs(b) for a, b in zip(losses, eager[0]))
+gd = max(float((g - h).abs().max() / (h.abs().max() + 1e-12)) for g, h in zip(grads, eager[1]))
+ok(rel < 1e-5 and gd < 1e-4 and r.plan_info["saved_by"] == "plan",
+   "fallback_random: 3 steps' losses and gradients as eager's (the plan's values, dropout's "
+   "masks saved)", "loss rel. diff %.2e, gradient rel. diff %.2e, %s"
+   % (rel, gd, r.plan_info["saved_by"]))
+
+# Eval mode and no-grad run the model itself.
+r, m = remat("90%")
+r.eval()
+with torch.no_grad():
+    ok(torch.equal(r(x), m(x)), "eval mode: the model itself")
+
+# One line for what compile=True cannot do.
+
+
+def error_of(fn):
+    try:
+        fn()
+    except RematError as e:
+        return str(e)
+    except Exception as e:
+        return "%s: %s" % (type(e).__name__, e)
+    return None
+
+
+e = error_of(lambda: remat("lots"))
+ok(e is not None and "budget" in e and "\n" not in e, "a bad budget: one line", e)
+e = error_of(lambda: remat("80%", cost="time"))
+ok(e is not None and "cost" in e and "\n" not in e, "cost='time': refused in one line", e)
+
+
+def infeasible():
+    r, m = remat(1000)
+    train(r, m, steps=1)
+
+
+e = error_of(infeasible)
+ok(e is not None and e.startswith("compile=True:") and "infeasible" in e and "\n" not in e,
+   "a budget below the least: one line at the first step", e)
+
+
+class Breaks(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(16, 3)
+
+    def forward(self, x):
+        h = self.lin(x)
+        if h.sum().item() > 0:   # data-dependent control flow: a graph break
+            h = h * 2
+        return h
+
+
+def graph_break():
+    r, m = remat("90%", model=Breaks())
+    train(r, m, steps=1)
+
+
+e = error_of(graph_break)
+ok(e is not None and "one graph" in e and "\n" not in e, "a graph break: one line", e)
+finish()
