@@ -75,16 +75,27 @@ def train(module, model, steps=3):
 
 def remat(budget, model=None, **kw):
     model = model or copy.deepcopy(base)
-    return checkmate_torch.remat(model, (x,), budget=budget, time_limit=5,
+    return checkmate_torch.remat(model, (x,), budget=budget, time_limit=2,
                                  compile=True, **kw), model
 
 
 ref_model = copy.deepcopy(base)
 ref = train(torch.compile(ref_model, fullgraph=True, dynamic=False), ref_model)
 
+captured = {}
+orig_choose = compiled.Partitioner.choose
+
+
+def spy(self, joint_graph, node_info, memory_budget=1, **kw):
+    captured["jg"] = compiled.JointGraph(joint_graph, node_info)
+    captured["inputs"] = list(node_info.inputs)
+    return orig_choose(self, joint_graph, node_info, memory_budget, **kw)
+
+
 # A budget that leaves room, one near the least: the plan's saved values at
 # the lower one, torch's min cut where it keeps no more.
 infos = {}
+compiled.Partitioner.choose = spy   # keeps the last joint graph (below)
 for frac in (1.0, 0.6, 0.35):
     r, m = remat(lambda fixed, peak, f=frac: int(fixed + f * (peak - fixed)))
     losses, grads = train(r, m)
@@ -95,6 +106,7 @@ for frac in (1.0, 0.6, 0.35):
        "budget fixed + %g x activations: 3 steps' losses and gradients as torch.compile's "
        "(saved by %s)" % (frac, infos[frac]["saved_by"]),
        "loss rel. diff %.2e, gradient rel. diff %.2e" % (rel, gd))
+compiled.Partitioner.choose = orig_choose
 ok(infos[0.35]["saved_by"] == "plan" and infos[0.35]["saved_bytes"] < infos[1.0]["saved_bytes"],
    "the lowest budget saves the plan's values, fewer bytes than at the highest",
    str({f: (i["saved_by"], i["saved_bytes"]) for f, i in infos.items()}))
@@ -108,22 +120,7 @@ ok(all(i["plan_peak"] <= i["budget"] for i in infos.values()),
 # the backward draw new numbers; saved_values keeps every value of an op
 # that draws from the generator (inductor's dropout: inductor_seeds, whose
 # seeds the backward's inductor_random then reuses, the forward's masks).
-captured = {}
-orig_choose = compiled.Partitioner.choose
-
-
-def spy(self, joint_graph, node_info, memory_budget=1, **kw):
-    captured["jg"] = compiled.JointGraph(joint_graph, node_info)
-    captured["inputs"] = list(node_info.inputs)
-    return orig_choose(self, joint_graph, node_info, memory_budget, **kw)
-
-
-compiled.Partitioner.choose = spy
-try:
-    r, m = remat(lambda fixed, peak: int(fixed + 0.35 * (peak - fixed)))
-    train(r, m, steps=1)
-finally:
-    compiled.Partitioner.choose = orig_choose
+# The joint graph is the last budget's, above.
 jg = captured["jg"]
 randoms = [n for n in jg.forward if compiled._is_random(n)]
 empty = {"steps": [{"op": "compute", "node": n.name} for n in jg.forward[:1]]
@@ -133,7 +130,8 @@ saved = compiled.saved_values(jg, empty, captured["inputs"])
 again = jg.recomputed({jg.owner(n) for n in saved})
 ok(randoms and not any(compiled._is_random(n) for n in again),
    "a plan keeping nothing: the backward recomputes no op that draws from the generator "
-   "(%s saved)" % ", ".join(n.name for n in randoms), "random ops %s; recomputed %s" % (randoms, sorted(n.name for n in again)))
+   "(%s saved)" % ", ".join(n.name for n in randoms),
+   "random ops %s; recomputed %s" % (randoms, sorted(n.name for n in again)))
 
 # With inductor's fallback_random the step draws eager's numbers (dropout
 # is aten's, recomputed it would draw new ones): the plan's partition at
