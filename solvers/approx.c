@@ -49,6 +49,7 @@ struct sweep {
 	uint8_t *best_s;    /* the S of best */
 	double best_cost, bound;
 	double deadline;    /* cm_clock() at the time limit, 0 for none */
+	double t0;          /* cm_clock() at the start, for progress */
 	int has_bound, lp_infeasible, failed, n_lp;
 	int jobs;           /* processes sharing the LPs (solve_opts.jobs) */
 	const double *eps;  /* of each LP of the sweep */
@@ -114,6 +115,7 @@ int strategy_lp_relaxation(const struct graph *g, const struct solve_request *rq
 	struct solve_opts so = { .time_limit = time_left, .relaxation = 1,
 				 .lp_method = rq->lp_method, .label = label,
 				 .progress = rq->progress, .ctx = rq->ctx,
+				 .halt = rq->halt, .halt_ctx = rq->halt_ctx,
 				 .memory_cap = rq->memory_limit };
 
 	if (remat_build(g, shrunk, &rq->model, rm, err))
@@ -384,6 +386,13 @@ static int on_lp(void *ctx, int k, const struct milp_result *r)
 	}
 	if (improved && !w->failed)
 		w->failed = improve(w) != 0;
+	/* Each cheaper plan and the bound as they come, not only at the
+	 * end: auto's stall stop counts them as gains. */
+	if ((improved || k == 0) && w->rq->progress)
+		w->rq->progress(w->rq->ctx, &(struct solve_progress){
+			.elapsed = cm_clock() - w->t0,
+			.incumbent = w->best ? w->best_cost : 0, .has_incumbent = w->best != NULL,
+			.bound = w->bound, .has_bound = w->has_bound, .label = w->label });
 	return w->failed || stop_requested() ||
 	       (w->best && w->has_bound && num_le(w->best_cost, graph_round_bound(w->g, w->bound)));
 }
@@ -450,6 +459,7 @@ int strategy_run_approx(const struct strategy *s, const struct graph *g,
 	struct solve_opts so = { .time_limit = rq->time_limit, .relaxation = 1,
 				 .lp_method = rq->lp_method, .on_lp = on_lp, .lp_ctx = &w,
 				 .label = w.label, .progress = rq->progress, .ctx = rq->ctx,
+				 .halt = rq->halt, .halt_ctx = rq->halt_ctx,
 				 .memory_cap = rq->memory_limit };
 	double ub[sizeof(eps_grid) / sizeof(eps_grid[0])], eps[sizeof(eps_grid) / sizeof(eps_grid[0])];
 	struct milp_result res = { 0 };
@@ -480,6 +490,7 @@ int strategy_run_approx(const struct strategy *s, const struct graph *g,
 	so.sweep_ub = ub;
 	w.eps = eps;
 	w.deadline = strategy_deadline(rq);
+	w.t0 = cm_clock();
 	so.jobs = w.jobs = sweep_jobs(&rm.milp, rq, so.n_sweep, so.sweep_fresh);
 	name_lp(&w, 0);
 	w.sstar = malloc((size_t)g->n * (size_t)g->n * sizeof(double) + 1);

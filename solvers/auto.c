@@ -56,6 +56,32 @@
 #define AUTO_TURN_SECONDS 20.0
 #define AUTO_TURN_SHARE 0.2
 
+/* The stall stop: once a plan fits, a phase that can be halted
+ * (stall_armed) ends when neither the plan's cost nor the bound has gained
+ * AUTO_STALL_GAIN (relative) for max(AUTO_STALL_MIN, AUTO_STALL_SHARE x
+ * the seconds auto has run), not counting the phases that cannot be
+ * halted; each phase runs AUTO_STALL_GRACE seconds first. Measured with
+ * --time-limit 60 on the paper's graphs, the random layered graphs and
+ * examples/graphs/gpt.json at f = .25, .5, .75 (2 runs at a time on 2
+ * cores; docs/benchmarks.md): lns gains after 22-33 s of nothing (n100 at
+ * f = .25 from 26.0 s to 47.8 s, n500 at .75 from its start at 22.9 s to
+ * 49.6 s, n250 at .25 from 3.0 s to 35.9 s; 0.1-2% each), at 0.46-0.92
+ * of the time run; so 40 s, or half the time run. A window of 15 s ended
+ * gpt in 16 s of 30 with its plan, but by their traces would have cost
+ * those three plans. The
+ * whole MILP reports no bound while it works (Cbc's root: U-Net at f =
+ * .5 proves after 38 s of silence, SegNet at .5 after 39 s with a cheaper
+ * plan at the same moment), so where it proves the paper's graphs (up to
+ * AUTO_MILP_COLUMNS) it is never halted. */
+#define AUTO_STALL_MIN 40.0
+#define AUTO_STALL_SHARE 0.5
+#define AUTO_STALL_GAIN 1e-5
+/* Seconds each phase runs before the stall stop may halt it, however long
+ * auto has gained nothing: MobileNet at f = .25 has lns's cheaper plan
+ * (0.04%) 11 s into lns, after 48 s without a gain; with 5 s, lns was
+ * halted in its first window and the plan lost. */
+#define AUTO_STALL_GRACE 15.0
+
 /* Phases after the heuristics, at most (phases_of). */
 #define AUTO_MAX_PHASES 4
 
@@ -78,6 +104,65 @@ struct incumbent {
 	int has_turn;
 	int cols, rows, nnz;  /* the model the last phase built, if any */
 };
+
+/* When auto last gained (the stall stop, AUTO_STALL_MIN): the best plan and
+ * bound seen, auto's own or reported by the running phase. */
+struct stall {
+	double t0;          /* auto's start, cm_clock() */
+	double seconds;     /* --param stall: seconds without a gain; 0: the
+			     * stop is off; < 0: AUTO_STALL_MIN's rule */
+	double last;        /* cm_clock() at the last gain */
+	double from;        /* the end of the last phase that could not be
+			     * halted, cm_clock(): its silence is not judged */
+	double cost, bound; /* the cheapest plan and highest bound seen */
+	int has_cost, has_bound;
+	double grace;       /* cm_clock() before which the running phase is
+			     * not halted (AUTO_STALL_GRACE) */
+	int armed;          /* the running phase may be halted */
+	int fired;          /* a phase was halted */
+};
+
+/* Notes a plan of this cost and a bound, when they have them: a gain when
+ * either moved by more than AUTO_STALL_GAIN. */
+static void stall_see(struct stall *st, int has_cost, double cost, int has_bound, double bound)
+{
+	int gain = 0;
+
+	if (has_cost && (!st->has_cost || cost < st->cost - AUTO_STALL_GAIN * fabs(st->cost))) {
+		st->cost = cost;
+		st->has_cost = 1;
+		gain = 1;
+	}
+	if (has_bound && (!st->has_bound || bound > st->bound + AUTO_STALL_GAIN * fabs(st->bound))) {
+		st->bound = bound;
+		st->has_bound = 1;
+		gain = 1;
+	}
+	if (gain)
+		st->last = cm_clock();
+}
+
+/* 1 when the running phase has gained nothing for long enough: never
+ * before a plan fits (any plan is worth the time). */
+static int stall_over(const struct stall *st)
+{
+	double now = cm_clock(), since = fmax(st->last, st->from);
+	double window = st->seconds > 0 ? st->seconds :
+			fmax(AUTO_STALL_MIN, AUTO_STALL_SHARE * (now - st->t0));
+
+	return st->seconds != 0 && st->has_cost && now >= st->grace && now - since >= window;
+}
+
+/* solve_request's halt for the phases. */
+static int stall_halt(void *ctx)
+{
+	struct stall *st = ctx;
+
+	if (!st->armed || !stall_over(st))
+		return 0;
+	st->fired = 1;
+	return 1;
+}
 
 /* What a phase does, in the words of progress reports. */
 static const char *phase_words(const char *phase)
@@ -123,6 +208,7 @@ struct relay {
 	const struct incumbent *in;
 	double t0;
 	const char *phase;
+	struct stall *stall; /* told of the phase's gains; may be NULL */
 };
 
 static void relay_progress(void *ctx, const struct solve_progress *p)
@@ -131,6 +217,10 @@ static void relay_progress(void *ctx, const struct solve_progress *p)
 	char label[160];
 	struct solve_progress q = *p;
 
+	if (r->stall)
+		stall_see(r->stall, p->has_incumbent, p->incumbent, p->has_bound, p->bound);
+	if (r->rq->progress == NULL)
+		return;
 	q.elapsed = cm_clock() - r->t0;
 	if (r->in->plan && (!q.has_incumbent || r->in->cost < q.incumbent)) {
 		q.incumbent = r->in->cost;
@@ -240,20 +330,26 @@ static int has_phase(const struct phase *ph, int n, const char *name)
 
 /* Runs strategy name on rq's budget with the time left, from start (the
  * incumbent when NULL), into in; *refused set when it refused the model
- * (memory). A phase that fails (its solver crashed twice, say) is noted
+ * (memory). st (may be NULL) sees the phase's gains and, when armed,
+ * halts it. A phase that fails (its solver crashed twice, say) is noted
  * in in->failed and costs auto nothing it had. */
 static void run_phase(const struct graph *g, const struct solve_request *rq, const char *name,
 		      double t0, double left, const struct plan *start, struct incumbent *in,
-		      int *refused)
+		      int *refused, struct stall *st)
 {
 	struct solve_request sub = *rq;
-	struct relay relay = { rq, in, t0, name };
+	struct relay relay = { rq, in, t0, name, st };
 	struct solve_outcome o;
 	struct cm_error err;
 
-	if (rq->progress) {
+	/* Relayed even when no one watches: the stall stop does. */
+	if (rq->progress || st) {
 		sub.progress = relay_progress;
 		sub.ctx = &relay;
+	}
+	if (st && st->armed) {
+		sub.halt = stall_halt;
+		sub.halt_ctx = st;
 	}
 	sub.strategy = name;
 	sub.time_limit = left;
@@ -385,7 +481,7 @@ static int repair_phase(const struct graph *g, const struct solve_request *rq,
 	if (has_phase(ph, n_ph, "ilp") || has_phase(ph, n_ph, "approx"))
 		left /= 2;
 	report(rq, in, t0, "repair");
-	run_phase(g, rq, "lns", t0, left, all, in, &refused);
+	run_phase(g, rq, "lns", t0, left, all, in, &refused, NULL);
 	in->repaired = 1;
 	plan_free(all);
 	return 0;
@@ -429,7 +525,7 @@ out:
 static void run_heuristics(const struct graph *g, const struct solve_request *rq, double t0,
 			   double limit, struct incumbent *in)
 {
-	struct relay relay = { rq, in, t0, "heuristics" };
+	struct relay relay = { rq, in, t0, "heuristics", NULL };
 	struct solve_request heur = *rq;
 	struct sim_result sim;
 
@@ -458,7 +554,7 @@ static int no_heuristic_fits(const struct graph *g, const struct solve_request *
 
 	report(rq, in, t0, "pebble");
 	run_phase(g, rq, "pebble", t0, fmin(AUTO_PEBBLE_SECONDS, AUTO_PEBBLE_SHARE * limit),
-		  NULL, &costly, refused);
+		  NULL, &costly, refused, NULL);
 	if (costly.infeasible) {
 		strategy_set_status(out, STATUS_INFEASIBLE);
 		snprintf(out->param, sizeof(out->param), "plan=none;bound=pebble");
@@ -508,11 +604,28 @@ static void turn_phase(const struct graph *g, const struct solve_request *rq, do
 	raise_bound(in, bound, "turn");
 }
 
+/* 1 when the stall stop may halt phase name on g: approx; the whole MILP
+ * only on models larger than those it proves (AUTO_MILP_COLUMNS), since
+ * it reports nothing until its proof; lns only after the LP or the MILP
+ * (up to AUTO_LP_COLUMNS), where it is not the only search: alone, on the
+ * random layered graphs, its gains come after up to 40 s of nothing and
+ * vary from run to run (n250 at f = .25: at 35.9 s in one run, not by
+ * 42.6 s in the next). dtr-tune ends on its own. */
+static int stall_armed(const struct graph *g, const char *name)
+{
+	double n = g->n, cols = 1.5 * n * n + n * g->n_edges;
+
+	return strcmp(name, "approx") == 0 ||
+	       (strcmp(name, "ilp") == 0 && cols > AUTO_MILP_COLUMNS) ||
+	       (strcmp(name, "lns") == 0 && cols <= AUTO_LP_COLUMNS);
+}
+
 /* The phases by the graph's size, each with its share of the time left,
- * until one proves its plan optimal or that none fits. */
+ * until one proves its plan optimal or that none fits; st halts those it
+ * may when they stall. */
 static void run_phases(const struct graph *g, const struct solve_request *rq,
 		       struct phase *ph, int n_ph, double t0, double limit,
-		       struct incumbent *in, int *refused)
+		       struct incumbent *in, int *refused, struct stall *st)
 {
 	int solver = has_phase(ph, n_ph, "ilp") || has_phase(ph, n_ph, "approx");
 
@@ -526,9 +639,18 @@ static void run_phases(const struct graph *g, const struct solve_request *rq,
 		if (strcmp(ph[k].name, "dtr-tune") == 0 && in->plan == NULL)
 			continue;
 		report(rq, in, t0, ph[k].name);
+		st->armed = stall_armed(g, ph[k].name);
+		st->grace = cm_clock() + (st->seconds > 0 ? fmin(st->seconds, AUTO_STALL_GRACE) :
+						      AUTO_STALL_GRACE);
 		run_phase(g, rq, ph[k].name, t0,
 			  ph[k].cap > 0 ? fmin(ph[k].cap, left * ph[k].share) : left * ph[k].share,
-			  NULL, in, refused);
+			  NULL, in, refused, st);
+		/* A phase that cannot be halted is not judged: its silence
+		 * does not count against the next. */
+		if (!st->armed)
+			st->from = cm_clock();
+		st->armed = 0;
+		stall_see(st, in->plan != NULL, in->cost, in->has_bound, in->bound);
 		/* The MILP refused for memory: its LP in its place, unless that
 		 * ran or comes anyway (lns, the last, takes over from it). */
 		if (*refused && strcmp(ph[k].name, "ilp") == 0 && !has_phase(ph, n_ph, "approx")) {
@@ -537,12 +659,18 @@ static void run_phases(const struct graph *g, const struct solve_request *rq,
 		}
 	}
 	/* Every phase ended on its own (dtr-tune converged, lns ran out of
-	 * windows) and the plan does not meet the bound: nothing more to
-	 * gain by waiting. */
+	 * windows) or stalled, and the plan does not meet the bound: nothing
+	 * more to gain by waiting. */
 	if (!in->proven && !in->infeasible && !stop_requested() && in->plan &&
-	    !(in->has_bound && !num_lt(in->bound, in->cost)) && limit - (cm_clock() - t0) > 1)
-		snprintf(in->early, sizeof(in->early), "ended %.0f s before the time limit: "
-			 "every phase ran to its end", limit - (cm_clock() - t0));
+	    !(in->has_bound && !num_lt(in->bound, in->cost)) && limit - (cm_clock() - t0) > 1) {
+		if (st->fired)
+			snprintf(in->early, sizeof(in->early), "ended %.0f s before the time "
+				 "limit: nothing gained for %.0f s", limit - (cm_clock() - t0),
+				 cm_clock() - st->last);
+		else
+			snprintf(in->early, sizeof(in->early), "ended %.0f s before the time "
+				 "limit: every phase ran to its end", limit - (cm_clock() - t0));
+	}
 }
 
 /* The bound that goes with in's plan: the solvers' bounds and proofs are
@@ -620,9 +748,12 @@ int strategy_run_auto(const struct strategy *s, const struct graph *g,
 {
 	double t0 = cm_clock(), limit = strategy_time_limit(rq);
 	struct incumbent in = { 0 };
+	struct stall st = { .t0 = t0, .last = t0, .from = t0, .seconds = -1 };
 	struct phase ph[AUTO_MAX_PHASES];
 	int n_ph = phases_of(g, ph), refused = 0, rc;
 
+	if (strategy_param(rq, "stall"))
+		st.seconds = (double)strategy_param_whole(rq, "stall", 0);
 	run_heuristics(g, rq, t0, limit, &in);
 	if (in.plan == NULL && !stop_requested()) {
 		rc = no_heuristic_fits(g, rq, ph, n_ph, t0, limit, &in, &refused, out, err);
@@ -631,6 +762,8 @@ int strategy_run_auto(const struct strategy *s, const struct graph *g,
 	}
 	if (in.plan)
 		turn_phase(g, rq, t0, limit, &in);
-	run_phases(g, rq, ph, n_ph, t0, limit, &in, &refused);
+	stall_see(&st, in.plan != NULL, in.cost, in.has_bound, in.bound);
+	st.from = cm_clock();
+	run_phases(g, rq, ph, n_ph, t0, limit, &in, &refused, &st);
 	return take_incumbent(s, g, rq, limit, &in, out, err);
 }

@@ -218,6 +218,7 @@ int strategy_run_ilp(const struct strategy *s, const struct graph *g,
 	struct solve_opts so = { .time_limit = rq->time_limit, .gap = rq->gap,
 				 .threads = rq->threads, .lp_method = rq->lp_method,
 				 .progress = rq->progress, .ctx = rq->ctx,
+				 .halt = rq->halt, .halt_ctx = rq->halt_ctx,
 				 .memory_cap = rq->memory_limit };
 	double *start = NULL;
 	struct plan *best = NULL;

@@ -16,6 +16,7 @@ int strategy_run_lns(const struct strategy *s, const struct graph *g,
 	struct lns_opts o = { .ops = strategy_backend(rq, err), .seed = rq->seed,
 			      .time_limit = strategy_time_limit(rq),
 			      .progress = rq->progress, .ctx = rq->ctx,
+			      .halt = rq->halt, .halt_ctx = rq->halt_ctx,
 			      .memory_limit = rq->memory_limit };
 	struct sim_result sim;
 	struct plan *own = NULL, *best = NULL;

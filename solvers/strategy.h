@@ -73,6 +73,12 @@ struct solve_request {
 	const struct plan *start;
 	void (*progress)(void *ctx, const struct solve_progress *p);
 	void *ctx;
+	/* Asked with halt_ctx where a search also asks stop_requested() (the
+	 * MILP runner, lns between windows): nonzero ends the search as its
+	 * time limit would, keeping what it found. auto's stall stop sets it
+	 * for its phases; NULL: never. */
+	int (*halt)(void *halt_ctx);
+	void *halt_ctx;
 };
 
 struct solve_outcome {

@@ -6,6 +6,7 @@
 
 static const char *const kusumoto_centric[] = { "time", "memory", NULL };
 
+static const struct strategy_key auto_params[] = { { "stall", NULL, 0, 86400 }, { NULL } };
 static const struct strategy_key approx_params[] = {
 	{ "seed", NULL, 0, 9007199254740992.0 }, { "samples", NULL, 0, 100000 }, { NULL } };
 static const struct strategy_key dtr_params[] = { { "heuristic", dtr_heuristic_names, 0, 0 }, { NULL } };
@@ -17,8 +18,8 @@ static const struct strategy_key lns_params[] = {
 #define PAPER_HEURISTIC (STRATEGY_PAPER | STRATEGY_HEURISTIC | STRATEGY_MAXBATCH)
 
 const struct strategy strategy_table[] = {
-	{ "auto", "the best plan and bound within the time limit (default 60 s): heuristics, the turn bound, dtr-tune, then the MILP, its LP and lns by the graph's size",
-	  STRATEGY_SOLVER | STRATEGY_BOUND, NULL, strategy_run_auto, NULL },
+	{ "auto", "the best plan and bound within the time limit (default 60 s): heuristics, the turn bound, dtr-tune, then the MILP, its LP and lns by the graph's size; a phase that gains nothing ends (stall=N seconds, 0: never)",
+	  STRATEGY_SOLVER | STRATEGY_BOUND, auto_params, strategy_run_auto, NULL },
 	{ "checkpoint-all", "keep every value until its last use; no recomputation",
 	  PAPER_HEURISTIC, NULL, strategy_run_heuristic, baseline_checkpoint_all_point },
 	{ "chen-sqrtn", "Chen et al.: every sqrt(n)-th node of a forward chain kept (chains only)",

@@ -252,6 +252,38 @@ static void test_proof(void)
 	graph_free(g);
 }
 
+/* gpt at the budget of issue 38: its plan and bound come within a second,
+ * then nothing is gained (the MILP proves nothing within minutes). With
+ * --param stall=1, auto ends seconds after its phases stop gaining, with
+ * the plan it has, and says so. */
+static void test_stall(void)
+{
+	struct strategy_param stall = { "stall", "1" };
+	struct solve_request rq = { .strategy = "auto", .budget = 2128102, .time_limit = 30,
+				    .params = &stall, .n_params = 1 };
+	struct solve_outcome o;
+	struct cm_error err;
+	struct sim_result sim;
+	struct plan *h;
+	struct graph *g = graph_read_file("examples/graphs/gpt.json", &err);
+
+	if (!ok(g != NULL, "examples/graphs/gpt.json reads"))
+		return;
+	h = strategy_best_heuristic(g, &rq, &sim);
+	if (strategy_solve(g, &rq, &o, &err) == 0) {
+		ok(o.plan && h && o.sim.fits && num_le(o.sim.cost, sim.cost) && o.seconds < 15 &&
+		   strstr(o.why, "nothing gained for"),
+		   "gpt at 2,128,102 bytes, stall=1: %s, cost %.0f (best heuristic %.0f) in %.1f s "
+		   "(%s)", strategy_status_names[o.status], o.plan ? o.sim.cost : -1,
+		   h ? sim.cost : -1, o.seconds, o.why);
+		strategy_outcome_release(&o);
+	} else {
+		ok(0, "gpt, stall=1: %s", err.msg);
+	}
+	plan_free(h);
+	graph_free(g);
+}
+
 int main(void)
 {
 	test_linear_small();
@@ -261,5 +293,6 @@ int main(void)
 	test_shared();
 	test_proof();
 	test_pebble();
+	test_stall();
 	return tap_done();
 }

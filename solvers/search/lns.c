@@ -61,6 +61,13 @@ static uint64_t rnd(struct lns *l)
 	return l->rng;
 }
 
+/* 1 when a stop request or the caller's halt (lns_opts) ends the search
+ * with what it has. */
+static int halted(const struct lns *l)
+{
+	return stop_requested() || (l->o->halt && l->o->halt(l->o->halt_ctx));
+}
+
 /* Cost of the incumbent's recomputations in stages a..b. */
 static double recompute_cost(const struct lns *l, int a, int b)
 {
@@ -413,7 +420,8 @@ static int pass_window(struct lns *l, int values, const struct win *wn, int size
 {
 	struct window_spec ws = { .a = wn->a, .b = wn->b,
 				  .max_bytes = mem_budget(l->o->memory_limit) };
-	struct solve_opts so = { .memory_cap = l->o->memory_limit };
+	struct solve_opts so = { .memory_cap = l->o->memory_limit, .halt = l->o->halt,
+				 .halt_ctx = l->o->halt_ctx };
 	struct window_result wr;
 	double wdl = l->deadline - l->reserve, left = wdl - cm_clock();
 	int eff = size >> l->shrink, nw_eff = nw >> l->shrink, min = values ? 4 : 2, rc;
@@ -424,7 +432,7 @@ static int pass_window(struct lns *l, int values, const struct win *wn, int size
 	nw_eff = nw_eff < 4 ? 4 : nw_eff;
 	if (values < 2 && ws.a + eff - 1 < ws.b)
 		ws.b = ws.a + eff - 1;
-	if ((l->o->time_limit > 0 && left < LNS_MIN_LEFT) || stop_requested())
+	if ((l->o->time_limit > 0 && left < LNS_MIN_LEFT) || halted(l))
 		return 2;
 	if (!pass_can_gain(l, values, ws.a, ws.b, eff))
 		return 0;
@@ -511,7 +519,7 @@ static int search(struct lns *l, struct cm_error *err)
 			l->st->proven = 1;
 			return 0;
 		}
-		if (cm_clock() >= l->deadline - 0.2 || stop_requested())
+		if (cm_clock() >= l->deadline - 0.2 || halted(l))
 			return 0;
 		l->st->passes++;
 		if (w > l->st->max_stage_window)
@@ -544,7 +552,7 @@ static int search(struct lns *l, struct cm_error *err)
 			if (l->o->time_limit <= 0)
 				return 0;
 			do {
-				if (cm_clock() >= l->deadline - 0.2 || stop_requested())
+				if (cm_clock() >= l->deadline - 0.2 || halted(l))
 					return 0;
 				l->st->passes++;
 				gains = pass(l, 2, w, 2 * nw0, &all_opt, &whole, err);

@@ -25,6 +25,11 @@ struct lns_opts {
 	 * when the last window covered the whole model); may be NULL. */
 	void (*progress)(void *ctx, const struct solve_progress *p);
 	void *ctx;
+	/* Asked with halt_ctx before every window and pass: nonzero ends the
+	 * search as its time limit would (solve_request's halt); may be
+	 * NULL. */
+	int (*halt)(void *halt_ctx);
+	void *halt_ctx;
 };
 
 struct lns_stats {

@@ -495,7 +495,7 @@ static void keep_incumbent(struct receiver *rv, int rc)
  * second from here (the children's own reports only update what is known)
  * and passing each LP of a sweep to o->on_lp in order. res is child 0's
  * result. Returns 0 with res filled, -1 with err set, -2 at the deadline
- * or when on_lp asks to stop, -3 at a stop request (res->bound then holds
+ * or when on_lp or o->halt asks to stop, -3 at a stop request (res->bound then holds
  * the last bound reported, res->x the last solution with status
  * MILP_FEASIBLE when one was reported). */
 static int receive(const struct child *chin, int jobs, const struct milp *m,
@@ -525,7 +525,7 @@ static int receive(const struct child *chin, int jobs, const struct milp *m,
 			rc = -3;
 			goto out;
 		}
-		if (deadline > 0 && t >= deadline) {
+		if ((deadline > 0 && t >= deadline) || (o->halt && o->halt(o->halt_ctx))) {
 			rc = -2;
 			goto out;
 		}

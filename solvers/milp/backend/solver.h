@@ -74,6 +74,11 @@ struct solve_opts {
 	 * so far; may be NULL. */
 	void (*progress)(void *ctx, const struct solve_progress *p);
 	void *ctx;
+	/* solver_solve: asked with halt_ctx, in this process, as often as a
+	 * stop request is; nonzero ends the solve as the deadline does, with
+	 * what is known (auto's stall stop, solvers/auto.c). NULL: never. */
+	int (*halt)(void *halt_ctx);
+	void *halt_ctx;
 	/* Set by the runner in its solver process: a backend that can calls
 	 * it with each better solution it finds (ncols values), and
 	 * incumbent_ctx, so that a solve stopped early still has it (GLPK;
