@@ -7,7 +7,7 @@ partitioner splits it: the values the forward saves, and a backward that
 recomputes from them whatever else it needs. Inductor's default
 partitioner picks the saved values by a min cut (and, under
 activation_memory_budget, a knapsack over them). Here the joint graph is
-written as a checkmate graph (joint_doc), solved at the budget, and the
+written as a checkmate graph (JointGraph), solved at the budget, and the
 saved values are the forward values the plan holds where its backward
 begins (saved_values); the rest of torch's partitioner (functionalized
 random ops, symbolic sizes, the reordering of the backward) runs
@@ -60,8 +60,9 @@ def _is_random(node):
 
 class JointGraph:
     """The joint graph as a checkmate graph: a node per op that owns its
-    memory (views and getitems stand for the op they alias), forward nodes
-    first, placeholders (parameters, inputs, tangents) as fixed memory."""
+    memory (views and getitems stand for the op they alias; a view of a
+    placeholder, a weight transposed, owns none), forward nodes first,
+    placeholders (parameters, inputs, tangents) as fixed memory."""
 
     def __init__(self, graph, node_info):
         self.base = {}
@@ -118,7 +119,6 @@ class JointGraph:
 
     def to_json(self, name):
         nodes = []
-        total = 0
         costs = {n: self.cost(n) for n in self.forward + self.backward}
         total = sum(costs.values())
         for n in self.forward + self.backward:
@@ -128,7 +128,7 @@ class JointGraph:
             # step's, so a plan recomputes it only when nothing else fits.
             if _is_random(n) and n in self.forward:
                 c = total
-            node = {"name": n.name, "cost": c, "memory": _bytes(n),
+            node = {"name": n.name, "cost": c, "memory": 0 if _is_alias(n) else _bytes(n),
                     "deps": [d.name for d in self.deps(n)]}
             if n not in self.forward:
                 node["backward"] = True
@@ -239,8 +239,15 @@ class Partitioner:
 
 
 def _saved_bytes(saved, node_info):
+    """Bytes of the saved values besides the inputs and their views."""
     inputs = set(node_info.inputs)
-    return sum(_bytes(n) for n in set(saved) if n not in inputs)
+
+    def of_input(n):
+        while _is_alias(n) and n.target is not operator.getitem \
+                and isinstance(n.args[0], torch.fx.Node):
+            n = n.args[0]
+        return n in inputs or n.op == "placeholder"
+    return sum(_bytes(n) for n in set(saved) if not of_input(n))
 
 
 def _checkpoint_all_peak(doc):
