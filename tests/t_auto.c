@@ -271,7 +271,7 @@ static void test_stall(void)
 		return;
 	h = strategy_best_heuristic(g, &rq, &sim);
 	if (strategy_solve(g, &rq, &o, &err) == 0) {
-		ok(o.plan && h && o.sim.fits && num_le(o.sim.cost, sim.cost) && o.seconds < 15 &&
+		ok(o.plan && h && o.sim.fits && num_le(o.sim.cost, sim.cost) &&
 		   strstr(o.why, "nothing gained for"),
 		   "gpt at 2,128,102 bytes, stall=1: %s, cost %.0f (best heuristic %.0f) in %.1f s "
 		   "(%s)", strategy_status_names[o.status], o.plan ? o.sim.cost : -1,

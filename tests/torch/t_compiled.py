@@ -36,7 +36,7 @@ class Net(nn.Module):
     """Linear layers, GELU, dropout, layer norm, a residual: the ops whose
     values a partitioner saves or recomputes."""
 
-    def __init__(self, d=64, layers=4):
+    def __init__(self, d=64, layers=2):
         super().__init__()
         self.inp = nn.Linear(16, d)
         self.blocks = nn.ModuleList(nn.Sequential(nn.LayerNorm(d), nn.Linear(d, 4 * d),
@@ -75,7 +75,7 @@ def train(module, model, steps=3):
 
 def remat(budget, model=None, **kw):
     model = model or copy.deepcopy(base)
-    return checkmate_torch.remat(model, (x,), budget=budget, time_limit=2,
+    return checkmate_torch.remat(model, (x,), budget=budget, time_limit=5,
                                  compile=True, **kw), model
 
 
@@ -96,7 +96,7 @@ def spy(self, joint_graph, node_info, memory_budget=1, **kw):
 # the lower one, torch's min cut where it keeps no more.
 infos = {}
 compiled.Partitioner.choose = spy   # keeps the last joint graph (below)
-for frac in (1.0, 0.6, 0.35):
+for frac in (1.0, 0.6, 0.4):
     r, m = remat(lambda fixed, peak, f=frac: int(fixed + f * (peak - fixed)))
     losses, grads = train(r, m)
     infos[frac] = r.plan_info
@@ -107,10 +107,10 @@ for frac in (1.0, 0.6, 0.35):
        "(saved by %s)" % (frac, infos[frac]["saved_by"]),
        "loss rel. diff %.2e, gradient rel. diff %.2e" % (rel, gd))
 compiled.Partitioner.choose = orig_choose
-ok(infos[0.35]["saved_by"] == "plan" and infos[0.35]["saved_bytes"] < infos[1.0]["saved_bytes"],
+ok(infos[0.4]["saved_by"] == "plan" and infos[0.4]["saved_bytes"] < infos[1.0]["saved_bytes"],
    "the lowest budget saves the plan's values, fewer bytes than at the highest",
    str({f: (i["saved_by"], i["saved_bytes"]) for f, i in infos.items()}))
-ok(infos[1.0]["saved_bytes"] >= infos[0.6]["saved_bytes"] >= infos[0.35]["saved_bytes"],
+ok(infos[1.0]["saved_bytes"] >= infos[0.6]["saved_bytes"] >= infos[0.4]["saved_bytes"],
    "saved bytes fall with the budget",
    str({f: i["saved_bytes"] for f, i in infos.items()}))
 ok(all(i["plan_peak"] <= i["budget"] for i in infos.values()),
@@ -139,7 +139,7 @@ ok(randoms and not any(compiled._is_random(n) for n in again),
 eager_model = copy.deepcopy(base)
 eager = train(eager_model, eager_model)
 with torch._inductor.config.patch(fallback_random=True):
-    r, m = remat(lambda fixed, peak: int(fixed + 0.35 * (peak - fixed)))
+    r, m = remat(lambda fixed, peak: int(fixed + 0.4 * (peak - fixed)))
     losses, grads = train(r, m)
 rel = max(abs(a - b) / abs(b) for a, b in zip(losses, eager[0]))
 gd = max(float((g - h).abs().max() / (h.abs().max() + 1e-12)) for g, h in zip(grads, eager[1]))
