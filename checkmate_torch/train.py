@@ -379,8 +379,8 @@ def remat(model, example_args, example_kwargs=None, *, budget, strategy="auto",
     itself. compile=True runs the step through torch.compile's inductor
     instead, the plan choosing what the forward saves (compiled.py): one
     graph per signature (fullgraph), planned at its first training step;
-    results within inductor's own tolerance of an ordinary step, not
-    bitwise (docs/torch.md, "Compiled mode")."""
+    results torch.compile's up to the rounding of other fusions, not an
+    ordinary step's bit for bit (docs/torch.md, "Compiled mode")."""
     from .binary import find_checkmate
     if _torch_version() < MIN_TORCH:
         raise RematError("remat needs torch >= %d.%d (this is torch %s, whose traces can differ "
