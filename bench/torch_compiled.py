@@ -5,6 +5,7 @@
 Usage: build/venv-torch2/bin/python bench/torch_compiled.py
            [--models gpt,gpt-dropout,resnet] [--rounds 7] [--threads 1]
            [--device cpu|cuda] [--time-limit 20] [--fractions 1,.7,.5,.35,.25]
+           [--budgets BYTES,...]
            [--tries 2] [--lr 1e-3] [--json FILE] [--markdown FILE]
            (and bench/torch_peers.py's model sizes: --gpt-layers ...)
 
@@ -17,7 +18,11 @@ fullgraph=True, dynamic=False and inductor at default settings:
   remat-F        checkmate_torch.remat(compile=True) at budget fixed
                  memory + F x the activations of the joint graph's
                  checkpoint-all schedule (plan_info's figures), for each F
-                 of --fractions: the saved values chosen by the plan;
+                 of --fractions (none for --fractions ''): the saved
+                 values chosen by the plan;
+  remat@B        the same at a plan budget of B bytes, for each B of
+                 --budgets (a budget an earlier run found: a longer
+                 head-to-head of that point alone);
   remat@0.5-tryK a budget aimed just below compile-0.5's measured peak:
                  the plan budget interpolated by measured peak between the
                  remat-F on either side of it (below the lowest by the
@@ -116,6 +121,8 @@ def bench_model(name, args, device):
             variants.append(remat_variant(case, base, args, "remat-%g" % f, b))
         except Exception as e:
             print("  remat-%g: %s" % (f, tp.one_line(e)), flush=True)
+    for b in args.budgets:
+        variants.append(remat_variant(case, base, args, "remat@%d" % b, b))
     for v in variants:
         first_step(v, case, device)
         tp.guarded(v, "warm-up", tp.warm, v, case, device, 1)
@@ -193,8 +200,8 @@ def bench_model(name, args, device):
     peaks = [r["memory"]["peak"] for r in fr]
     out = {"model": name, "device": str(device), "desc": case["desc"], "rows": rows,
            "fractions": args.fractions,
-           "monotone": all(a >= b for a, b in zip(peaks, peaks[1:])) if len(peaks) == len(
-               args.fractions) else None,
+           "monotone": all(a >= b for a, b in zip(peaks, peaks[1:]))
+           if args.fractions and len(peaks) == len(args.fractions) else None,
            "total_s": time.perf_counter() - t_model}
     p = rows[1]
     fit = [r for r in rows if r["kind"] == "remat" and r["memory"] and p["memory"]
@@ -232,7 +239,8 @@ def main():
     ap.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
     ap.add_argument("--time-limit", type=float, default=20.0)
     ap.add_argument("--fractions", default="1,.7,.5,.35,.25",
-                    type=lambda s: [float(x) for x in s.split(",")])
+                    type=lambda s: [float(x) for x in s.split(",") if x])
+    ap.add_argument("--budgets", default="", type=lambda s: [int(x) for x in s.split(",") if x])
     ap.add_argument("--tries", type=int, default=2)
     ap.add_argument("--lr", type=float, default=1e-3)
     ap.add_argument("--gpt-layers", type=int, default=8)

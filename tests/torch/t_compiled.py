@@ -75,7 +75,7 @@ def train(module, model, steps=3):
 
 def remat(budget, model=None, **kw):
     model = model or copy.deepcopy(base)
-    return checkmate_torch.remat(model, (x,), budget=budget, time_limit=5,
+    return checkmate_torch.remat(model, (x,), budget=budget, strategy="dtr",
                                  compile=True, **kw), model
 
 
