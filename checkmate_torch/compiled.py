@@ -188,7 +188,7 @@ class Partitioner:
         self.info = []
 
     def uuid(self):
-        return None   # no inductor cache: its key does not know the plan
+        return None   # no inductor code cache (backend() turns them all off)
 
     def choose(self, joint_graph, node_info, memory_budget=1, **_):
         budget, strategy, time_limit, binary, cache = self.settings
@@ -289,14 +289,18 @@ def backend(budget, strategy, time_limit, binary, cache):
 
     class CheckmatePartitioner(Partitioner, CustomPartitionerFn):
         def __reduce__(self):
-            # Inductor pickles its config for a cache key it then does
-            # not use (uuid() is None); the settings stand for it.
+            # Inductor pickles its config for cache keys, which are off
+            # below; the settings stand for it.
             return (str, (repr(self.settings[:3]),))
 
     part = CheckmatePartitioner(budget, strategy, time_limit, binary, cache)
 
     def checkmate_inductor(gm, example_inputs):
-        with ic.patch(custom_partitioner_fn=part):
+        # No compiled graph from torch's caches: a hit would skip the
+        # partitioner (no plan_info), and their key knows the settings,
+        # not the binary that solved them.
+        with ic.patch(custom_partitioner_fn=part), \
+                torch.compiler.config.patch(force_disable_caches=True):
             return compile_fx(gm, example_inputs)
     checkmate_inductor.partitioner = part
     return checkmate_inductor

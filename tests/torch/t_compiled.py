@@ -17,6 +17,7 @@ torch = torch_setup()
 remat_or_finish()
 
 import copy  # noqa: E402
+import tempfile  # noqa: E402
 
 import checkmate_torch  # noqa: E402
 from checkmate_torch import compiled  # noqa: E402
@@ -147,6 +148,40 @@ ok(rel < 1e-5 and gd < 1e-4 and r.plan_info["saved_by"] == "plan",
    "fallback_random: 3 steps' losses and gradients as eager's (the plan's values, dropout's "
    "masks saved)", "loss rel. diff %.2e, gradient rel. diff %.2e, %s"
    % (rel, gd, r.plan_info["saved_by"]))
+
+# A second process with the same budget (an int: the same settings) and
+# torch's caches on disk: no compiled graph from them (a hit would skip the
+# partitioner), the plan made again (from checkmate's plan cache).
+CHILD = r"""
+import sys
+sys.path.insert(0, %(root)r)
+import torch, checkmate_torch
+torch.set_num_threads(1)
+torch.manual_seed(0)
+m = torch.nn.Sequential(torch.nn.Linear(16, 64), torch.nn.GELU(), torch.nn.Linear(64, 3))
+x = torch.randn(8, 16)
+r = checkmate_torch.remat(m, (x,), budget=%(budget)d, strategy="dtr", compile=True)
+r(x).sum().backward()
+print(r.plan_info["cached"])
+"""
+
+
+def child(budget, env):
+    import subprocess
+    root = os.path.abspath(os.path.join(HERE, "..", ".."))
+    p = subprocess.run([sys.executable, "-c", CHILD % {"root": root, "budget": budget}],
+                       capture_output=True, text=True, env=env)
+    lines = p.stdout.strip().splitlines()
+    return lines[-1] if p.returncode == 0 and lines else "exit %d: %s" % (
+        p.returncode, (p.stderr.strip().splitlines() or [""])[-1])
+
+
+with tempfile.TemporaryDirectory() as d:
+    env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=d)
+    runs = [child(10 ** 6, env) for _ in range(2)]
+ok(runs == ["False", "True"],
+   "a second process, torch's caches on disk: the partitioner runs again, its plan from "
+   "checkmate's cache (%s)" % runs)
 
 # Eval mode and no-grad run the model itself.
 r, m = remat("90%")
