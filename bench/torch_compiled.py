@@ -29,8 +29,10 @@ fullgraph=True, dynamic=False and inductor at default settings:
                  excess when none is below), while the closest below is
                  more than 3% under it; up to --tries (2) times.
 
-Each variant's first step compiles (timed apart: "compile s", inductor's
-cache in a fresh directory, remat's plans in checkmate's cache). Then one
+Each variant's first step compiles (timed apart: "compile s"; torch.compile
+with torch's caches as they are, $TORCHINDUCTOR_CACHE_DIR, warm after a
+first run; remat's graphs always cold, compile=True turning those caches
+off, its plans from checkmate's cache). Then one
 step measured by checkmate_torch.measure.step_peak: "peak MB" is its peak
 (every allocation inside inductor's kernels counted, not only between ATen
 ops; on CUDA torch.cuda.max_memory_allocated). Then every copy goes back
@@ -47,10 +49,8 @@ import argparse
 import copy
 import json
 import os
-import shutil
 import statistics
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -256,8 +256,6 @@ def main():
     torch.set_num_threads(args.threads)
     # Every variant compiles the model's forward anew (its own backend).
     torch._dynamo.config.cache_size_limit = 64
-    fresh = tempfile.mkdtemp(prefix="torch_compiled_inductor.")
-    os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", fresh)
     head = ("torch %s, %d thread(s), CPU %s%s; checkmate %s; remat time limit %g s; "
             "%d rounds" % (torch.__version__, torch.get_num_threads(), tp.cpu_model(),
                            ", GPU " + torch.cuda.get_device_name(device)
@@ -265,11 +263,8 @@ def main():
                            args.time_limit, args.rounds))
     print("# remat(compile=True) against torch.compile\n\n" + head, flush=True)
     out = {"torch": torch.__version__, "args": vars(args), "head": head, "models": []}
-    try:
-        for n in args.models.split(","):
-            out["models"].append(bench_model(n, args, device))
-    finally:
-        shutil.rmtree(fresh, ignore_errors=True)
+    for n in args.models.split(","):
+        out["models"].append(bench_model(n, args, device))
     md = [head, ""] + [table(m) + "\n" for m in out["models"]]
     if args.markdown:
         with open(args.markdown, "w") as f:
