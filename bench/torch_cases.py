@@ -8,6 +8,18 @@ import torch
 from torch.nn import functional as F
 
 
+def add_size_arguments(ap, gpt_layers=8, gpt_d=256, gpt_context=128, gpt_batch=4,
+                       resnet_batch=16, resnet_size=128):
+    """The models' sizes as options of argparse parser ap (gpt and
+    resnet50 below read them), with these defaults."""
+    ap.add_argument("--gpt-layers", type=int, default=gpt_layers)
+    ap.add_argument("--gpt-d", type=int, default=gpt_d)
+    ap.add_argument("--gpt-context", type=int, default=gpt_context)
+    ap.add_argument("--gpt-batch", type=int, default=gpt_batch)
+    ap.add_argument("--resnet-batch", type=int, default=resnet_batch)
+    ap.add_argument("--resnet-size", type=int, default=resnet_size)
+
+
 def gpt(args, device, dropout):
     """checkmate_torch/examples/gpt.py GPT(vocab=256, context=--gpt-context,
     d=--gpt-d, heads=4, layers=--gpt-layers, dropout), batch --gpt-batch:

@@ -57,6 +57,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import torch  # noqa: E402
 
+import torch_cases  # noqa: E402
 import torch_peers as tp  # noqa: E402  (sets sys.path for checkmate_torch)
 import checkmate_torch  # noqa: E402
 from checkmate_torch.binary import find_checkmate  # noqa: E402
@@ -161,26 +162,7 @@ def bench_model(name, args, device):
         if v.mem is None:
             break
 
-    with torch.no_grad():
-        for v in variants:
-            if v.error is None:
-                for t, t0 in zip(list(v.model.parameters()) + list(v.model.buffers()), init):
-                    t.copy_(t0)
-    for k in range(args.rounds):
-        live = [v for v in variants if v.error is None]
-        for j in range(len(live)):
-            v = live[(j + k) % len(live)]
-
-            def step(v=v):
-                torch.manual_seed(k)
-                tp.sync(device)
-                t0 = time.perf_counter()
-                loss = v.fwd_bwd(case)
-                tp.sync(device)
-                v.wall.append((time.perf_counter() - t0) * 1e3)
-                v.losses.append(loss.item())
-                v.update()
-            tp.guarded(v, "step", step)
+    tp.timed_rounds(variants, init, case, device, args.rounds)
 
     ref = variants[0]
     ref_ms = statistics.median(ref.wall) if ref.error is None else None
@@ -243,12 +225,7 @@ def main():
     ap.add_argument("--budgets", default="", type=lambda s: [int(x) for x in s.split(",") if x])
     ap.add_argument("--tries", type=int, default=2)
     ap.add_argument("--lr", type=float, default=1e-3)
-    ap.add_argument("--gpt-layers", type=int, default=8)
-    ap.add_argument("--gpt-d", type=int, default=256)
-    ap.add_argument("--gpt-context", type=int, default=128)
-    ap.add_argument("--gpt-batch", type=int, default=4)
-    ap.add_argument("--resnet-batch", type=int, default=16)
-    ap.add_argument("--resnet-size", type=int, default=128)
+    torch_cases.add_size_arguments(ap)
     ap.add_argument("--json")
     ap.add_argument("--markdown")
     args = ap.parse_args()

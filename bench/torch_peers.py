@@ -332,6 +332,34 @@ def warm(v, case, device, n):
         v.update()
 
 
+def timed_rounds(variants, init, case, device, rounds):
+    """Every variant back to the initial weights and buffers (init), then
+    `rounds` rounds of one timed step each, the order rotating,
+    torch.manual_seed(round) before each step, its SGD update after: into
+    each variant's wall (ms) and losses."""
+    with torch.no_grad():
+        for v in variants:
+            if v.error is None:
+                own = list(v.model.parameters()) + list(v.model.buffers())
+                for t, t0 in zip(own, init):
+                    t.copy_(t0)
+    for k in range(rounds):
+        live = [v for v in variants if v.error is None]
+        for j in range(len(live)):
+            v = live[(j + k) % len(live)]
+
+            def step(v=v, k=k):
+                torch.manual_seed(k)
+                sync(device)
+                t0 = time.perf_counter()
+                loss = v.fwd_bwd(case)
+                sync(device)
+                v.wall.append((time.perf_counter() - t0) * 1e3)
+                v.losses.append(loss.item())
+                v.update()
+            guarded(v, "step", step)
+
+
 def plan_summary(info):
     keys = ("budget", "peak", "cost", "overhead", "strategy", "param", "status",
             "fixed_memory", "checkpoint_all_peak", "checkpoint_all_cost", "nodes", "computes",
@@ -536,29 +564,8 @@ def bench_model(name, args, device):
         v.label = "remat@" + ",".join(lbl for lbl, (c, _) in matches.items() if c is v)
     timed = variants + chosen
 
-    # Back to the initial weights, then the interleaved rounds.
-    with torch.no_grad():
-        for v in timed:
-            if v.error is None:
-                own = list(v.model.parameters()) + list(v.model.buffers())
-                for t, t0 in zip(own, init):
-                    t.copy_(t0)
     t_rounds = time.perf_counter()
-    for k in range(args.rounds):
-        live = [v for v in timed if v.error is None]
-        for j in range(len(live)):
-            v = live[(j + k) % len(live)]
-
-            def step(v=v):
-                torch.manual_seed(k)
-                sync(device)
-                t0 = time.perf_counter()
-                loss = v.fwd_bwd(case)
-                sync(device)
-                v.wall.append((time.perf_counter() - t0) * 1e3)
-                v.losses.append(loss.item())
-                v.update()
-            guarded(v, "step", step)
+    timed_rounds(timed, init, case, device, args.rounds)
     rounds_s = time.perf_counter() - t_rounds
     print("  %d rounds in %.1f s" % (args.rounds, rounds_s), flush=True)
 
@@ -662,12 +669,7 @@ def main():
     ap.add_argument("--tries", type=int, default=4,
                     help="remat budgets tried per peer (default 4)")
     ap.add_argument("--lr", type=float, default=1e-3, help="SGD learning rate (default 1e-3)")
-    ap.add_argument("--gpt-layers", type=int, default=8)
-    ap.add_argument("--gpt-d", type=int, default=256)
-    ap.add_argument("--gpt-context", type=int, default=128)
-    ap.add_argument("--gpt-batch", type=int, default=4)
-    ap.add_argument("--resnet-batch", type=int, default=16)
-    ap.add_argument("--resnet-size", type=int, default=128)
+    torch_cases.add_size_arguments(ap)
     ap.add_argument("--warm-compile-cache", action="store_true",
                     help="keep torch's inductor/AOTAutograd caches (default: a fresh temporary "
                          "TORCHINDUCTOR_CACHE_DIR, so compile s is a cold compilation)")

@@ -355,12 +355,7 @@ def main():
     ap.add_argument("--threads", type=int, default=1, help="torch.set_num_threads (default 1)")
     ap.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda", "all"),
                     help="auto: CPU, and CUDA too where available")
-    ap.add_argument("--resnet-batch", type=int, default=16)
-    ap.add_argument("--resnet-size", type=int, default=128)
-    ap.add_argument("--gpt-batch", type=int, default=4)
-    ap.add_argument("--gpt-context", type=int, default=64)
-    ap.add_argument("--gpt-d", type=int, default=128)
-    ap.add_argument("--gpt-layers", type=int, default=4)
+    torch_cases.add_size_arguments(ap, gpt_layers=4, gpt_d=128, gpt_context=64)
     ap.add_argument("--host-repeats", type=int, default=3,
                     help="profiled steps whose median host time outside ATen ops is taken")
     ap.add_argument("--no-memory", action="store_true", help="skip the memory measurement")
