@@ -21,6 +21,7 @@ import torch
 
 from . import solve as solvemod
 from .cost import flops
+from .graph import in_order_steps, steps_peak
 
 
 class CompiledError(Exception):
@@ -194,7 +195,9 @@ class Partitioner:
         budget, strategy, time_limit, binary, cache = self.settings
         jg = JointGraph(joint_graph, node_info)
         doc, costs = jg.to_json("joint graph")
-        ca_peak = _checkpoint_all_peak(doc)
+        memory = {jg.by_name[n["name"]]: n["memory"] for n in doc["nodes"]}
+        order = jg.forward + jg.backward
+        ca_peak = steps_peak(in_order_steps(order, jg.deps), memory) + jg.fixed
         arg = solvemod.budget_arg(budget, jg.fixed, ca_peak)
         plan, hit = solvemod.solve(binary, doc, arg, strategy, time_limit, cache)
         saved = saved_values(jg, plan, node_info.inputs)
@@ -250,25 +253,9 @@ def _saved_bytes(saved, node_info):
     return sum(_bytes(n) for n in set(saved) if not of_input(n))
 
 
-def _checkpoint_all_peak(doc):
-    """The peak of computing every node once in order, freeing each value
-    after its last use (docs/formats.md, Memory model)."""
-    last, size = {}, {}
-    for i, n in enumerate(doc["nodes"]):
-        size[n["name"]] = n["memory"]
-        for d in n["deps"]:
-            last[d] = i
-    live = peak = doc["fixed_memory"]
-    for i, n in enumerate(doc["nodes"]):
-        live += n["memory"]
-        peak = max(peak, live)
-        live -= sum(size[d] for d in set(n["deps"]) if last[d] == i)
-    return peak
-
-
 def has_hook():
     """Whether this torch's inductor takes a custom partitioner (its
-    config.custom_partitioner_fn, torch 2.9 and later)."""
+    config.custom_partitioner_fn)."""
     try:
         import torch._inductor.config as ic
         from torch._inductor.custom_graph_pass import CustomPartitionerFn  # noqa: F401

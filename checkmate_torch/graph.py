@@ -542,26 +542,13 @@ class Analysis:
         self.cost_unit = unit
 
     def in_order_steps(self):
-        """Every node once in file order, each freed after its last use:
-        (op, node) steps, checkpoint-all's plan."""
-        last = {}
-        for r in self.real:
-            for d in self.deps[r]:
-                last[d] = r
-        steps = []
-        for r in self.real:
-            steps.append(("compute", r))
-            steps += [("free", d) for d in self.deps[r] if last[d] is r]
-        return steps
+        """Checkpoint-all's plan of this graph (in_order_steps below)."""
+        return in_order_steps(self.real, self.deps.__getitem__)
 
     def checkpoint_all_peak(self):
         """The peak of in_order_steps, fixed memory included (what
         `checkmate info` calls checkpoint-all's)."""
-        live = peak = 0
-        for op, r in self.in_order_steps():
-            live += self.memory[r] if op == "compute" else -self.memory[r]
-            peak = max(peak, live)
-        return peak + self.fixed_memory
+        return steps_peak(self.in_order_steps(), self.memory) + self.fixed_memory
 
     def to_json(self, name, extra):
         nodes = []
@@ -579,6 +566,30 @@ class Analysis:
         out.update(extra)
         out["nodes"] = nodes
         return out
+
+
+def in_order_steps(order, deps):
+    """Every node of order once, in order, each freed after its last use
+    (deps(node): its inputs): (op, node) steps, checkpoint-all's plan."""
+    last = {}
+    for r in order:
+        for d in deps(r):
+            last[d] = r
+    steps = []
+    for r in order:
+        steps.append(("compute", r))
+        steps += [("free", d) for d in deps(r) if last[d] is r]
+    return steps
+
+
+def steps_peak(steps, memory):
+    """The most bytes (memory: node -> bytes) live at once under steps,
+    fixed memory left out."""
+    live = peak = 0
+    for op, r in steps:
+        live += memory[r] if op == "compute" else -memory[r]
+        peak = max(peak, live)
+    return peak
 
 
 def _rng_state_bytes(value):

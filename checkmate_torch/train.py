@@ -84,8 +84,8 @@ class Compiled:
             "steps": len(steps), "cost_unit": a.cost_unit,
             "stride_corrections": len(corrections),
             "cached": hit if cache is not None else None,
+            "step_ms": None, "measured_overhead": None,   # after a step (timed)
         }
-        self.info["step_ms"] = self.info["measured_overhead"] = None
         self.on_cpu = _device_name(tensors).startswith("cpu")
         self.n_params = len(traced.param_names)
         self.wants = set(traced.grad_of)
