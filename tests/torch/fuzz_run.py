@@ -581,15 +581,10 @@ def main(argv=None):
     if not os.environ.get("CHECKMATE"):
         from checkmate_torch.binary import find_checkmate
         os.environ["CHECKMATE"] = find_checkmate()
-    # every seed solves its own plan: the plan cache (checkmate_torch/
-    # cache.py) goes to a directory of this run's, removed at its end
-    if "CHECKMATE_CACHE_DIR" not in os.environ:
-        import atexit
-        import shutil
-        import tempfile
-        d = tempfile.mkdtemp(prefix="checkmate-fuzz-plans-")
-        atexit.register(shutil.rmtree, d, True)
-        os.environ["CHECKMATE_CACHE_DIR"] = d
+    if HERE not in sys.path:
+        sys.path.insert(0, HERE)
+    from tap import own_plan_cache
+    own_plan_cache("checkmate-fuzz-plans-")   # every seed solves its own plan
     t0 = time.time()
     if o.seed is not None:
         torch = setup()

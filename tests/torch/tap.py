@@ -39,17 +39,22 @@ def torch_setup():
         ok(False, "torch imports in %s" % sys.executable, e)
         finish()
     torch.set_num_threads(1)
-    # plans kept on disk (checkmate_torch/cache.py): this program's own
-    # directory, so that every test solves and none reads another's plans
+    own_plan_cache("checkmate-plans-")
+    print("# torch %s, %s" % (torch.__version__, sys.executable))
+    return torch
+
+
+def own_plan_cache(prefix):
+    """Plans kept on disk (checkmate_torch/cache.py) go to a directory of
+    this program's own, removed at its end, unless $CHECKMATE_CACHE_DIR
+    names one: every run solves, none reads another's plans."""
     if "CHECKMATE_CACHE_DIR" not in os.environ:
         import atexit
         import shutil
         import tempfile
-        d = tempfile.mkdtemp(prefix="checkmate-plans-")
+        d = tempfile.mkdtemp(prefix=prefix)
         atexit.register(shutil.rmtree, d, True)
         os.environ["CHECKMATE_CACHE_DIR"] = d
-    print("# torch %s, %s" % (torch.__version__, sys.executable))
-    return torch
 
 
 def remat_or_finish():
