@@ -1,5 +1,5 @@
 """remat(..., compile=True): the training step through torch.compile's
-inductor, with a checkmate plan choosing what the forward keeps for the
+inductor, with a checkmate MILP choosing what the forward keeps for the
 backward.
 
 AOTAutograd traces the forward and backward as one joint graph and a
@@ -7,13 +7,13 @@ partitioner splits it: the values the forward saves, and a backward that
 recomputes from them whatever else it needs. Inductor's default
 partitioner picks the saved values by a min cut (and, under
 activation_memory_budget, a knapsack over them). Here the joint graph is
-written as a checkmate graph (JointGraph), solved at the budget, and the
-saved values are the forward values the plan holds where its backward
-begins (saved_values); the rest of torch's partitioner (functionalized
-random ops, symbolic sizes, the reordering of the backward) runs
-unchanged. Inductor then fuses and schedules each half, so the plan's
-memory model does not hold op by op: docs/torch.md, "Compiled mode", says
-what it counts and what was measured."""
+written as a checkmate graph (JointGraph) and `checkmate partition`
+finds the saved values of least recompute cost whose bytes, with fixed
+memory, fit the budget: the memory model of a step whose two halves are
+each fused whole, where what lies between them is what a budget bounds.
+The rest of torch's partitioner (functionalized random ops, symbolic
+sizes, the reordering of the backward) runs unchanged. docs/torch.md,
+"Compiled mode", says what the model counts and what was measured."""
 import operator
 import threading
 
@@ -52,6 +52,13 @@ def _is_alias(node):
         rets = t._schema.returns
         return bool(rets) and rets[0].alias_info is not None and not rets[0].alias_info.is_write
     return False
+
+
+def _is_compute_intensive(node):
+    """A matmul, a convolution, attention: the ops torch's partitioner
+    never recomputes unless a memory budget makes it."""
+    from torch._functorch.partitioners import get_default_op_list
+    return get_default_op_list().is_compute_intensive(node)
 
 
 def _is_random(node):
@@ -101,8 +108,10 @@ class JointGraph:
     def recomputed(self, keep):
         """The forward nodes the backward computes again when the forward
         keeps the values of `keep` (fx nodes): those it reaches from its
-        own nodes through forward nodes not kept."""
-        out, stack = set(), [a for b in self.backward for a in self.deps(b)]
+        own nodes through forward nodes not kept. (A backward node that
+        reads no tangent can be kept too: torch's cut moves such a node,
+        a layer norm's rsqrt / d, into the forward and saves it.)"""
+        out, stack = set(), [a for b in self.backward if b not in keep for a in self.deps(b)]
         while stack:
             n = stack.pop()
             if n in out or n not in self.fwd_set or n in keep:
@@ -145,22 +154,12 @@ class _MetaVals:
         return n.meta.get("val")
 
 
-def saved_values(jg, plan, inputs):
-    """The forward values the plan holds where its backward starts (its
-    first compute of a backward node), with every input (a parameter, a
-    batch: fixed memory, kept anyway) and every random op's output that
-    the backward would otherwise recompute."""
-    keep = set()
-    for s in plan.get("steps") or []:
-        n = jg.by_name.get(s["node"])
-        if n is None:
-            raise CompiledError("the plan names node %s, which the joint graph lacks" % s["node"])
-        if s["op"] == "compute":
-            if n not in jg.fwd_set:
-                break
-            keep.add(n)
-        else:
-            keep.discard(n)
+def saved_values(jg, keep, inputs):
+    """The values the forward saves: those of `keep` (fx nodes the
+    partition keeps), every input (a parameter, a batch: fixed memory,
+    kept anyway) and every random op's output that the backward would
+    otherwise recompute."""
+    keep = set(keep)
     while True:
         random = {n for n in jg.recomputed(keep) if _is_random(n)}
         if not random:
@@ -168,7 +167,7 @@ def saved_values(jg, plan, inputs):
         keep |= random
     # Views and getitems: the backward takes a multi-output op's parts.
     out = []
-    for n in jg.forward:
+    for n in jg.forward + jg.backward:
         if n not in keep:
             continue
         if isinstance(n.meta.get("val"), torch.Tensor):
@@ -181,45 +180,46 @@ def saved_values(jg, plan, inputs):
 
 class Partitioner:
     """Inductor's custom_partitioner_fn: torch's min-cut partitioner with
-    its choice of saved values replaced by the plan's. Each joint graph's
-    figures are appended to self.info."""
+    its choice of saved values replaced by `checkmate partition`'s. Each
+    joint graph's figures are appended to self.info."""
 
-    def __init__(self, budget, strategy, time_limit, binary, cache):
-        self.settings = (budget, strategy, time_limit, binary, cache)
+    def __init__(self, budget, time_limit, binary, cache):
+        self.settings = (budget, time_limit, binary, cache)
         self.info = []
 
     def uuid(self):
         return None   # no inductor code cache (backend() turns them all off)
 
     def choose(self, joint_graph, node_info, memory_budget=1, **_):
-        budget, strategy, time_limit, binary, cache = self.settings
+        budget, time_limit, binary, cache = self.settings
         jg = JointGraph(joint_graph, node_info)
         doc, costs = jg.to_json("joint graph")
         memory = {jg.by_name[n["name"]]: n["memory"] for n in doc["nodes"]}
         order = jg.forward + jg.backward
         ca_peak = steps_peak(in_order_steps(order, jg.deps), memory) + jg.fixed
         arg = solvemod.budget_arg(budget, jg.fixed, ca_peak)
-        plan, hit = solvemod.solve(binary, doc, arg, strategy, time_limit, cache)
-        saved = saved_values(jg, plan, node_info.inputs)
-        # torch's own cut where it keeps no more bytes than the plan. The
-        # plan's FLOP costs and memory model do not see what inductor does:
-        # a chain of pointwise ops recomputed in the backward is fused into
-        # the kernel that reads it (no buffer, nearly no time), and a value
-        # saved is written out by the forward. The min cut weighs that
-        # (bytes saved, twice for a value fusion would not write), so
-        # where the budget leaves room it is the faster choice.
-        by = "plan"
+        part, hit = solvemod.partition(binary, doc, arg, time_limit, cache)
+        missing = [n for n in part["saved"] if n not in jg.by_name]
+        if missing:
+            raise CompiledError("the partition names node %s, which the joint graph lacks"
+                                % missing[0])
+        saved = saved_values(jg, [jg.by_name[n] for n in part["saved"]], node_info.inputs)
+        # torch's own min cut where it fits and recomputes no more of the
+        # compute-intensive ops (matmuls, convolutions): it keeps the fewest
+        # bytes among the partitions that recompute none of them, where
+        # the MILP spends room to spare the pointwise ops' FLOPs, which
+        # cost next to no time fused into the backward's kernels.
+        by = "partition"
         theirs = self._min_cut(joint_graph, node_info, memory_budget=1)
-        if _saved_bytes(theirs, node_info) <= _saved_bytes(saved, node_info):
+        heavy = {n: c for n, c in costs.items() if _is_compute_intensive(n)}
+        if jg.fixed + _saved_bytes(theirs, node_info) <= part["budget"] and \
+                self._cost(jg, theirs, heavy) <= self._cost(jg, saved, heavy):
             saved, by = theirs, "min-cut"
-        # The partition computes each forward value the backward needs and
-        # the forward does not keep once more.
         floor = sum(costs.values())
-        again = jg.recomputed({jg.owner(n) for n in saved})
-        info = {"budget": plan.get("budget"), "plan_peak": plan.get("peak_memory"),
-                "overhead": (floor + sum(costs[n] for n in again)) / floor if floor else 1.0,
-                "recomputed": len(again),
-                "strategy": plan.get("strategy"), "status": plan.get("status"),
+        info = {"budget": part["budget"], "plan_peak": jg.fixed + _saved_bytes(saved, node_info),
+                "overhead": self._cost(jg, saved, costs) / floor if floor else 1.0,
+                "recomputed": len(jg.recomputed({jg.owner(n) for n in saved})),
+                "strategy": "partition", "status": part["status"],
                 "fixed_memory": jg.fixed, "checkpoint_all_peak": ca_peak,
                 "nodes": len(doc["nodes"]),
                 "saved_by": by,
@@ -228,6 +228,13 @@ class Partitioner:
                 "cached": hit if cache is not None else None}
         self.info.append(info)
         return saved
+
+    @staticmethod
+    def _cost(jg, saved, costs):
+        """The step's cost when the forward saves `saved`: every node of
+        costs once, and again each the backward computes again."""
+        again = jg.recomputed({jg.owner(n) for n in saved})
+        return sum(costs.values()) + sum(costs.get(n, 0) for n in again)
 
     def __call__(self, gm, joint_inputs, **kwargs):
         from torch._functorch import partitioners
@@ -264,7 +271,7 @@ def has_hook():
     return hasattr(ic, "custom_partitioner_fn")
 
 
-def backend(budget, strategy, time_limit, binary, cache):
+def backend(budget, time_limit, binary, cache):
     """A torch.compile backend: inductor with a Partitioner of these
     settings (backend.partitioner), or None when this torch has no hook
     for it (has_hook)."""
@@ -278,9 +285,9 @@ def backend(budget, strategy, time_limit, binary, cache):
         def __reduce__(self):
             # Inductor pickles its config for cache keys, which are off
             # below; the settings stand for it.
-            return (str, (repr(self.settings[:3]),))
+            return (str, (repr(self.settings[:2]),))
 
-    part = CheckmatePartitioner(budget, strategy, time_limit, binary, cache)
+    part = CheckmatePartitioner(budget, time_limit, binary, cache)
 
     def checkmate_inductor(gm, example_inputs):
         # No compiled graph from torch's caches: a hit would skip the

@@ -69,6 +69,40 @@ def solve(binary, doc, budget, strategy, time_limit, cache=None):
     return plan, False
 
 
+def partition(binary, doc, budget, time_limit, cache=None):
+    """(answer, hit): what `checkmate partition` writes for graph doc (a
+    dict: saved and recomputed node names, cost, memory, status), from
+    cache where it holds it, else solved and kept there."""
+    k = None
+    if cache is not None:
+        k = cachemod.plan_key(binary, doc, budget, "partition", time_limit)
+        answer = cache.get(k)
+        if answer is not None:
+            return answer, True
+    with tempfile.TemporaryDirectory(prefix="checkmate-") as d:
+        graph = os.path.join(d, "graph.json")
+        out = os.path.join(d, "partition.json")
+        with open(graph, "w") as f:
+            json.dump(doc, f)
+        p = subprocess.run([binary, "partition", graph, "--budget", budget, "--time-limit",
+                            str(time_limit), "--output", out, "--quiet"],
+                           capture_output=True, text=True)
+        if p.returncode != 0 or not os.path.exists(out):
+            # The summary's status and reason (an infeasible budget), else
+            # the last line on stderr.
+            said = dict(ln.split(None, 1) for ln in p.stdout.splitlines() if " " in ln)
+            why = ("%s: %s" % (said["status"], said["reason"]) if "reason" in said else
+                   (p.stderr.strip().splitlines() or [EXIT_WHY.get(p.returncode, "failed")])[-1])
+            raise SolveError("checkmate partition --budget %s: %s (exit %d)"
+                             % (budget, why.replace(graph, doc.get("name", "graph")),
+                                p.returncode))
+        with open(out) as f:
+            answer = json.load(f)
+    if cache is not None:
+        cache.put(k, answer)
+    return answer, False
+
+
 def _solve(binary, doc, budget, strategy, time_limit):
     with tempfile.TemporaryDirectory(prefix="checkmate-") as d:
         graph = os.path.join(d, "graph.json")

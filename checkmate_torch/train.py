@@ -409,7 +409,10 @@ def remat(model, example_args, example_kwargs=None, *, budget, strategy="auto",
         if cost != "flops":
             raise RematError("compile=True plans with FLOP costs only (cost='time' measures "
                              "ATen ops, which inductor fuses)")
-        step_backend = backend(budget, strategy, time_limit, find_checkmate(), plans)
+        if strategy != "auto":
+            raise RematError("compile=True solves `checkmate partition`, which takes no "
+                             "strategy; got strategy=%r" % (strategy,))
+        step_backend = backend(budget, time_limit, find_checkmate(), plans)
         if step_backend is None:
             raise RematError("compile=True needs a torch whose inductor takes a custom "
                              "partitioner (config.custom_partitioner_fn); torch %s has none"

@@ -29,6 +29,7 @@ int cmd_info_main(int argc, char **argv);
 int cmd_compare_main(int argc, char **argv);
 int cmd_maxbatch_main(int argc, char **argv);
 int cmd_show_main(int argc, char **argv);
+int cmd_partition_main(int argc, char **argv);
 
 /* Each command's option parsing alone, as its X_main does it first:
  * returns 0 with a filled (check: graph, plan, budget, quiet; info: graph,
@@ -42,6 +43,7 @@ int cmd_maxbatch_parse(int argc, char **argv, struct cli_args *a);
 int cmd_check_parse(int argc, char **argv, struct cli_args *a);
 int cmd_info_parse(int argc, char **argv, struct cli_args *a);
 int cmd_show_parse(int argc, char **argv, struct cli_args *a);
+int cmd_partition_parse(int argc, char **argv, struct cli_args *a);
 
 /* Where messages (cli_error, cli_usage, cli_note) and --help texts go:
  * standard error and standard output, unless cli_redirect names other

@@ -15,6 +15,8 @@ static const struct command {
 } commands[] = {
 	{ "solve", cmd_solve_main, "find the cheapest plan that fits a memory budget" },
 	{ "compare", cmd_compare_main, "run strategies side by side over budgets; CSV and plot" },
+	{ "partition", cmd_partition_main,
+	  "the values a compiled forward keeps for its backward, within a budget" },
 	{ "maxbatch", cmd_maxbatch_main, "the largest batch each strategy fits in a budget" },
 	{ "check", cmd_check_main, "replay a plan and report its cost, peak and first error" },
 	{ "show", cmd_show_main, "what a plan does: memory over the steps, recomputations, R and S" },

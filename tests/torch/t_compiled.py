@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """remat(compile=True) (checkmate_torch/compiled.py): the step through
-inductor with the plan's saved values trains as torch.compile does (same
+inductor with the partition's saved values trains as torch.compile does (same
 losses and gradients up to rounding, dropout's masks the forward's), saves
 fewer bytes as the budget falls, never recomputes a random op, and bad
 settings or models get one line."""
@@ -76,7 +76,7 @@ def train(module, model, steps=3):
 
 def remat(budget, model=None, **kw):
     model = model or copy.deepcopy(base)
-    return checkmate_torch.remat(model, (x,), budget=budget, strategy="dtr",
+    return checkmate_torch.remat(model, (x,), budget=budget,
                                  compile=True, **kw), model
 
 
@@ -93,8 +93,8 @@ def spy(self, joint_graph, node_info, memory_budget=1, **kw):
     return orig_choose(self, joint_graph, node_info, memory_budget, **kw)
 
 
-# A budget that leaves room, one near the least: the plan's saved values at
-# the lower one, torch's min cut where it keeps no more.
+# A budget that leaves room, one near the least: the partition's saved
+# values at the lower one, torch's min cut where it fits and costs no more.
 infos = {}
 compiled.Partitioner.choose = spy   # keeps the last joint graph (below)
 for frac in (1.0, 0.6, 0.4):
@@ -108,35 +108,34 @@ for frac in (1.0, 0.6, 0.4):
        "(saved by %s)" % (frac, infos[frac]["saved_by"]),
        "loss rel. diff %.2e, gradient rel. diff %.2e" % (rel, gd))
 compiled.Partitioner.choose = orig_choose
-ok(infos[0.4]["saved_by"] == "plan" and infos[0.4]["saved_bytes"] < infos[1.0]["saved_bytes"],
-   "the lowest budget saves the plan's values, fewer bytes than at the highest",
+ok(infos[0.4]["saved_by"] == "partition"
+   and infos[0.4]["saved_bytes"] < infos[1.0]["saved_bytes"],
+   "the lowest budget saves the partition's values, fewer bytes than at the highest",
    str({f: (i["saved_by"], i["saved_bytes"]) for f, i in infos.items()}))
 ok(infos[1.0]["saved_bytes"] >= infos[0.6]["saved_bytes"] >= infos[0.4]["saved_bytes"],
    "saved bytes fall with the budget",
    str({f: i["saved_bytes"] for f, i in infos.items()}))
-ok(all(i["plan_peak"] <= i["budget"] for i in infos.values()),
-   "every plan's peak within its budget")
+ok(all(i["plan_peak"] <= i["budget"] and i["status"] == "optimal" for i in infos.values()),
+   "every partition optimal, its memory (fixed + saved) within its budget",
+   str({f: (i["status"], i["plan_peak"], i["budget"]) for f, i in infos.items()}))
 
-# Random ops: a plan that keeps nothing at the backward's start would have
-# the backward draw new numbers; saved_values keeps every value of an op
+# Random ops: a partition that keeps nothing would have the backward draw
+# new numbers; saved_values keeps every value of an op
 # that draws from the generator (inductor's dropout: inductor_seeds, whose
 # seeds the backward's inductor_random then reuses, the forward's masks).
 # The joint graph is the last budget's, above.
 jg = captured["jg"]
 randoms = [n for n in jg.forward if compiled._is_random(n)]
-empty = {"steps": [{"op": "compute", "node": n.name} for n in jg.forward[:1]]
-         + [{"op": "free", "node": jg.forward[0].name}]
-         + [{"op": "compute", "node": jg.backward[0].name}]}
-saved = compiled.saved_values(jg, empty, captured["inputs"])
+saved = compiled.saved_values(jg, [], captured["inputs"])
 again = jg.recomputed({jg.owner(n) for n in saved})
 ok(randoms and not any(compiled._is_random(n) for n in again),
-   "a plan keeping nothing: the backward recomputes no op that draws from the generator "
+   "a partition keeping nothing: the backward recomputes no op that draws from the generator "
    "(%s saved)" % ", ".join(n.name for n in randoms),
    "random ops %s; recomputed %s" % (randoms, sorted(n.name for n in again)))
 
 # With inductor's fallback_random the step draws eager's numbers (dropout
-# is aten's, recomputed it would draw new ones): the plan's partition at
-# the lowest budget trains as an ordinary eager step.
+# is aten's, recomputed it would draw new ones): the partition at the
+# lowest budget trains as an ordinary eager step.
 eager_model = copy.deepcopy(base)
 eager = train(eager_model, eager_model)
 with torch._inductor.config.patch(fallback_random=True):
@@ -144,14 +143,14 @@ with torch._inductor.config.patch(fallback_random=True):
     losses, grads = train(r, m)
 rel = max(abs(a - b) / abs(b) for a, b in zip(losses, eager[0]))
 gd = max(float((g - h).abs().max() / (h.abs().max() + 1e-12)) for g, h in zip(grads, eager[1]))
-ok(rel < 1e-5 and gd < 1e-4 and r.plan_info["saved_by"] == "plan",
-   "fallback_random: 3 steps' losses and gradients as eager's (the plan's values, dropout's "
+ok(rel < 1e-5 and gd < 1e-4 and r.plan_info["saved_by"] == "partition",
+   "fallback_random: 3 steps' losses and gradients as eager's (the partition's values, dropout's "
    "masks saved)", "loss rel. diff %.2e, gradient rel. diff %.2e, %s"
    % (rel, gd, r.plan_info["saved_by"]))
 
 # A second process with the same budget (an int: the same settings) and
 # torch's caches on disk: no compiled graph from them (a hit would skip the
-# partitioner), the plan made again (from checkmate's plan cache).
+# partitioner), the partition made again (from checkmate's cache).
 CHILD = r"""
 import sys
 sys.path.insert(0, %(root)r)
@@ -160,7 +159,7 @@ torch.set_num_threads(1)
 torch.manual_seed(0)
 m = torch.nn.Sequential(torch.nn.Linear(16, 64), torch.nn.GELU(), torch.nn.Linear(64, 3))
 x = torch.randn(8, 16)
-r = checkmate_torch.remat(m, (x,), budget=%(budget)d, strategy="dtr", compile=True)
+r = checkmate_torch.remat(m, (x,), budget=%(budget)d, compile=True)
 r(x).sum().backward()
 print(r.plan_info["cached"])
 """
@@ -180,7 +179,7 @@ with tempfile.TemporaryDirectory() as d:
     env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=d)
     runs = [child(10 ** 6, env) for _ in range(2)]
 ok(runs == ["False", "True"],
-   "a second process, torch's caches on disk: the partitioner runs again, its plan from "
+   "a second process, torch's caches on disk: the partitioner runs again, its answer from "
    "checkmate's cache (%s)" % runs)
 
 # Eval mode and no-grad run the model itself.

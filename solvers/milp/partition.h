@@ -1,0 +1,57 @@
+/* The partition of a training graph into two programs, a forward and a
+ * backward, as a graph compiler runs a step (torch.compile's AOTAutograd
+ * and its partitioner): the forward keeps some of its values for the
+ * backward (saved), and the backward computes the other forward values it
+ * reads again, from saved values and from each other. Between the two
+ * programs the saved values and fixed memory are all that is held, and
+ * each program's intermediates are its compiler's to fuse away; so the
+ * partition's memory is fixed memory plus the saved values', and its cost
+ * is the checkpoint-all cost plus the cost of the values computed again
+ * (each once). The cheapest partition within a budget is a small MILP
+ * (two binaries per forward node, one memory row: the turn bound's model,
+ * solvers/milp/turn.h, at the forward's end, solved whole). */
+#ifndef CM_PARTITION_H
+#define CM_PARTITION_H
+
+#include <stdint.h>
+
+#include "../../graph/graph.h"
+#include "backend/solver.h"
+
+enum partition_status {
+	PARTITION_OPTIMAL,    /* no partition within the budget costs less (proven) */
+	PARTITION_FEASIBLE,   /* within the budget; the solver stopped before a proof */
+	PARTITION_INFEASIBLE, /* the budget is below fixed memory: none fits */
+};
+
+/* The names of enum partition_status, as the JSON and the summary print them. */
+extern const char *const partition_status_names[3];
+
+struct partition {
+	int status;      /* enum partition_status */
+	char *saved;     /* g->n flags: 1 for a forward value the forward keeps */
+	char *again;     /* g->n flags: 1 for a forward node the backward computes again */
+	double cost;     /* checkpoint-all cost + the cost of again */
+	uint64_t memory; /* fixed memory + the memory of saved */
+	int n_saved, n_again;
+	double bound;    /* a proven lower bound on the cost, when has_bound */
+	int has_bound;
+};
+
+/* The cheapest partition of g whose memory is at most budget, solved with
+ * ops and o (time limit, threads, gap). A solver that stops first leaves
+ * the best partition it found (status feasible; the forward keeping
+ * nothing, every value computed again, when it found none). The figures
+ * are partition_derive's from the saved set, not the solver's.
+ * Returns 0 (release p with partition_release), or -1 with err set. */
+int partition_solve(const struct graph *g, uint64_t budget, const struct solver_ops *ops,
+		    const struct solve_opts *o, struct partition *p, struct cm_error *err);
+
+/* Given p->saved, sets everything else: again (the forward nodes the
+ * backward reaches through values not saved), saved cut to the values
+ * that the backward or again read, and the counts, cost and memory. */
+void partition_derive(const struct graph *g, struct partition *p);
+
+void partition_release(struct partition *p);
+
+#endif
