@@ -28,6 +28,8 @@ static const char partition_usage[] =
 	"      --solver NAME        cbc (default) or glpk\n"
 	"  -t, --time-limit SEC     stop the solve after SEC seconds (default 60; 0:\n"
 	"                           none) with the best partition found\n"
+	"      --gap FRAC           stop within FRAC of the least cost, the bound\n"
+	"                           proving it (default 1e-3; 0: prove optimal)\n"
 	"  -q, --quiet              no messages on standard error\n"
 	"  -h, --help               this text\n";
 
@@ -38,6 +40,7 @@ int cmd_partition_parse(int argc, char **argv, struct cli_args *a)
 		{ "output", required_argument, NULL, 'o' },
 		{ "solver", required_argument, NULL, 'S' },
 		{ "time-limit", required_argument, NULL, 't' },
+		{ "gap", required_argument, NULL, 'G' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -46,7 +49,7 @@ int cmd_partition_parse(int argc, char **argv, struct cli_args *a)
 	char names[128];
 	int c;
 
-	*a = (struct cli_args){ .time_limit = STRATEGY_TIME_LIMIT };
+	*a = (struct cli_args){ .time_limit = STRATEGY_TIME_LIMIT, .gap = PARTITION_GAP };
 	optind = 0;
 	while ((c = cli_getopt("partition", argc, argv, ":b:o:t:qh", opts)) != -1)
 		switch (c) {
@@ -62,6 +65,10 @@ int cmd_partition_parse(int argc, char **argv, struct cli_args *a)
 			break;
 		case 't':
 			if (cli_parse_double("--time-limit", optarg, 0, 1e9, &a->time_limit, &err))
+				return cli_usage("partition", "%s", err.msg);
+			break;
+		case 'G':
+			if (cli_parse_double("--gap", optarg, 0, 1, &a->gap, &err))
 				return cli_usage("partition", "%s", err.msg);
 			break;
 		case 'q': a->quiet = 1; break;
@@ -171,6 +178,7 @@ int cmd_partition_main(int argc, char **argv)
 	}
 	ops = solver_find(a.solver ? a.solver : SOLVER_DEFAULT);
 	so.time_limit = a.time_limit;
+	so.gap = a.gap;
 	t0 = cm_clock();
 	if (partition_solve(g, budget, ops, &so, &p, &err)) {
 		rc = cli_error("%s: %s", g->id, err.msg);

@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../common/num.h"
+
 const char *const partition_status_names[3] = { "optimal", "feasible", "infeasible" };
 
 /* The forward nodes the backward reads, directly or through other
@@ -64,19 +66,18 @@ void partition_release(struct partition *p)
 }
 
 /* The model: for each forward node v the backward needs, x_v (computed
- * again; objective cost / unit) and r_v (saved). Rows: x_v + r_v >= 1 for
+ * again; objective cost / unit, unit the largest cost) and r_v (saved). Rows: x_v + r_v >= 1 for
  * the values a backward node reads; x_u + r_u >= x_v for each input u of
  * v; the saved memory, over room, at most 1. col[v] is x_v's column and
  * r_v's the next; -1 for the nodes without. */
 static int build(const struct graph *g, const char *need, const char *late, double room,
-		 int *col, struct milp *m, struct cm_error *err)
+		 double unit, int *col, struct milp *m, struct cm_error *err)
 {
-	double unit = 0;
 	struct milp_row mem = { 0 };
 
-	for (int v = 0; v < g->n; v++)
-		unit = g->nodes[v].cost > unit ? g->nodes[v].cost : unit;
-	unit = unit > 0 ? unit : 1;
+	/* The checkpoint-all cost as a column fixed at 1 (column 0): the
+	 * solver's relative gap is then one on the step's whole cost. */
+	milp_add_col(m, "floor", 1, 1, graph_total_cost(g) / unit, 0);
 	for (int v = 0; v < g->n; v++) {
 		char name[32];
 
@@ -119,6 +120,7 @@ int partition_solve(const struct graph *g, uint64_t budget, const struct solver_
 	struct milp m;
 	struct milp_result res = { 0 };
 	struct solve_opts so = *o;
+	double unit = 0;
 	int rc = -1;
 
 	milp_init(&m);
@@ -134,9 +136,12 @@ int partition_solve(const struct graph *g, uint64_t budget, const struct solver_
 		goto out;
 	}
 	reach(g, need, late);
+	for (int v = 0; v < g->n; v++)
+		unit = g->nodes[v].cost > unit ? g->nodes[v].cost : unit;
+	unit = unit > 0 ? unit : 1;
 	/* Zero room: nothing with memory can be saved (the row's scale is moot). */
 	if (build(g, need, late, budget > g->fixed_memory ? (double)(budget - g->fixed_memory) : 1,
-		  col, &m, err))
+		  unit, col, &m, err))
 		goto out;
 	if (budget == g->fixed_memory)
 		for (int v = 0; v < g->n; v++)
@@ -147,32 +152,33 @@ int partition_solve(const struct graph *g, uint64_t budget, const struct solver_
 		cm_errorf(err, "out of memory");
 		goto out;
 	}
+	start[0] = 1;
 	for (int v = 0; v < g->n; v++)
 		if (col[v] >= 0)
 			start[col[v]] = 1;
 	so.start = start;
 	so.relaxation = 0;
-	if (m.ncols > 0 && solver_solve(ops, &m, &so, &res, err))
+	if (m.ncols > 1 && solver_solve(ops, &m, &so, &res, err))
 		goto out;
 	if (res.x != NULL)
 		for (int v = 0; v < g->n; v++)
 			p->saved[v] = col[v] >= 0 && res.x[col[v] + 1] > 0.5;
 	partition_derive(g, p);
-	p->status = m.ncols == 0 || res.status == MILP_OPTIMAL ? PARTITION_OPTIMAL :
-		    PARTITION_FEASIBLE;
-	if (p->status == PARTITION_FEASIBLE && res.has_bound) {
-		double unit = 0;
-
-		for (int v = 0; v < g->n; v++)
-			unit = g->nodes[v].cost > unit ? g->nodes[v].cost : unit;
-		/* Less the integrality and reduced-cost tolerance per column. */
-		double lo = res.bound - 1e-9 * m.ncols;
-
-		p->bound = graph_total_cost(g) + unit * (lo > 0 ? lo : 0);
-		p->has_bound = p->bound <= p->cost;
-	} else if (p->status == PARTITION_OPTIMAL) {
+	/* Optimal when proven at gap 0 (or with nothing to choose); else
+	 * feasible, with the solver's bound less a tolerance per column. */
+	p->status = m.ncols == 1 || (res.status == MILP_OPTIMAL && o->gap <= 0) ?
+		    PARTITION_OPTIMAL : PARTITION_FEASIBLE;
+	if (p->status == PARTITION_OPTIMAL) {
 		p->bound = p->cost;
 		p->has_bound = 1;
+	} else if (res.has_bound) {
+		double lo = unit * (res.bound - 1e-9 * m.ncols), floor_cost = graph_total_cost(g);
+
+		p->bound = lo > floor_cost ? lo : floor_cost;
+		p->has_bound = p->bound <= p->cost;
+		/* A bound that meets the cost proves it, whatever the gap. */
+		if (p->has_bound && num_eq(p->bound, p->cost))
+			p->status = PARTITION_OPTIMAL;
 	}
 	rc = 0;
 out:

@@ -1,0 +1,147 @@
+/* checkmate partition (solvers/milp/partition.h): on random training
+ * graphs its answer is the cheapest saved set within the budget that an
+ * enumeration of every set finds, with both backends; its figures are
+ * partition_derive's; a budget below fixed memory is infeasible; the
+ * shared 12-layer GPT's answers are within the default gap of their
+ * bounds and cost less as the budget grows. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/num.h"
+#include "../graph/read.h"
+#include "../solvers/milp/partition.h"
+#include "gen.h"
+#include "tap.h"
+
+static const struct solve_opts opts = { .time_limit = 30 };
+
+/* The least cost of any saved set of g within budget: every subset of
+ * the forward nodes (at most 16), through partition_derive. */
+static double enumerate(const struct graph *g, uint64_t budget)
+{
+	int fwd[16], nf = 0;
+	double best = -1;
+	struct partition p = { .saved = calloc((size_t)g->n, 1), .again = calloc((size_t)g->n, 1) };
+
+	for (int v = 0; v < g->n && nf < 16; v++)
+		if (!g->nodes[v].backward)
+			fwd[nf++] = v;
+	for (long s = 0; s < (1L << nf); s++) {
+		memset(p.saved, 0, (size_t)g->n);
+		for (int k = 0; k < nf; k++)
+			p.saved[fwd[k]] = (s >> k) & 1;
+		partition_derive(g, &p);
+		if (p.memory <= budget && (best < 0 || p.cost < best))
+			best = p.cost;
+	}
+	partition_release(&p);
+	return best;
+}
+
+/* Whether p's figures are what partition_derive makes of its saved set. */
+static int consistent(const struct graph *g, const struct partition *p)
+{
+	struct partition q = { .saved = malloc((size_t)g->n), .again = calloc((size_t)g->n, 1) };
+	int same;
+
+	memcpy(q.saved, p->saved, (size_t)g->n);
+	partition_derive(g, &q);
+	same = memcmp(q.saved, p->saved, (size_t)g->n) == 0 &&
+	       memcmp(q.again, p->again, (size_t)g->n) == 0 && q.cost == p->cost &&
+	       q.memory == p->memory;
+	partition_release(&q);
+	return same;
+}
+
+static void test_random(void)
+{
+	const struct solver_ops *const backends[] = { &solver_cbc, &solver_glpk };
+	int cases = tap_cases(30, 8), checked = 0, bad = 0, recomputes = 0;
+
+	for (int c = 0; c < cases; c++) {
+		struct graph *g = gen_random_training(3 + c % 8, 35);
+		uint64_t lo = g->fixed_memory, hi = graph_peak_all(g);
+
+		for (int f = 0; f <= 4; f++) {
+			uint64_t b = lo + (hi - lo) * (uint64_t)f / 4;
+			double best = enumerate(g, b);
+
+			for (int k = 0; k < 2; k++) {
+				struct partition p;
+				struct cm_error err;
+
+				if (partition_solve(g, b, backends[k], &opts, &p, &err)) {
+					bad++;
+					diag("case %d f %d: %s", c, f, err.msg);
+					continue;
+				}
+				checked++;
+				recomputes += p.n_again > 0;
+				if (p.status != PARTITION_OPTIMAL || p.memory > b || !consistent(g, &p) ||
+				    !num_eq(p.cost, best) || !p.has_bound || num_lt(p.cost, p.bound)) {
+					bad++;
+					diag("case %d f %d %s: status %s cost %g (enumerated %g) memory %llu "
+					     "budget %llu", c, f, k ? "glpk" : "cbc",
+					     partition_status_names[p.status], p.cost, best,
+					     (unsigned long long)p.memory, (unsigned long long)b);
+				}
+				partition_release(&p);
+			}
+		}
+		graph_free(g);
+	}
+	ok(bad == 0 && checked > 0 && recomputes > 0,
+	   "random training graphs, cbc and glpk: %d answers optimal, as cheap as every saved set "
+	   "enumerated, within budget (%d with recomputes; %d wrong)", checked, recomputes, bad);
+}
+
+static void test_shapes(void)
+{
+	struct graph *g = gen_random_training(5, 35);
+	struct partition p;
+	struct cm_error err;
+	char path[512];
+	double last = -1;
+	int rc, falling = 1;
+
+	g->fixed_memory = 100;
+	rc = partition_solve(g, 99, &solver_cbc, &opts, &p, &err);
+	ok(rc == 0 && p.status == PARTITION_INFEASIBLE, "a budget below fixed memory: infeasible");
+	partition_release(&p);
+	rc = partition_solve(g, 100, &solver_cbc, &opts, &p, &err);
+	ok(rc == 0 && p.status == PARTITION_OPTIMAL && p.n_saved == 0 && p.memory == 100,
+	   "a budget of fixed memory alone: nothing saved with memory, every value again");
+	partition_release(&p);
+	graph_free(g);
+	if (!tap_graph(path, sizeof(path), "llm/gpt12.json"))
+		return;
+	if ((g = graph_read_file(path, &err)) == NULL) {
+		ok(0, "read %s: %s", path, err.msg);
+		return;
+	}
+	for (int q = 1; q <= 4; q++) {
+		uint64_t b = g->fixed_memory + (graph_peak_all(g) - g->fixed_memory) * (uint64_t)q / 4;
+		struct solve_opts at_gap = { .time_limit = 30, .gap = PARTITION_GAP };
+
+		rc = partition_solve(g, b, &solver_cbc, &at_gap, &p, &err);
+		falling &= rc == 0 && p.memory <= b && consistent(g, &p) && p.has_bound &&
+			   !num_lt(p.cost, p.bound) && p.cost <= p.bound * (1 + PARTITION_GAP) &&
+			   (last < 0 || p.cost <= last * (1 + PARTITION_GAP));
+		diag("gpt12 at %d/4: %s, overhead %.4f, %d saved, %d again", q,
+		     rc ? err.msg : partition_status_names[p.status],
+		     rc ? 0 : p.cost / graph_total_cost(g), rc ? 0 : p.n_saved, rc ? 0 : p.n_again);
+		last = rc ? -1 : p.cost;
+		if (rc == 0)
+			partition_release(&p);
+	}
+	ok(falling, "gpt12 over four budgets at the default gap: within each, as derived, within "
+	   "the gap of its bound, no dearer as it grows (up to the gap)");
+	graph_free(g);
+}
+
+int main(void)
+{
+	test_random();
+	test_shapes();
+	return tap_done();
+}
