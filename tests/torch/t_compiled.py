@@ -115,8 +115,9 @@ ok(infos[0.4]["saved_by"] == "partition"
 ok(infos[1.0]["saved_bytes"] >= infos[0.6]["saved_bytes"] >= infos[0.4]["saved_bytes"],
    "saved bytes fall with the budget",
    str({f: i["saved_bytes"] for f, i in infos.items()}))
-ok(all(i["plan_peak"] <= i["budget"] and i["status"] == "optimal" for i in infos.values()),
-   "every partition optimal, its memory (fixed + saved) within its budget",
+ok(all(i["plan_peak"] <= i["budget"] and i["status"] in ("optimal", "feasible")
+       for i in infos.values()),
+   "every partition's memory (fixed + saved) within its budget",
    str({f: (i["status"], i["plan_peak"], i["budget"]) for f, i in infos.items()}))
 
 # Random ops: a partition that keeps nothing would have the backward draw
