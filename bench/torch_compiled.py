@@ -6,7 +6,7 @@ Usage: build/venv-torch2/bin/python bench/torch_compiled.py
            [--models gpt,gpt-dropout,resnet] [--rounds 7] [--threads 1]
            [--device cpu|cuda] [--time-limit 20] [--fractions 1,.7,.5,.35,.25]
            [--budgets BYTES,...]
-           [--tries 2] [--lr 1e-3] [--json FILE] [--markdown FILE]
+           [--tries 3] [--costs flops,time] [--lr 1e-3] [--json FILE] [--markdown FILE]
            (and bench/torch_peers.py's model sizes: --gpt-layers ...)
 
 The models are bench/torch_peers.py's (bench/torch_cases.py). Variants of
@@ -19,15 +19,16 @@ fullgraph=True, dynamic=False and inductor at default settings:
                  memory + F x the activations of the joint graph's
                  checkpoint-all schedule (plan_info's figures), for each F
                  of --fractions (none for --fractions ''): the saved
-                 values chosen by the plan;
-  remat@B        the same at a plan budget of B bytes, for each B of
+                 values chosen by `checkmate partition`;
+  remat@B        the same at a budget of B bytes, for each B of
                  --budgets (a budget an earlier run found: a longer
                  head-to-head of that point alone);
-  remat@0.5-tryK a budget aimed just below compile-0.5's measured peak:
-                 the plan budget interpolated by measured peak between the
-                 remat-F on either side of it (below the lowest by the
-                 excess when none is below), while the closest below is
-                 more than 3% under it; up to --tries (2) times.
+  remat@0.5-tryK the largest budget whose measured peak is at most
+                 compile-0.5's, by bisection: the budget halfway between
+                 the largest remat budget measured at or under that peak
+                 and the least over it (below the lowest by the excess
+                 when none is under), while they are more than 2% apart;
+                 up to --tries (3) times.
 
 Each variant's first step compiles (timed apart: "compile s"; torch.compile
 with torch's caches as they are, $TORCHINDUCTOR_CACHE_DIR, warm after a
@@ -43,7 +44,8 @@ of the first five rounds against compile's (largest relative difference;
 inductor draws the same dropout masks for every partition, so they agree
 up to rounding). Below the table: whether the measured peaks of the
 remat-F are monotone in F, and the remat variant with the least time among
-those whose peak is at most compile-0.5's.
+those whose peak is at most compile-0.5's, for each of --costs (flops,
+time: remat's cost argument; a variant of cost time is labelled /time).
 """
 import argparse
 import copy
@@ -67,12 +69,14 @@ def compiled(model, backend):
     return torch.compile(model, backend=backend, fullgraph=True, dynamic=False)
 
 
-def remat_variant(case, base, args, label, budget):
+def remat_variant(case, base, args, label, budget, cost="flops"):
     model = copy.deepcopy(base)
     r = checkmate_torch.remat(model, case["args"], case["kwargs"], budget=budget,
-                              time_limit=args.time_limit, cache=True, compile=True)
+                              time_limit=args.time_limit, cache=True, compile=True, cost=cost)
+    label += "" if cost == "flops" else "/" + cost
     v = tp.Variant(label, "remat", r, model, args.lr)
     v.extra["remat"] = r
+    v.extra["cost"] = cost
     return v
 
 
@@ -97,11 +101,43 @@ def measure(v, case, device):
     print("  %s: compile %s s, peak %s MB%s" % (
         v.label, "-" if "compile_s" not in v.extra else "%.1f" % v.extra["compile_s"],
         "-" if v.mem is None else tp.mb(v.mem["peak"]),
-        "" if not info else "; plan budget %s MB, plan peak %s MB, saved %d values %s MB "
+        "" if not info else "; budget %s MB, fixed + saved %s MB, saved %d values %s MB "
         "(by %s), predicted overhead %.3f" % (
             tp.mb(info["budget"]), tp.mb(info["plan_peak"]), info["saved"],
             tp.mb(info["saved_bytes"]), info["saved_by"], info["overhead"])),
         flush=True)
+
+
+def tries(variants, case, base, args, device, target, cost):
+    """The bisection of remat@0.5-tryK (above) among the variants of cost."""
+    for k in range(args.tries if target else 0):
+        ours = [v for v in variants if v.kind == "remat" and v.mem is not None
+                and v.extra["cost"] == cost]
+        below = [v for v in ours if v.mem["peak"] <= target]
+        above = [v for v in ours if v.mem["peak"] > target]
+        if not above:
+            break
+        bh = min(v.extra["plan_info"]["budget"] for v in above)
+        if below:
+            bl = max(v.extra["plan_info"]["budget"] for v in below)
+            if bl >= bh or bh - bl <= 0.02 * bl:
+                break
+            budget = (bl + bh) // 2
+        else:
+            hi = min(above, key=lambda v: v.extra["plan_info"]["budget"])
+            fixed = hi.extra["plan_info"]["fixed_memory"]
+            budget = bh - (hi.mem["peak"] - target) - (bh - fixed) // 50
+        try:
+            v = remat_variant(case, base, args, "remat@0.5-try%d" % (k + 1), budget, cost)
+        except Exception as e:
+            print("  remat@0.5-try%d: %s" % (k + 1, tp.one_line(e)), flush=True)
+            break
+        variants.append(v)
+        first_step(v, case, device)
+        tp.guarded(v, "warm-up", tp.warm, v, case, device, 1)
+        measure(v, case, device)
+        if v.mem is None:
+            break
 
 
 def bench_model(name, args, device):
@@ -116,51 +152,26 @@ def bench_model(name, args, device):
         m = copy.deepcopy(base)
         v = tp.Variant(label, "peer", compiled(m, tp.budget_backend(b)), m, args.lr)
         variants.append(v)
-    for f in args.fractions:
-        b = (lambda fixed, peak, f=f: int(fixed + f * (peak - fixed)))
-        try:
-            variants.append(remat_variant(case, base, args, "remat-%g" % f, b))
-        except Exception as e:
-            print("  remat-%g: %s" % (f, tp.one_line(e)), flush=True)
-    for b in args.budgets:
-        variants.append(remat_variant(case, base, args, "remat@%d" % b, b))
+    for cost in args.costs:
+        for f in args.fractions:
+            b = (lambda fixed, peak, f=f: int(fixed + f * (peak - fixed)))
+            try:
+                variants.append(remat_variant(case, base, args, "remat-%g" % f, b, cost))
+            except Exception as e:
+                print("  remat-%g: %s" % (f, tp.one_line(e)), flush=True)
+        for b in args.budgets:
+            variants.append(remat_variant(case, base, args, "remat@%d" % b, b, cost))
     for v in variants:
         first_step(v, case, device)
         tp.guarded(v, "warm-up", tp.warm, v, case, device, 1)
         measure(v, case, device)
-    # The budget whose measured peak is closest below compile-0.5's: the
-    # plan budget interpolated (by measured peak) between the remat-F
-    # around that peak, or below the lowest, up to --tries times.
+    # The largest budget whose measured peak is at most compile-0.5's: a
+    # bisection between the largest budget at or under that peak and the
+    # least one over it (below the lowest by the excess when none is
+    # under), up to --tries times, until they are within 2%.
     target = variants[1].mem["peak"] if variants[1].mem else None
-    for k in range(args.tries if target else 0):
-        ours = [v for v in variants if v.kind == "remat" and v.mem is not None]
-        below = [v for v in ours if v.mem["peak"] <= target]
-        above = [v for v in ours if v.mem["peak"] > target]
-        if not above:
-            break
-        hi = min(above, key=lambda v: v.mem["peak"])
-        lo = max(below, key=lambda v: v.mem["peak"]) if below else None
-        if lo is not None and lo.mem["peak"] >= 0.97 * target:
-            break
-        bh = hi.extra["plan_info"]["budget"]
-        if lo is None:
-            fixed = hi.extra["plan_info"]["fixed_memory"]
-            budget = bh - (hi.mem["peak"] - target) - (bh - fixed) // 50
-        else:
-            bl = lo.extra["plan_info"]["budget"]
-            t = (target - lo.mem["peak"]) / (hi.mem["peak"] - lo.mem["peak"])
-            budget = int(bl + 0.9 * t * (bh - bl))
-        try:
-            v = remat_variant(case, base, args, "remat@0.5-try%d" % (k + 1), budget)
-        except Exception as e:
-            print("  remat@0.5-try%d: %s" % (k + 1, tp.one_line(e)), flush=True)
-            break
-        variants.append(v)
-        first_step(v, case, device)
-        tp.guarded(v, "warm-up", tp.warm, v, case, device, 1)
-        measure(v, case, device)
-        if v.mem is None:
-            break
+    for cost in args.costs:
+        tries(variants, case, base, args, device, target, cost)
 
     tp.timed_rounds(variants, init, case, device, args.rounds)
 
@@ -178,17 +189,21 @@ def bench_model(name, args, device):
         r["loss_rel_diff"] = (max(abs(a - b) / abs(b) for a, b in
                                   zip(v.losses[:n], ref.losses[:n])) if ok and n else None)
         rows.append(r)
-    fr = [r for r in rows if r["label"].startswith("remat-") and r["memory"]]
-    peaks = [r["memory"]["peak"] for r in fr]
     out = {"model": name, "device": str(device), "desc": case["desc"], "rows": rows,
-           "fractions": args.fractions,
-           "monotone": all(a >= b for a, b in zip(peaks, peaks[1:]))
-           if args.fractions and len(peaks) == len(args.fractions) else None,
+           "fractions": args.fractions, "monotone": {}, "best_at_0.5": {},
            "total_s": time.perf_counter() - t_model}
     p = rows[1]
-    fit = [r for r in rows if r["kind"] == "remat" and r["memory"] and p["memory"]
-           and r["memory"]["peak"] <= p["memory"]["peak"] and r["time_ratio"]]
-    out["best_at_0.5"] = min(fit, key=lambda r: r["time_ratio"])["label"] if fit else None
+    for cost in args.costs:
+        ours = [r for r, v in zip(rows, variants)
+                if v.kind == "remat" and v.extra["cost"] == cost and r["memory"]]
+        peaks = [r["memory"]["peak"] for r in ours if r["label"].startswith("remat-")]
+        out["monotone"][cost] = (all(a >= b for a, b in zip(peaks, peaks[1:]))
+                                 if args.fractions and len(peaks) == len(args.fractions)
+                                 else None)
+        fit = [r for r in ours if p["memory"] and r["time_ratio"]
+               and r["memory"]["peak"] <= p["memory"]["peak"]]
+        out["best_at_0.5"][cost] = (min(fit, key=lambda r: r["time_ratio"])["label"]
+                                    if fit else None)
     print(table(out), flush=True)
     return out
 
@@ -196,7 +211,7 @@ def bench_model(name, args, device):
 def table(m):
     lines = ["### %s (%s)" % (m["model"], m["device"]), "", m["desc"], "",
              "| variant | peak MB | time / compile | loss rel. diff (5 steps) | compile s "
-             "| plan budget MB | plan peak MB | saved MB (by) | predicted overhead |",
+             "| budget MB | fixed + saved MB | saved MB (by) | predicted overhead |",
              "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in m["rows"]:
         i = r["plan_info"] or {}
@@ -208,8 +223,10 @@ def table(m):
             tp.mb(i.get("budget")), tp.mb(i.get("plan_peak")),
             "-" if not i else "%s (%s)" % (tp.mb(i["saved_bytes"]), i["saved_by"]),
             tp.ratio(i.get("overhead"))))
-    lines += ["", "remat-F measured peaks monotone in F: %s; fastest remat at most "
-              "compile-0.5's peak: %s" % (m["monotone"], m["best_at_0.5"])]
+    for cost in m["monotone"]:
+        lines += ["", "costs %s: remat-F measured peaks monotone in F: %s; fastest remat at "
+                  "most compile-0.5's peak: %s" % (cost, m["monotone"][cost],
+                                                   m["best_at_0.5"][cost])]
     return "\n".join(lines)
 
 
@@ -223,7 +240,8 @@ def main():
     ap.add_argument("--fractions", default="1,.7,.5,.35,.25",
                     type=lambda s: [float(x) for x in s.split(",") if x])
     ap.add_argument("--budgets", default="", type=lambda s: [int(x) for x in s.split(",") if x])
-    ap.add_argument("--tries", type=int, default=2)
+    ap.add_argument("--tries", type=int, default=3)
+    ap.add_argument("--costs", default="flops", type=lambda s: s.split(","))
     ap.add_argument("--lr", type=float, default=1e-3)
     torch_cases.add_size_arguments(ap)
     ap.add_argument("--json")

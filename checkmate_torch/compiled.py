@@ -127,9 +127,11 @@ class JointGraph:
         except Exception:   # an op the table cannot size: one FLOP per element
             return max(1, sum(t.numel() for t in _tensors(n.meta.get("val"))))
 
-    def to_json(self, name):
+    def to_json(self, name, costs=None):
+        """(the checkmate graph as a dict, node -> cost): costs given
+        (node -> cost), or FLOPs."""
         nodes = []
-        costs = {n: self.cost(n) for n in self.forward + self.backward}
+        costs = costs or {n: self.cost(n) for n in self.forward + self.backward}
         total = sum(costs.values())
         for n in self.forward + self.backward:
             c = costs[n]
@@ -183,17 +185,19 @@ class Partitioner:
     its choice of saved values replaced by `checkmate partition`'s. Each
     joint graph's figures are appended to self.info."""
 
-    def __init__(self, budget, time_limit, binary, cache):
-        self.settings = (budget, time_limit, binary, cache)
+    def __init__(self, budget, time_limit, binary, cache, cost="flops"):
+        self.settings = (budget, time_limit, binary, cache, cost)
         self.info = []
 
     def uuid(self):
         return None   # no inductor code cache (backend() turns them all off)
 
     def choose(self, joint_graph, node_info, memory_budget=1, **_):
-        budget, time_limit, binary, cache = self.settings
+        budget, time_limit, binary, cache, cost = self.settings
         jg = JointGraph(joint_graph, node_info)
         doc, costs = jg.to_json("joint graph")
+        if cost == "time":
+            doc, costs = jg.to_json("joint graph", self._times(joint_graph, jg, doc, costs, cache))
         memory = {jg.by_name[n["name"]]: n["memory"] for n in doc["nodes"]}
         order = jg.forward + jg.backward
         ca_peak = steps_peak(in_order_steps(order, jg.deps), memory) + jg.fixed
@@ -211,7 +215,9 @@ class Partitioner:
         # cost next to no time fused into the backward's kernels.
         by = "partition"
         theirs = self._min_cut(joint_graph, node_info, memory_budget=1)
-        heavy = {n: c for n, c in costs.items() if _is_compute_intensive(n)}
+        # (Measured costs price the fused ops themselves: all count.)
+        heavy = costs if cost == "time" else \
+            {n: c for n, c in costs.items() if _is_compute_intensive(n)}
         if jg.fixed + _saved_bytes(theirs, node_info) <= part["budget"] and \
                 self._cost(jg, theirs, heavy) <= self._cost(jg, saved, heavy):
             saved, by = theirs, "min-cut"
@@ -228,6 +234,26 @@ class Partitioner:
                 "cached": hit if cache is not None else None}
         self.info.append(info)
         return saved
+
+    @staticmethod
+    def _times(joint_graph, jg, doc, flop_costs, cache):
+        """node -> measured milliseconds (jointcost.py), from the cache
+        where it has them (keyed by the graph, its FLOP graph, the device,
+        the threads and torch's version)."""
+        from .cache import cost_key
+        from .jointcost import measure
+        nodes = jg.forward + jg.backward
+        device = next((str(t.device) for n in nodes for t in _tensors(n.meta.get("val"))),
+                      "cpu")
+        key = cost_key(str(joint_graph), doc, device, torch.get_num_threads(),
+                       torch.__version__)
+        kept = cache.get(key) if cache is not None else None
+        if kept is not None and all(n.name in kept for n in nodes):
+            return {n: kept[n.name] for n in nodes}
+        times = measure(nodes, flop_costs, _is_compute_intensive)
+        if cache is not None:
+            cache.put(key, {n.name: ms for n, ms in times.items()})
+        return times
 
     @staticmethod
     def _cost(jg, saved, costs):
@@ -271,7 +297,7 @@ def has_hook():
     return hasattr(ic, "custom_partitioner_fn")
 
 
-def backend(budget, time_limit, binary, cache):
+def backend(budget, time_limit, binary, cache, cost="flops"):
     """A torch.compile backend: inductor with a Partitioner of these
     settings (backend.partitioner), or None when this torch has no hook
     for it (has_hook)."""
@@ -285,9 +311,9 @@ def backend(budget, time_limit, binary, cache):
         def __reduce__(self):
             # Inductor pickles its config for cache keys, which are off
             # below; the settings stand for it.
-            return (str, (repr(self.settings[:2]),))
+            return (str, (repr(self.settings[:2] + self.settings[4:]),))
 
-    part = CheckmatePartitioner(budget, time_limit, binary, cache)
+    part = CheckmatePartitioner(budget, time_limit, binary, cache, cost)
 
     def checkmate_inductor(gm, example_inputs):
         # No compiled graph from torch's caches: a hit would skip the

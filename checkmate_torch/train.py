@@ -406,13 +406,10 @@ def remat(model, example_args, example_kwargs=None, *, budget, strategy="auto",
                 solvemod.budget_arg(budget, 0, 0)
             except solvemod.SolveError as e:
                 raise RematError(str(e)) from None
-        if cost != "flops":
-            raise RematError("compile=True plans with FLOP costs only (cost='time' measures "
-                             "ATen ops, which inductor fuses)")
         if strategy != "auto":
             raise RematError("compile=True solves `checkmate partition`, which takes no "
                              "strategy; got strategy=%r" % (strategy,))
-        step_backend = backend(budget, time_limit, find_checkmate(), plans)
+        step_backend = backend(budget, time_limit, find_checkmate(), plans, cost)
         if step_backend is None:
             raise RematError("compile=True needs a torch whose inductor takes a custom "
                              "partitioner (config.custom_partitioner_fn); torch %s has none"
