@@ -4,7 +4,7 @@
 
 Usage: build/venv-torch2/bin/python bench/torch_compiled.py
            [--models gpt,gpt-dropout,resnet] [--rounds 7] [--threads 1]
-           [--device cpu|cuda] [--time-limit 20] [--fractions 1,.7,.5,.35,.25]
+           [--device cpu|cuda] [--time-limit 20] [--fractions 1,.7,.5,.42,.35]
            [--budgets BYTES,...]
            [--tries 3] [--costs flops,time] [--lr 1e-3] [--json FILE] [--markdown FILE]
            (and bench/torch_peers.py's model sizes: --gpt-layers ...)
@@ -101,10 +101,10 @@ def measure(v, case, device):
     print("  %s: compile %s s, peak %s MB%s" % (
         v.label, "-" if "compile_s" not in v.extra else "%.1f" % v.extra["compile_s"],
         "-" if v.mem is None else tp.mb(v.mem["peak"]),
-        "" if not info else "; budget %s MB, fixed + saved %s MB, saved %d values %s MB "
-        "(by %s), predicted overhead %.3f" % (
+        "" if not info else "; budget %s MB, model peak %s MB, saved %d values %s MB, "
+        "predicted overhead %.3f" % (
             tp.mb(info["budget"]), tp.mb(info["plan_peak"]), info["saved"],
-            tp.mb(info["saved_bytes"]), info["saved_by"], info["overhead"])),
+            tp.mb(info["saved_bytes"]), info["overhead"])),
         flush=True)
 
 
@@ -211,7 +211,7 @@ def bench_model(name, args, device):
 def table(m):
     lines = ["### %s (%s)" % (m["model"], m["device"]), "", m["desc"], "",
              "| variant | peak MB | time / compile | loss rel. diff (5 steps) | compile s "
-             "| budget MB | fixed + saved MB | saved MB (by) | predicted overhead |",
+             "| budget MB | model peak MB | saved MB | predicted overhead |",
              "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in m["rows"]:
         i = r["plan_info"] or {}
@@ -221,7 +221,7 @@ def table(m):
             "-" if r["loss_rel_diff"] is None else "%.1e" % r["loss_rel_diff"],
             "-" if r["compile_s"] is None else "%.1f" % r["compile_s"],
             tp.mb(i.get("budget")), tp.mb(i.get("plan_peak")),
-            "-" if not i else "%s (%s)" % (tp.mb(i["saved_bytes"]), i["saved_by"]),
+            tp.mb(i.get("saved_bytes")),
             tp.ratio(i.get("overhead"))))
     for cost in m["monotone"]:
         lines += ["", "costs %s: remat-F measured peaks monotone in F: %s; fastest remat at "
@@ -237,7 +237,7 @@ def main():
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
     ap.add_argument("--time-limit", type=float, default=20.0)
-    ap.add_argument("--fractions", default="1,.7,.5,.35,.25",
+    ap.add_argument("--fractions", default="1,.7,.5,.42,.35",
                     type=lambda s: [float(x) for x in s.split(",") if x])
     ap.add_argument("--budgets", default="", type=lambda s: [int(x) for x in s.split(",") if x])
     ap.add_argument("--tries", type=int, default=3)

@@ -208,27 +208,14 @@ class Partitioner:
             raise CompiledError("the partition names node %s, which the joint graph lacks"
                                 % missing[0])
         saved = saved_values(jg, [jg.by_name[n] for n in part["saved"]], node_info.inputs)
-        # torch's own min cut where it fits and recomputes no more of the
-        # compute-intensive ops (matmuls, convolutions): it keeps the fewest
-        # bytes among the partitions that recompute none of them, where
-        # the MILP spends room to spare the pointwise ops' FLOPs, which
-        # cost next to no time fused into the backward's kernels.
-        by = "partition"
-        theirs = self._min_cut(joint_graph, node_info, memory_budget=1)
-        # (Measured costs price the fused ops themselves: all count.)
-        heavy = costs if cost == "time" else \
-            {n: c for n, c in costs.items() if _is_compute_intensive(n)}
-        if jg.fixed + _saved_bytes(theirs, node_info) <= part["budget"] and \
-                self._cost(jg, theirs, heavy) <= self._cost(jg, saved, heavy):
-            saved, by = theirs, "min-cut"
         floor = sum(costs.values())
-        info = {"budget": part["budget"], "plan_peak": jg.fixed + _saved_bytes(saved, node_info),
+        info = {"budget": part["budget"], "plan_peak": part["memory"],
+                "least": part["least_memory"],
                 "overhead": self._cost(jg, saved, costs) / floor if floor else 1.0,
                 "recomputed": len(jg.recomputed({jg.owner(n) for n in saved})),
                 "strategy": "partition", "status": part["status"],
                 "fixed_memory": jg.fixed, "checkpoint_all_peak": ca_peak,
                 "nodes": len(doc["nodes"]),
-                "saved_by": by,
                 "saved": sum(1 for n in saved if n not in node_info.inputs),
                 "saved_bytes": _saved_bytes(saved, node_info),
                 "cached": hit if cache is not None else None}
@@ -265,7 +252,7 @@ class Partitioner:
     def __call__(self, gm, joint_inputs, **kwargs):
         from torch._functorch import partitioners
         with _patch_lock:
-            orig = self._min_cut = partitioners.choose_saved_values_set
+            orig = partitioners.choose_saved_values_set
             partitioners.choose_saved_values_set = self.choose
             try:
                 return partitioners.min_cut_rematerialization_partition(gm, joint_inputs,

@@ -18,10 +18,11 @@ static const char partition_usage[] =
 	"and a backward program, as a graph compiler runs a training step: the\n"
 	"forward keeps some of its values for the backward, and the backward\n"
 	"computes the other forward values it reads again. Finds the set of kept\n"
-	"values of least cost whose memory, fixed memory included, fits SIZE;\n"
-	"each program's own intermediates are not counted (a compiler fuses them\n"
+	"values of least cost whose memory fits SIZE: fixed memory, the kept values\n"
+	"until the backward is done with them, and the backward's own values; the\n"
+	"intermediates inside each program are not counted (a compiler fuses them\n"
 	"away). 'optimal' means the solver proved it. Exits 3 when SIZE is below\n"
-	"fixed memory.\n\n"
+	"fixed memory and the backward's own values at their peak.\n\n"
 	"  -b, --budget SIZE        16G, 1.5GB, 512MiB, 80% (of the checkpoint-all\n"
 	"                           peak) or a byte count\n"
 	"  -o, --output FILE|-      write the partition (JSON) to FILE\n"
@@ -108,9 +109,10 @@ static int write_partition(struct out *o, const struct graph *g, uint64_t budget
 	fprintf(o->f, "{\"format\": \"checkmate-partition\", \"version\": 1, \"graph\": ");
 	plan_json_string(o->f, g->id);
 	fprintf(o->f, ", \"budget\": %llu, \"status\": \"%s\", \"cost\": %.17g, "
-		"\"overhead\": %.17g, \"memory\": %llu, ", (unsigned long long)budget,
-		partition_status_names[p->status], p->cost, p->cost / (floor_cost > 0 ? floor_cost : 1),
-		(unsigned long long)p->memory);
+		"\"overhead\": %.17g, \"memory\": %llu, \"least_memory\": %llu, ",
+		(unsigned long long)budget, partition_status_names[p->status], p->cost,
+		p->cost / (floor_cost > 0 ? floor_cost : 1), (unsigned long long)p->memory,
+		(unsigned long long)p->least);
 	if (p->has_bound)
 		fprintf(o->f, "\"lower_bound\": %.17g, ", p->bound);
 	fprintf(o->f, "\"seconds\": %.3f,\n \"saved\": ", seconds);
@@ -133,13 +135,14 @@ static void print_summary(FILE *f, const struct graph *g, uint64_t budget,
 		(unsigned long long)budget, size_human(budget, h, sizeof(h)),
 		partition_status_names[p->status]);
 	if (p->status == PARTITION_INFEASIBLE) {
-		fprintf(f, "reason       the budget is below fixed memory, %s\n",
-			size_human(g->fixed_memory, h, sizeof(h)));
+		fprintf(f, "reason       the budget is below %llu (%s): fixed memory and the "
+			"backward's own values at their peak\n", (unsigned long long)p->least,
+			size_human(p->least, h, sizeof(h)));
 		return;
 	}
 	fprintf(f, "cost         %.17g (overhead %.4fx over checkpoint-all %.17g)\n", p->cost,
 		p->cost / (floor_cost > 0 ? floor_cost : 1), floor_cost);
-	fprintf(f, "memory       %llu (%s: fixed %s + %d values saved)\n",
+	fprintf(f, "memory       %llu (%s; fixed %s, %d values saved)\n",
 		(unsigned long long)p->memory, size_human(p->memory, h, sizeof(h)),
 		size_human(g->fixed_memory, h2, sizeof(h2)), p->n_saved);
 	fprintf(f, "recomputed   %d nodes\n", p->n_again);

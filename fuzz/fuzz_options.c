@@ -21,6 +21,7 @@ static const struct {
 	{ "solve", cmd_solve_parse },   { "compare", cmd_compare_parse },
 	{ "maxbatch", cmd_maxbatch_parse }, { "check", cmd_check_parse },
 	{ "info", cmd_info_parse },     { "show", cmd_show_parse },
+	{ "partition", cmd_partition_parse },
 };
 
 /* Splits s (changed) into argv after the command's name; returns argc. */

@@ -130,7 +130,8 @@ def main():
                            "1e3", "-1G", ".5", "100.%"]):
         write("fuzz_size", f"{i:02d}", s)
     # fuzz_options: a first byte picks the command (0 solve, 1 compare,
-    # 2 maxbatch, 3 check, 4 info, 5 show); then one argument a line.
+    # 2 maxbatch, 3 check, 4 info, 5 show, 6 partition); then one argument
+    # a line.
     opts = [(0, ["g.json", "--budget", "16G", "--strategy", "ilp", "--plan", "p.json",
                  "--plan-format", "text", "--time-limit", "60", "--gap", "0.01",
                  "--threads", "2", "--seed", "7", "--samples", "16", "-p", "heuristic=lru",
@@ -150,7 +151,10 @@ def main():
             (4, ["--bogus", "a", "b"]),
             (4, ["--json", "-", "g.json"]),
             (5, ["g.json", "p.json", "--budget", "16G", "--plot", "m.svg", "--matrices"]),
-            (5, ["g.json", "p.json", "--plot", "m.txt"])]
+            (5, ["g.json", "p.json", "--plot", "m.txt"]),
+            (6, ["g.json", "--budget", "60%", "-o", "p.json", "--gap", "0", "--solver", "glpk",
+                 "-t", "5", "-q"]),
+            (6, ["--solver", "clp", "--budget", "1G"])]
     for i, (c, args) in enumerate(opts):
         write("fuzz_options", f"{i:02d}", bytes([c]) + "\n".join(args).encode())
 

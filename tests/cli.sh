@@ -530,6 +530,25 @@ if shared "the floor and the turn bound on densenet169"; then
 	ok $? "auto on densenet169 at 60%: bound=turn ${row[9]}, above the floor, at most the cost ${row[6]}"
 fi
 
+# --- partition: the answer file whole or not at all, exit statuses
+run partition linear:8 --budget 3 -o "$TMP/part.json" -q
+[ "$rc" -eq 0 ] && grep -q '"status": "optimal", "cost": 22,' "$TMP/part.json" &&
+	grep -q '"saved": \["f1", "f4", "f5"\]' "$TMP/part.json"
+ok $? "partition linear:8 --budget 3: cost 22, f1 f4 f5 saved"
+/usr/bin/python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert d["format"] == "checkmate-partition" and d["recomputed"] == ["f0", "f2", "f3", "f6", "f7"]' "$TMP/part.json"
+ok $? "partition file: JSON, its recomputed nodes"
+rm -f "$TMP/part.json"
+run partition examples/graphs/gpt.json --budget 1 -o "$TMP/part.json"
+[ "$rc" -eq 3 ] && [[ "$out" == *"status       infeasible"* ]] && [ ! -e "$TMP/part.json" ]
+ok $? "partition below fixed memory: exit 3, infeasible, no file"
+run partition linear:8 --budget 16Q -o "$TMP/part.json"
+[ "$rc" -eq 2 ] && [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] && [ ! -e "$TMP/part.json" ]
+ok $? "partition with a bad size: exit 2, one line, no file: $err"
+run partition tests/bad/$(awk '!/^#/ && NF { print $1; exit }' tests/bad/MANIFEST) --budget 1G \
+	-o "$TMP/part.json"
+[ "$rc" -eq 1 ] && [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] && [ ! -e "$TMP/part.json" ]
+ok $? "partition of a malformed graph: exit 1, one line, no file: $err"
+
 # --- golden outputs: tests/golden/NAME.cmd (arguments), NAME.out
 for cmd in tests/golden/*.cmd; do
 	exp=${cmd%.cmd}.out

@@ -1,7 +1,8 @@
 /* checkmate partition (solvers/milp/partition.h): on random training
  * graphs its answer is the cheapest saved set within the budget that an
  * enumeration of every set finds, with both backends; its figures are
- * partition_derive's; a budget below fixed memory is infeasible; the
+ * partition_derive's; a budget below the least memory is infeasible and
+ * one at it has an answer; the
  * shared 12-layer GPT's answers are within the default gap of their
  * bounds and cost less as the budget grows. */
 #include <stdlib.h>
@@ -30,7 +31,8 @@ static double enumerate(const struct graph *g, uint64_t budget)
 		memset(p.saved, 0, (size_t)g->n);
 		for (int k = 0; k < nf; k++)
 			p.saved[fwd[k]] = (s >> k) & 1;
-		partition_derive(g, &p);
+		if (partition_derive(g, &p))
+			return -2;
 		if (p.memory <= budget && (best < 0 || p.cost < best))
 			best = p.cost;
 	}
@@ -45,8 +47,7 @@ static int consistent(const struct graph *g, const struct partition *p)
 	int same;
 
 	memcpy(q.saved, p->saved, (size_t)g->n);
-	partition_derive(g, &q);
-	same = memcmp(q.saved, p->saved, (size_t)g->n) == 0 &&
+	same = partition_derive(g, &q) == 0 && memcmp(q.saved, p->saved, (size_t)g->n) == 0 &&
 	       memcmp(q.again, p->again, (size_t)g->n) == 0 && q.cost == p->cost &&
 	       q.memory == p->memory;
 	partition_release(&q);
@@ -56,7 +57,7 @@ static int consistent(const struct graph *g, const struct partition *p)
 static void test_random(void)
 {
 	const struct solver_ops *const backends[] = { &solver_cbc, &solver_glpk };
-	int cases = tap_cases(30, 8), checked = 0, bad = 0, recomputes = 0;
+	int cases = tap_cases(30, 8), checked = 0, bad = 0, recomputes = 0, infeasible = 0;
 
 	for (int c = 0; c < cases; c++) {
 		struct graph *g = gen_random_training(3 + c % 8, 35);
@@ -77,7 +78,9 @@ static void test_random(void)
 				}
 				checked++;
 				recomputes += p.n_again > 0;
-				if (p.status != PARTITION_OPTIMAL || p.memory > b || !consistent(g, &p) ||
+				infeasible += best < 0;
+				if (best < 0 ? p.status != PARTITION_INFEASIBLE :
+				    p.status != PARTITION_OPTIMAL || p.memory > b || !consistent(g, &p) ||
 				    !num_eq(p.cost, best) || !p.has_bound || num_lt(p.cost, p.bound)) {
 					bad++;
 					diag("case %d f %d %s: status %s cost %g (enumerated %g) memory %llu "
@@ -90,9 +93,10 @@ static void test_random(void)
 		}
 		graph_free(g);
 	}
-	ok(bad == 0 && checked > 0 && recomputes > 0,
-	   "random training graphs, cbc and glpk: %d answers optimal, as cheap as every saved set "
-	   "enumerated, within budget (%d with recomputes; %d wrong)", checked, recomputes, bad);
+	ok(bad == 0 && checked > infeasible && recomputes > 0 && infeasible > 0,
+	   "random training graphs, cbc and glpk: %d answers, each optimal, within budget and as "
+	   "cheap as every saved set enumerated, or infeasible where none fits (%d; %d with "
+	   "recomputes; %d wrong)", checked, infeasible, recomputes, bad);
 }
 
 static void test_shapes(void)
@@ -102,15 +106,22 @@ static void test_shapes(void)
 	struct cm_error err;
 	char path[512];
 	double last = -1;
+	uint64_t least;
 	int rc, falling = 1;
 
 	g->fixed_memory = 100;
 	rc = partition_solve(g, 99, &solver_cbc, &opts, &p, &err);
-	ok(rc == 0 && p.status == PARTITION_INFEASIBLE, "a budget below fixed memory: infeasible");
+	ok(rc == 0 && p.status == PARTITION_INFEASIBLE && p.least > 100,
+	   "a budget below fixed memory: infeasible, the least memory above fixed memory (the "
+	   "backward's own values)");
+	least = rc == 0 ? p.least : 0;
 	partition_release(&p);
-	rc = partition_solve(g, 100, &solver_cbc, &opts, &p, &err);
-	ok(rc == 0 && p.status == PARTITION_OPTIMAL && p.n_saved == 0 && p.memory == 100,
-	   "a budget of fixed memory alone: nothing saved with memory, every value again");
+	rc = partition_solve(g, least - 1, &solver_cbc, &opts, &p, &err);
+	ok(rc == 0 && p.status == PARTITION_INFEASIBLE, "a budget a byte below the least: infeasible");
+	partition_release(&p);
+	rc = partition_solve(g, least, &solver_cbc, &opts, &p, &err);
+	ok(rc == 0 && p.status == PARTITION_OPTIMAL && p.memory == least,
+	   "a budget of the least: an answer, its memory the least");
 	partition_release(&p);
 	graph_free(g);
 	if (!tap_graph(path, sizeof(path), "llm/gpt12.json"))

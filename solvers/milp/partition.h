@@ -2,14 +2,17 @@
  * backward, as a graph compiler runs a step (torch.compile's AOTAutograd
  * and its partitioner): the forward keeps some of its values for the
  * backward (saved), and the backward computes the other forward values it
- * reads again, from saved values and from each other. Between the two
- * programs the saved values and fixed memory are all that is held, and
- * each program's intermediates are its compiler's to fuse away; so the
- * partition's memory is fixed memory plus the saved values', and its cost
- * is the checkpoint-all cost plus the cost of the values computed again
- * (each once). The cheapest partition within a budget is a small MILP
- * (two binaries per forward node, one memory row: the turn bound's model,
- * solvers/milp/turn.h, at the forward's end, solved whole). */
+ * reads again, from saved values and from each other. Each program's own
+ * intermediates are its compiler's to fuse away; what a budget bounds is
+ * what is held between and across them: fixed memory, the saved values
+ * (each until the last backward node that needs it), and the backward's
+ * own values (each from its compute to its last use; a gradient, which
+ * the backward returns, to the end). The cost is the checkpoint-all cost
+ * plus the cost of the values computed again (each once). The cheapest
+ * partition within a budget is a MILP: two binaries per forward node (the
+ * turn bound's variables, solvers/milp/turn.h) and a memory row for each
+ * point of the backward where its own memory reaches a new high
+ * (docs/formats.md, Partitions). */
 #ifndef CM_PARTITION_H
 #define CM_PARTITION_H
 
@@ -29,7 +32,7 @@
 enum partition_status {
 	PARTITION_OPTIMAL,    /* no partition within the budget costs less (proven) */
 	PARTITION_FEASIBLE,   /* within the budget; the solver stopped before a proof */
-	PARTITION_INFEASIBLE, /* the budget is below fixed memory: none fits */
+	PARTITION_INFEASIBLE, /* the budget is below least (below): none fits */
 };
 
 /* The names of enum partition_status, as the JSON and the summary print them. */
@@ -40,7 +43,10 @@ struct partition {
 	char *saved;     /* g->n flags: 1 for a forward value the forward keeps */
 	char *again;     /* g->n flags: 1 for a forward node the backward computes again */
 	double cost;     /* checkpoint-all cost + the cost of again */
-	uint64_t memory; /* fixed memory + the memory of saved */
+	uint64_t memory; /* the peak: fixed memory + the most held at once of the
+			  * saved values and the backward's own */
+	uint64_t least;  /* the least memory of any partition: fixed memory +
+			  * the backward's own values where they peak */
 	int n_saved, n_again;
 	double bound;    /* a proven lower bound on the cost, when has_bound */
 	int has_bound;
@@ -55,10 +61,11 @@ struct partition {
 int partition_solve(const struct graph *g, uint64_t budget, const struct solver_ops *ops,
 		    const struct solve_opts *o, struct partition *p, struct cm_error *err);
 
-/* Given p->saved, sets everything else: again (the forward nodes the
- * backward reaches through values not saved), saved cut to the values
- * that the backward or again read, and the counts, cost and memory. */
-void partition_derive(const struct graph *g, struct partition *p);
+/* Given p->saved, sets again (the forward nodes the backward reaches
+ * through values not saved), saved cut to the values that the backward
+ * or again read, and the counts, cost and memory. 0, or -1 when out of
+ * memory. */
+int partition_derive(const struct graph *g, struct partition *p);
 
 void partition_release(struct partition *p);
 
