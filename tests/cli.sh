@@ -532,15 +532,16 @@ fi
 
 # --- partition: the answer file whole or not at all, exit statuses
 run partition linear:8 --budget 3 -o "$TMP/part.json" -q
-[ "$rc" -eq 0 ] && grep -q '"status": "optimal", "cost": 22,' "$TMP/part.json" &&
-	grep -q '"saved": \["f1", "f4", "f5"\]' "$TMP/part.json"
-ok $? "partition linear:8 --budget 3: cost 22, f1 f4 f5 saved"
-/usr/bin/python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert d["format"] == "checkmate-partition" and d["recomputed"] == ["f0", "f2", "f3", "f6", "f7"]' "$TMP/part.json"
+[ "$rc" -eq 0 ] && grep -q '"status": "optimal", "cost": 24,' "$TMP/part.json" &&
+	grep -q '"least_memory": 2,' "$TMP/part.json" && grep -q '"saved": \["f4"\]' "$TMP/part.json"
+ok $? "partition linear:8 --budget 3: cost 24, f4 saved, the least memory 2"
+/usr/bin/python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert d["format"] == "checkmate-partition" and d["recomputed"] == ["f0", "f1", "f2", "f3", "f5", "f6", "f7"]' "$TMP/part.json"
 ok $? "partition file: JSON, its recomputed nodes"
 rm -f "$TMP/part.json"
-run partition examples/graphs/gpt.json --budget 1 -o "$TMP/part.json"
-[ "$rc" -eq 3 ] && [[ "$out" == *"status       infeasible"* ]] && [ ! -e "$TMP/part.json" ]
-ok $? "partition below fixed memory: exit 3, infeasible, no file"
+run partition linear:8 --budget 1 -o "$TMP/part.json"
+[ "$rc" -eq 3 ] && [[ "$out" == *"status       infeasible"* ]] && [[ "$out" == *"below 2 (2 B)"* ]] &&
+	[ ! -e "$TMP/part.json" ]
+ok $? "partition below the least memory: exit 3, infeasible, the least named, no file"
 run partition linear:8 --budget 16Q -o "$TMP/part.json"
 [ "$rc" -eq 2 ] && [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] && [ ! -e "$TMP/part.json" ]
 ok $? "partition with a bad size: exit 2, one line, no file: $err"

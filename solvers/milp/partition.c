@@ -67,7 +67,9 @@ static int timeline(const struct graph *g, uint64_t **own, int **last)
 		}
 		(*last)[v] = g->nodes[v].backward ? -1 : end;
 	}
-	for (int i = 0, run = 0; i < nb; i++)
+	int64_t run = 0;
+
+	for (int i = 0; i < nb; i++)
 		(*own)[i] = (uint64_t)(run += diff[i]);
 	free(pos);
 	free(diff);
