@@ -8,10 +8,10 @@ recomputes from them whatever else it needs. Inductor's default
 partitioner picks the saved values by a min cut (and, under
 activation_memory_budget, a knapsack over them). Here the joint graph is
 written as a checkmate graph (JointGraph) and `checkmate partition`
-finds the saved values of least recompute cost whose bytes, with fixed
-memory, fit the budget: the memory model of a step whose two halves are
-each fused whole, where what lies between them is what a budget bounds.
-The rest of torch's partitioner (functionalized random ops, symbolic
+finds the saved values of least recompute cost within the budget, in the
+memory model of a step whose two halves are each fused whole: what it
+counts is fixed memory, the saved values until the backward is done with
+them, and the backward's own values. The rest of torch's partitioner (functionalized random ops, symbolic
 sizes, the reordering of the backward) runs unchanged. docs/torch.md,
 "Compiled mode", says what the model counts and what was measured."""
 import operator
@@ -108,10 +108,8 @@ class JointGraph:
     def recomputed(self, keep):
         """The forward nodes the backward computes again when the forward
         keeps the values of `keep` (fx nodes): those it reaches from its
-        own nodes through forward nodes not kept. (A backward node that
-        reads no tangent can be kept too: torch's cut moves such a node,
-        a layer norm's rsqrt / d, into the forward and saves it.)"""
-        out, stack = set(), [a for b in self.backward if b not in keep for a in self.deps(b)]
+        own nodes through forward nodes not kept."""
+        out, stack = set(), [a for b in self.backward for a in self.deps(b)]
         while stack:
             n = stack.pop()
             if n in out or n not in self.fwd_set or n in keep:
@@ -169,7 +167,7 @@ def saved_values(jg, keep, inputs):
         keep |= random
     # Views and getitems: the backward takes a multi-output op's parts.
     out = []
-    for n in jg.forward + jg.backward:
+    for n in jg.forward:
         if n not in keep:
             continue
         if isinstance(n.meta.get("val"), torch.Tensor):
