@@ -7,20 +7,13 @@
 
 const char *const partition_status_names[3] = { "optimal", "feasible", "infeasible" };
 
-/* The forward nodes the backward reads, directly or through other
- * forward nodes (need[v] = 1), and those a backward node reads itself
- * (late[v] = 1). */
-static void reach(const struct graph *g, char *need, char *late)
+/* Whether a backward node reads v. */
+static int read_by_backward(const struct graph *g, int v)
 {
-	for (int v = 0; v < g->n; v++)
-		if (g->nodes[v].backward)
-			for (int e = g->dep_off[v]; e < g->dep_off[v + 1]; e++)
-				if (!g->nodes[g->deps[e]].backward)
-					need[g->deps[e]] = late[g->deps[e]] = 1;
-	for (int v = g->n - 1; v >= 0; v--)
-		if (need[v] && !g->nodes[v].backward)
-			for (int e = g->dep_off[v]; e < g->dep_off[v + 1]; e++)
-				need[g->deps[e]] = 1;
+	for (int e = g->user_off[v]; e < g->user_off[v + 1]; e++)
+		if (g->nodes[g->users[e]].backward)
+			return 1;
+	return 0;
 }
 
 /* The backward's timeline, at the positions 0 .. nb - 1 of the backward
@@ -141,11 +134,10 @@ void partition_release(struct partition *p)
 	p->saved = p->again = NULL;
 }
 
-/* What the model is built from: the nodes the backward needs (need),
- * those it reads itself (late), the timeline (own, last, nb), the room for
- * saved values (budget - fixed memory) and the objective's unit. */
+/* What the model is built from: the timeline (own, last, nb; the nodes the
+ * backward needs are those with last >= 0), the room for saved values
+ * (budget - fixed memory) and the objective's unit. */
 struct model_in {
-	const char *need, *late;
 	const uint64_t *own;
 	const int *last;
 	int nb;
@@ -173,7 +165,7 @@ static int build(const struct graph *g, const struct model_in *in, int *col, str
 		char name[32];
 
 		col[v] = -1;
-		if (!in->need[v])
+		if (g->nodes[v].backward || in->last[v] < 0)
 			continue;
 		snprintf(name, sizeof(name), "x%d", v);
 		col[v] = milp_add_col(m, name, 0, 1, g->nodes[v].cost / in->unit, 1);
@@ -185,7 +177,7 @@ static int build(const struct graph *g, const struct model_in *in, int *col, str
 	for (int v = 0; v < g->n; v++) {
 		if (col[v] < 0)
 			continue;
-		if (in->late[v])
+		if (read_by_backward(g, v))
 			milp_add_row(m, 1, MILP_INF, 2, (int[]){ col[v], col[v] + 1 },
 				     (double[]){ 1, 1 });
 		for (int e = g->dep_off[v]; e < g->dep_off[v + 1]; e++) {
@@ -241,20 +233,19 @@ static int settle(const struct graph *g, const struct milp *m, const struct milp
 int partition_solve(const struct graph *g, uint64_t budget, const struct solver_ops *ops,
 		    const struct solve_opts *o, struct partition *p, struct cm_error *err)
 {
-	char *need = calloc((size_t)g->n + 1, 1), *late = calloc((size_t)g->n + 1, 1);
 	int *col = malloc(((size_t)g->n + 1) * sizeof(int)), *last = NULL;
 	uint64_t *own = NULL;
 	double *start = NULL;
 	struct milp m;
 	struct milp_result res = { 0 };
 	struct solve_opts so = *o;
-	struct model_in in = { need, late, NULL, NULL, 0, 0, 0 };
+	struct model_in in = { NULL, NULL, 0, 0, 0 };
 	int rc = -1;
 
 	milp_init(&m);
 	*p = (struct partition){ .saved = calloc((size_t)g->n + 1, 1),
 				 .again = calloc((size_t)g->n + 1, 1) };
-	if (!need || !late || !col || !p->saved || !p->again ||
+	if (!col || !p->saved || !p->again ||
 	    (in.nb = timeline(g, &own, &last)) < 0) {
 		cm_errorf(err, "out of memory");
 		goto out;
@@ -271,7 +262,6 @@ int partition_solve(const struct graph *g, uint64_t budget, const struct solver_
 		rc = 0;
 		goto out;
 	}
-	reach(g, need, late);
 	for (int v = 0; v < g->n; v++)
 		in.unit = g->nodes[v].cost > in.unit ? g->nodes[v].cost : in.unit;
 	in.unit = in.unit > 0 ? in.unit : 1;
@@ -311,8 +301,6 @@ out:
 	milp_result_release(&res);
 	milp_release(&m);
 	free(start);
-	free(need);
-	free(late);
 	free(col);
 	free(own);
 	free(last);
