@@ -47,7 +47,6 @@ int cmd_partition_parse(int argc, char **argv, struct cli_args *a)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct cm_error err;
-	char names[128];
 	int c;
 
 	*a = (struct cli_args){ .time_limit = STRATEGY_TIME_LIMIT, .gap = PARTITION_GAP };
@@ -57,12 +56,8 @@ int cmd_partition_parse(int argc, char **argv, struct cli_args *a)
 		case 'b': a->budget = optarg; break;
 		case 'o': a->plan = optarg; break;
 		case 'S':
-			a->solver = optarg;
-			if (solver_find(optarg) == NULL) {
-				solver_names(names, sizeof(names));
-				return cli_usage("partition", "--solver: unknown solver '%s' "
-						 "(built: %s)", optarg, names);
-			}
+			if (cli_take_solver("partition", optarg, a))
+				return CM_EXIT_USAGE;
 			break;
 		case 't':
 			if (cli_parse_double("--time-limit", optarg, 0, 1e9, &a->time_limit, &err))

@@ -22,8 +22,7 @@ static int take_param(const char *cmd, char *arg, struct cli_args *a)
 	return 0;
 }
 
-/* Takes --solver NAME: a backend built in, else a usage error. */
-static int take_solver(const char *cmd, const char *name, struct cli_args *a)
+int cli_take_solver(const char *cmd, const char *name, struct cli_args *a)
 {
 	const char *near;
 	char names[128];
@@ -69,7 +68,7 @@ static int take_word(const char *cmd, const char *help, int c, char *arg, struct
 	case 'C': a->csv = arg; return 0;
 	case 'J': a->json = arg; return 0;
 	case 'H': a->header = 0; return 0;
-	case 'S': return take_solver(cmd, arg, a);
+	case 'S': return cli_take_solver(cmd, arg, a);
 	case 'q': a->quiet = 1; return 0;
 	case 'W':
 		if (strcmp(arg, "auto") == 0 || strcmp(arg, "lines") == 0) {

@@ -93,6 +93,10 @@ int cli_parse(const char *cmd, const char *help, const struct option *opts,
  * not given) are the same, "-" included; else 0. */
 int cli_distinct_outputs(const char *cmd, const char *const *paths, int n);
 
+/* Takes --solver NAME into a->solver: 0 for a backend built in, else a
+ * usage message (with the nearest name) and CM_EXIT_USAGE. */
+int cli_take_solver(const char *cmd, const char *name, struct cli_args *a);
+
 /* The solver settings, parameters and progress reporting of a into rq. */
 void cli_request(const struct cli_args *a, struct solve_request *rq);
 
