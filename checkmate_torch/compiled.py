@@ -226,11 +226,9 @@ class Partitioner:
         where it has them (keyed by the graph, its FLOP graph, the device,
         the threads and torch's version)."""
         from .cache import cost_key
-        from .jointcost import measure
+        from .jointcost import device_of, measure
         nodes = jg.forward + jg.backward
-        device = next((str(t.device) for n in nodes for t in _tensors(n.meta.get("val"))),
-                      "cpu")
-        key = cost_key(str(joint_graph), doc, device, torch.get_num_threads(),
+        key = cost_key(str(joint_graph), doc, str(device_of(nodes)), torch.get_num_threads(),
                        torch.__version__)
         kept = cache.get(key) if cache is not None else None
         if kept is not None and all(n.name in kept for n in nodes):

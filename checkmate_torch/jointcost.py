@@ -47,7 +47,8 @@ def _example(v, device):
     return torch.randint(0, 2, tuple(v.shape), dtype=v.dtype, device=device)
 
 
-def _device(nodes):
+def device_of(nodes):
+    """The device of the first tensor-valued node of nodes (cpu if none)."""
     for n in nodes:
         v = n.meta.get("val")
         if isinstance(v, torch.Tensor):
@@ -77,7 +78,7 @@ def measure(nodes, flop_costs, is_heavy, repeats=5):
     """node -> milliseconds, for the fx nodes of a joint graph
     (flop_costs: node -> FLOPs, the fallback; is_heavy(node): a
     compute-intensive op, timed whole)."""
-    device = _device(nodes)
+    device = device_of(nodes)
     a = torch.randn(_M, _K, device=device)
     b = torch.randn(_K, _N, device=device)
     ms_per_flop = _timed(lambda: a @ b, device, repeats) / (2 * _M * _K * _N)

@@ -57,28 +57,33 @@ def solve(binary, doc, budget, strategy, time_limit, cache=None):
     """(plan, hit): the plan (a dict) `checkmate solve` writes for graph
     doc, taken from cache (a cache.Cache, or None) where it holds it (hit
     True), else solved and kept there."""
-    k = None
-    if cache is not None:
-        k = cachemod.plan_key(binary, doc, budget, strategy, time_limit)
-        plan = cache.get(k)
-        if plan is not None:
-            return plan, True
-    plan = _solve(binary, doc, budget, strategy, time_limit)
-    if cache is not None:
-        cache.put(k, plan)
-    return plan, False
+    return _through(cache, binary, doc, budget, strategy, time_limit,
+                    lambda: _solve(binary, doc, budget, strategy, time_limit))
 
 
 def partition(binary, doc, budget, time_limit, cache=None):
     """(answer, hit): what `checkmate partition` writes for graph doc (a
     dict: saved and recomputed node names, cost, memory, status), from
     cache where it holds it, else solved and kept there."""
-    k = None
-    if cache is not None:
-        k = cachemod.plan_key(binary, doc, budget, "partition", time_limit)
-        answer = cache.get(k)
-        if answer is not None:
-            return answer, True
+    return _through(cache, binary, doc, budget, "partition", time_limit,
+                    lambda: _partition(binary, doc, budget, time_limit))
+
+
+def _through(cache, binary, doc, budget, kind, time_limit, run):
+    """(run(), False), or (the cached answer, True) where cache holds the
+    one for these settings (kind: the strategy, or "partition")."""
+    if cache is None:
+        return run(), False
+    k = cachemod.plan_key(binary, doc, budget, kind, time_limit)
+    answer = cache.get(k)
+    if answer is not None:
+        return answer, True
+    answer = run()
+    cache.put(k, answer)
+    return answer, False
+
+
+def _partition(binary, doc, budget, time_limit):
     with tempfile.TemporaryDirectory(prefix="checkmate-") as d:
         graph = os.path.join(d, "graph.json")
         out = os.path.join(d, "partition.json")
@@ -97,10 +102,7 @@ def partition(binary, doc, budget, time_limit, cache=None):
                              % (budget, why.replace(graph, doc.get("name", "graph")),
                                 p.returncode))
         with open(out) as f:
-            answer = json.load(f)
-    if cache is not None:
-        cache.put(k, answer)
-    return answer, False
+            return json.load(f)
 
 
 def _solve(binary, doc, budget, strategy, time_limit):
