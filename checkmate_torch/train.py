@@ -377,10 +377,12 @@ def remat(model, example_args, example_kwargs=None, *, budget, strategy="auto",
     op's median time on the example, measured once per signature and kept
     in the cache). In eval mode or without gradients it runs model
     itself. compile=True runs the step through torch.compile's inductor
-    instead, the plan choosing what the forward saves (compiled.py): one
-    graph per signature (fullgraph), planned at its first training step;
-    results torch.compile's up to the rounding of other fusions, not an
-    ordinary step's bit for bit (docs/torch.md, "Compiled mode")."""
+    instead, `checkmate partition` choosing what the forward saves
+    (compiled.py; strategy does not apply, cost="time" times the joint
+    graph's ops): one graph per signature (fullgraph), partitioned at its
+    first training step; results torch.compile's up to the rounding of
+    other fusions, not an ordinary step's bit for bit (docs/torch.md,
+    "Compiled mode")."""
     from .binary import find_checkmate
     if _torch_version() < MIN_TORCH:
         raise RematError("remat needs torch >= %d.%d (this is torch %s, whose traces can differ "
