@@ -4,7 +4,7 @@
 
 Usage: build/venv-torch2/bin/python bench/torch_compiled.py
            [--models gpt,gpt-dropout,resnet] [--rounds 7] [--threads 1]
-           [--device cpu|cuda] [--time-limit 20] [--fractions 1,.7,.5,.42,.35]
+           [--device cpu|cuda] [--time-limit 20] [--fractions 1,.7,.55,.45,.4]
            [--budgets BYTES,...]
            [--tries 3] [--costs flops,time] [--lr 1e-3] [--json FILE] [--markdown FILE]
            (and bench/torch_peers.py's model sizes: --gpt-layers ...)
@@ -237,7 +237,7 @@ def main():
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
     ap.add_argument("--time-limit", type=float, default=20.0)
-    ap.add_argument("--fractions", default="1,.7,.5,.42,.35",
+    ap.add_argument("--fractions", default="1,.7,.55,.45,.4",
                     type=lambda s: [float(x) for x in s.split(",") if x])
     ap.add_argument("--budgets", default="", type=lambda s: [int(x) for x in s.split(",") if x])
     ap.add_argument("--tries", type=int, default=3)

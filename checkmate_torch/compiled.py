@@ -11,9 +11,13 @@ written as a checkmate graph (JointGraph) and `checkmate partition`
 finds the saved values of least recompute cost within the budget, in the
 memory model of a step whose two halves are each fused whole: what it
 counts is fixed memory, the saved values until the backward is done with
-them, and the backward's own values. The rest of torch's partitioner (functionalized random ops, symbolic
-sizes, the reordering of the backward) runs unchanged. docs/torch.md,
-"Compiled mode", says what the model counts and what was measured."""
+them, the backward's own values, and the values the backward computes
+again that inductor cannot fuse away (JointGraph.materialized: a matmul's
+or convolution's output or input), held from the recompute to their last
+read. The rest of torch's partitioner (functionalized random ops,
+symbolic sizes, the reordering of the backward) runs unchanged.
+docs/torch.md, "Compiled mode", says what the model counts and what was
+measured."""
 import operator
 import threading
 
@@ -125,6 +129,26 @@ class JointGraph:
         except Exception:   # an op the table cannot size: one FLOP per element
             return max(1, sum(t.numel() for t in _tensors(n.meta.get("val"))))
 
+    def materialized(self, n):
+        """Whether the backward, computing n again, holds its value in
+        memory: a matmul's or a convolution's output (an extern kernel
+        writes it), or a value one of them reads (a kernel's input is a
+        buffer). Inductor fuses the other values computed again into the
+        kernels that read them."""
+        if _is_compute_intensive(n):
+            return True
+        users, seen = list(n.users), set()
+        while users:
+            u = users.pop()
+            if u in seen:
+                continue
+            seen.add(u)
+            if _is_alias(u):
+                users.extend(u.users)
+            elif u.op == "call_function" and _is_compute_intensive(u):
+                return True
+        return False
+
     def to_json(self, name, costs=None):
         """(the checkmate graph as a dict, node -> cost): costs given
         (node -> cost), or FLOPs."""
@@ -140,8 +164,10 @@ class JointGraph:
                 c = total
             node = {"name": n.name, "cost": c, "memory": 0 if _is_alias(n) else _bytes(n),
                     "deps": [d.name for d in self.deps(n)]}
-            if n not in self.forward:
+            if n not in self.fwd_set:
                 node["backward"] = True
+            elif self.materialized(n):
+                node["materialized"] = True
             nodes.append(node)
         return {"format": "checkmate-graph", "version": 1, "name": name,
                 "fixed_memory": self.fixed, "nodes": nodes}, costs

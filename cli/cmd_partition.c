@@ -129,10 +129,21 @@ static void print_summary(FILE *f, const struct graph *g, uint64_t budget,
 	fprintf(f, "graph        %s\nbudget       %llu (%s)\nstatus       %s\n", g->id,
 		(unsigned long long)budget, size_human(budget, h, sizeof(h)),
 		partition_status_names[p->status]);
+	if (p->status == PARTITION_INFEASIBLE && p->by_solver) {
+		fprintf(f, "reason       the solver proved that no saved set fits: the values "
+			"the backward reads take memory where they are first read\n");
+		return;
+	}
 	if (p->status == PARTITION_INFEASIBLE) {
 		fprintf(f, "reason       the budget is below %llu (%s): fixed memory and the "
 			"backward's own values at their peak\n", (unsigned long long)p->least,
 			size_human(p->least, h, sizeof(h)));
+		return;
+	}
+	if (p->status == PARTITION_NO_PLAN) {
+		fprintf(f, "reason       no saved set found within the budget in %d rounds or "
+			"the time limit (none proven)\ntime         %.3f s\n", PARTITION_ROUNDS,
+			seconds);
 		return;
 	}
 	fprintf(f, "cost         %.17g (overhead %.4fx over checkpoint-all %.17g)\n", p->cost,
@@ -182,10 +193,10 @@ int cmd_partition_main(int argc, char **argv)
 		rc = cli_error("%s: %s", g->id, err.msg);
 		goto out;
 	}
-	if (p.status == PARTITION_INFEASIBLE) {
+	if (p.status == PARTITION_INFEASIBLE || p.status == PARTITION_NO_PLAN) {
 		print_summary(a.plan && strcmp(a.plan, "-") == 0 ? stderr : stdout, g, budget, &p,
 			      cm_clock() - t0);
-		rc = CM_EXIT_INFEASIBLE;
+		rc = p.status == PARTITION_INFEASIBLE ? CM_EXIT_INFEASIBLE : CM_EXIT_NO_PLAN;
 		goto out;
 	}
 	if (a.plan && (rc = write_partition(&out, g, budget, &p, cm_clock() - t0)))

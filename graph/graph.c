@@ -163,6 +163,7 @@ int graph_add_node(struct graph *g, const char *name, double cost,
 	v->memory = memory;
 	v->backward = backward != 0;
 	v->grad_of = -1;
+	v->materialized = 0;
 	g->dep_off[k + 1] = g->dep_off[k];
 	g->mark[k] = 0;
 	g->n++;
@@ -301,6 +302,7 @@ struct graph *graph_at_batch(const struct graph *g, uint64_t batch, struct cm_er
 				   g->nodes[k].backward, err) < 0)
 			goto fail;
 		h->nodes[k].grad_of = g->nodes[k].grad_of;
+		h->nodes[k].materialized = g->nodes[k].materialized;
 		for (int e = g->dep_off[k]; e < g->dep_off[k + 1]; e++)
 			if (graph_add_dep(h, g->deps[e], err))
 				goto fail;

@@ -21,6 +21,8 @@ struct graph_node {
 	uint64_t memory; /* bytes of the node's output */
 	int backward;    /* 1 for the loss and gradient nodes */
 	int grad_of;     /* index of the forward node this is the gradient of, or -1 */
+	int materialized; /* 1: a forward value that takes memory where a program
+			   * computes it again (a partition's backward; docs/formats.md) */
 };
 
 struct graph {

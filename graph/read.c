@@ -36,7 +36,8 @@ static int resolve_ref(struct reader *r, const char *who, const char *what,
 	return 0;
 }
 
-/* One node of format 1: name, cost, memory, backward, deps, grad_of. */
+/* One node of format 1: name, cost, memory, backward, materialized, deps,
+ * grad_of. */
 static int read_node(struct reader *r, json_t *node, int k)
 {
 	char who[300];
@@ -44,7 +45,7 @@ static int read_node(struct reader *r, json_t *node, int k)
 	const char *nm;
 	double cost;
 	uint64_t mem;
-	int bw, dep;
+	int bw, mat, dep;
 
 	if (!json_is_object(node))
 		return reader_fail(r, "node %d: expected an object", k);
@@ -62,10 +63,12 @@ static int read_node(struct reader *r, json_t *node, int k)
 	if (reader_cost(r, who, "cost", json_object_get(node, "cost"), &cost) ||
 	    reader_bytes(r, who, "memory", json_object_get(node, "memory"),
 		      GRAPH_MAX_MEMORY, &mem) ||
-	    reader_bool(r, who, "backward", json_object_get(node, "backward"), &bw))
+	    reader_bool(r, who, "backward", json_object_get(node, "backward"), &bw) ||
+	    reader_bool(r, who, "materialized", json_object_get(node, "materialized"), &mat))
 		return -1;
 	if (graph_add_node(r->g, nm, cost, mem, bw, r->err) < 0)
 		return reader_fail_builder(r);
+	r->g->nodes[k].materialized = mat;
 	deps = json_object_get(node, "deps");
 	if (deps != NULL && !json_is_array(deps))
 		return reader_fail(r, "%s'deps' must be an array", who);

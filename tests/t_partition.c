@@ -54,17 +54,46 @@ static int consistent(const struct graph *g, const struct partition *p)
 	return same;
 }
 
+/* Whether p, an answer for budget b whose cheapest saved set enumerated
+ * costs best (-1: none fits), is right: optimal only at that cost, within
+ * the budget and as derived, its bound valid; infeasible only where none
+ * fits. exact: the graph has no materialized values, where the model is
+ * exact and every answer must be optimal. */
+static int right(const struct graph *g, const struct partition *p, uint64_t b, double best,
+		 int exact)
+{
+	if (best < 0)
+		return p->status == PARTITION_INFEASIBLE || (!exact && p->status == PARTITION_NO_PLAN);
+	if (p->status == PARTITION_NO_PLAN)
+		return !exact;
+	if (p->status == PARTITION_INFEASIBLE || p->memory > b || !consistent(g, p) ||
+	    num_lt(p->cost, best) || (p->has_bound && num_lt(best, p->bound)))
+		return 0;
+	if (p->status == PARTITION_OPTIMAL)
+		return num_eq(p->cost, best) && p->has_bound;
+	return !exact;
+}
+
+/* Random training graphs, the materialized flags (seeded) on the forward
+ * nodes of every other one. */
 static void test_random(void)
 {
 	const struct solver_ops *const backends[] = { &solver_cbc, &solver_glpk };
-	int cases = tap_cases(30, 8), checked = 0, bad = 0, recomputes = 0, infeasible = 0;
+	int cases = tap_cases(30, 8), checked[2] = { 0 }, bad = 0, recomputes = 0;
+	int infeasible[2] = { 0 }, at_best = 0, no_plan = 0, proven = 0;
+	unsigned seed = 7;
 
 	for (int c = 0; c < cases; c++) {
 		struct graph *g = gen_random_training(3 + c % 8, 35);
 		uint64_t lo = g->fixed_memory, hi = graph_peak_all(g);
+		int mat = c % 2;
 
+		for (int v = 0; v < g->n && mat; v++) {
+			seed = seed * 1103515245u + 12345u;
+			g->nodes[v].materialized = !g->nodes[v].backward && (seed >> 16) % 2;
+		}
 		for (int f = 0; f <= 4; f++) {
-			uint64_t b = lo + (hi - lo) * (uint64_t)f / 4;
+			uint64_t b = lo + (hi - lo) * (uint64_t)(f + 2 * mat) / (4 + 2 * mat);
 			double best = enumerate(g, b);
 
 			for (int k = 0; k < 2; k++) {
@@ -76,12 +105,14 @@ static void test_random(void)
 					diag("case %d f %d: %s", c, f, err.msg);
 					continue;
 				}
-				checked++;
+				checked[mat]++;
 				recomputes += p.n_again > 0;
-				infeasible += best < 0;
-				if (best < 0 ? p.status != PARTITION_INFEASIBLE :
-				    p.status != PARTITION_OPTIMAL || p.memory > b || !consistent(g, &p) ||
-				    !num_eq(p.cost, best) || !p.has_bound || num_lt(p.cost, p.bound)) {
+				infeasible[mat] += best < 0;
+				at_best += mat && best >= 0 && p.status != PARTITION_NO_PLAN &&
+					   num_eq(p.cost, best);
+				no_plan += p.status == PARTITION_NO_PLAN;
+				proven += mat && p.status == PARTITION_OPTIMAL;
+				if (!right(g, &p, b, best, !mat)) {
 					bad++;
 					diag("case %d f %d %s: status %s cost %g (enumerated %g) memory %llu "
 					     "budget %llu", c, f, k ? "glpk" : "cbc",
@@ -93,10 +124,60 @@ static void test_random(void)
 		}
 		graph_free(g);
 	}
-	ok(bad == 0 && checked > infeasible && recomputes > 0 && infeasible > 0,
+	ok(bad == 0 && checked[0] > infeasible[0] && recomputes > 0 && infeasible[0] > 0,
 	   "random training graphs, cbc and glpk: %d answers, each optimal, within budget and as "
 	   "cheap as every saved set enumerated, or infeasible where none fits (%d; %d with "
-	   "recomputes; %d wrong)", checked, infeasible, recomputes, bad);
+	   "recomputes; %d wrong)", checked[0], infeasible[0], recomputes, bad);
+	diag("with materialized values: %d answers, %d infeasible (enumerated), %d at the "
+	     "enumerated cost (%d proven), %d no_plan", checked[1], infeasible[1], at_best, proven,
+	     no_plan);
+	ok(bad == 0 && checked[1] > infeasible[1] && at_best * 10 >= (checked[1] - infeasible[1]) * 9,
+	   "random training graphs with materialized values: %d answers, each within budget as "
+	   "derived, none cheaper than the enumeration, optimal only at its cost, infeasible only "
+	   "where none fits; %d of %d that fit at the enumerated cost", checked[1], at_best,
+	   checked[1] - infeasible[1]);
+}
+
+/* The built-in chains, every forward value materialized: nothing saved
+ * computes the whole chain again before the backward's first node, which
+ * the model's rows do not count, so first answers can be over the budget
+ * and the next rounds must find one within it. */
+static void test_chains(void)
+{
+	int bad = 0, fits = 0, at_best = 0, answers = 0;
+
+	for (int n = 3; n <= 10; n++) {
+		struct cm_error err;
+		struct graph *g = graph_linear(n, &err);
+		uint64_t lo = g->fixed_memory, hi = graph_peak_all(g);
+
+		for (int v = 0; v < g->n; v++)
+			g->nodes[v].materialized = !g->nodes[v].backward;
+		for (uint64_t b = lo; b <= hi; b++) {
+			double best = enumerate(g, b);
+			struct partition p;
+
+			if (partition_solve(g, b, &solver_cbc, &opts, &p, &err)) {
+				bad++;
+				continue;
+			}
+			fits += best >= 0;
+			answers += p.status == PARTITION_OPTIMAL || p.status == PARTITION_FEASIBLE;
+			at_best += best >= 0 && p.status != PARTITION_NO_PLAN && num_eq(p.cost, best);
+			if (!right(g, &p, b, best, 0)) {
+				bad++;
+				diag("linear:%d budget %llu: status %s cost %g (enumerated %g) memory %llu",
+				     n, (unsigned long long)b, partition_status_names[p.status], p.cost,
+				     best, (unsigned long long)p.memory);
+			}
+			partition_release(&p);
+		}
+		graph_free(g);
+	}
+	ok(bad == 0 && answers > 0 && at_best * 4 >= fits * 3,
+	   "chains, every value materialized: each answer within budget as derived, none "
+	   "cheaper than the enumeration, infeasible only where none fits; %d of %d budgets that "
+	   "fit at the enumerated cost", at_best, fits);
 }
 
 static void test_shapes(void)
@@ -153,6 +234,7 @@ static void test_shapes(void)
 int main(void)
 {
 	test_random();
+	test_chains();
 	test_shapes();
 	return tap_done();
 }

@@ -1,81 +1,106 @@
 #include "partition.h"
 
+#include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../common/clock.h"
 #include "../../common/num.h"
+#include "../../common/stop.h"
 
-const char *const partition_status_names[3] = { "optimal", "feasible", "infeasible" };
-
-/* Whether a backward node reads v. */
-static int read_by_backward(const struct graph *g, int v)
-{
-	for (int e = g->user_off[v]; e < g->user_off[v + 1]; e++)
-		if (g->nodes[g->users[e]].backward)
-			return 1;
-	return 0;
-}
+const char *const partition_status_names[4] = { "optimal", "feasible", "infeasible",
+						 "no_plan" };
 
 /* The backward's timeline, at the positions 0 .. nb - 1 of the backward
  * nodes in file order. own[i]: the memory of the backward's own values
  * live at its i-th node, each from its compute to its last user, and a
  * value no node reads (a gradient, which the backward returns) to the
- * end. last[v], for a forward v: the last position at which a backward
+ * end. For a forward v: last[v], the last position at which a backward
  * node reads v or a forward value computed from v, so that a saved v is
- * held until then (-1 when none). Returns nb, or -1 when out of memory;
- * free *own and *last. */
-static int timeline(const struct graph *g, uint64_t **own, int **last)
-{
-	int nb = 0, *pos = malloc(((size_t)g->n + 1) * sizeof(int));
-	int64_t *diff = NULL;
+ * held until then (-1 when none); first[v] and final[v], the first and
+ * last positions at which a backward node reads v itself (-1 when none). */
+struct timeline {
+	int nb;
+	uint64_t *own;
+	int *last, *first, *final;
+};
 
-	*own = NULL;
-	*last = malloc(((size_t)g->n + 1) * sizeof(int));
-	if (pos && *last)
+static void timeline_release(struct timeline *t)
+{
+	free(t->own);
+	free(t->last);
+	free(t->first);
+	free(t->final);
+	*t = (struct timeline){ 0 };
+}
+
+/* 0, or -1 when out of memory. */
+static int timeline_make(const struct graph *g, struct timeline *t)
+{
+	size_t n = (size_t)g->n + 1;
+	int *pos = malloc(n * sizeof(int));
+	int64_t *diff = NULL, run = 0;
+
+	*t = (struct timeline){ 0, NULL, malloc(n * sizeof(int)), malloc(n * sizeof(int)),
+				malloc(n * sizeof(int)) };
+	if (pos && t->last && t->first && t->final)
 		for (int v = 0; v < g->n; v++)
-			pos[v] = g->nodes[v].backward ? nb++ : -1;
-	diff = pos && *last ? calloc((size_t)nb + 2, sizeof(int64_t)) : NULL;
-	*own = diff ? malloc(((size_t)nb + 1) * sizeof(uint64_t)) : NULL;
-	if (*own == NULL) {
+			pos[v] = g->nodes[v].backward ? t->nb++ : -1;
+	diff = pos && t->last && t->first && t->final ?
+	       calloc((size_t)t->nb + 2, sizeof(int64_t)) : NULL;
+	t->own = diff ? malloc(((size_t)t->nb + 1) * sizeof(uint64_t)) : NULL;
+	if (t->own == NULL) {
 		free(pos);
 		free(diff);
-		free(*last);
-		*last = NULL;
+		timeline_release(t);
 		return -1;
 	}
 	for (int v = g->n - 1; v >= 0; v--) {
-		int end = g->nodes[v].backward && graph_nusers(g, v) == 0 ? nb - 1 : -1;
+		int end = g->nodes[v].backward && graph_nusers(g, v) == 0 ? t->nb - 1 : -1;
 
+		t->first[v] = t->final[v] = -1;
 		for (int e = g->user_off[v]; e < g->user_off[v + 1]; e++) {
 			int u = g->users[e], at = g->nodes[u].backward ? pos[u] : -1;
 
+			if (!g->nodes[v].backward && at >= 0) {
+				t->first[v] = t->first[v] < 0 || at < t->first[v] ? at : t->first[v];
+				t->final[v] = at > t->final[v] ? at : t->final[v];
+			}
 			/* A forward user passes on the last read of what it computes. */
 			if (!g->nodes[v].backward && !g->nodes[u].backward)
-				at = (*last)[u];
+				at = t->last[u];
 			end = at > end ? at : end;
 		}
 		if (g->nodes[v].backward) {
 			diff[pos[v]] += (int64_t)g->nodes[v].memory;
 			diff[(end > pos[v] ? end : pos[v]) + 1] -= (int64_t)g->nodes[v].memory;
 		}
-		(*last)[v] = g->nodes[v].backward ? -1 : end;
+		t->last[v] = g->nodes[v].backward ? -1 : end;
 	}
-	int64_t run = 0;
-
-	for (int i = 0; i < nb; i++)
-		(*own)[i] = (uint64_t)(run += diff[i]);
+	for (int i = 0; i < t->nb; i++)
+		t->own[i] = (uint64_t)(run += diff[i]);
 	free(pos);
 	free(diff);
-	return nb;
+	return 0;
 }
 
-int partition_derive(const struct graph *g, struct partition *p)
+/* p's again set, saved set (cut to what is read), counts and cost from
+ * p->saved, and in live[0 .. nb] the memory held besides fixed memory:
+ * where the forward ends (live[0], all saved values) and at each backward
+ * position (live[i + 1]). */
+static int profile(const struct graph *g, const struct timeline *t, struct partition *p,
+		   uint64_t *live)
 {
-	uint64_t *own, saved = 0, *held;
-	int *last, nb = timeline(g, &own, &last);
+	uint64_t saved = 0;
+	int64_t *diff = calloc((size_t)t->nb + 2, sizeof(int64_t)), run = 0;
+	int *at = malloc(((size_t)g->n + 1) * sizeof(int));
 
-	if (nb < 0)
+	if (diff == NULL || at == NULL) {
+		free(diff);
+		free(at);
 		return -1;
+	}
 	memset(p->again, 0, (size_t)g->n);
 	/* Nodes come in topological order: a forward node is computed again
 	 * when a backward node, or a node computed again, reads it unsaved. */
@@ -91,39 +116,78 @@ int partition_derive(const struct graph *g, struct partition *p)
 	}
 	p->cost = graph_total_cost(g);
 	p->n_saved = p->n_again = 0;
-	/* held[i]: the saved values still held at backward position i. */
-	held = calloc((size_t)nb + 2, sizeof(uint64_t));
-	if (held == NULL) {
-		free(own);
-		free(last);
-		return -1;
-	}
-	for (int v = 0; v < g->n; v++) {
-		int read = 0;
+	/* diff[i]: the change at backward position i of the saved values
+	 * held and the materialized values computed again. A value computed
+	 * again is computed just before the first backward node that reads
+	 * it or a value computed again from it (at[v]) and held until the
+	 * last of those reads. */
+	for (int v = g->n - 1; v >= 0; v--) {
+		int read = 0, from = INT_MAX, until = -1;
 
-		for (int e = g->user_off[v]; e < g->user_off[v + 1] && !read; e++)
-			read = g->nodes[g->users[e]].backward || p->again[g->users[e]];
+		for (int e = g->user_off[v]; e < g->user_off[v + 1]; e++) {
+			int u = g->users[e];
+
+			read |= g->nodes[u].backward || p->again[u];
+			if (!g->nodes[u].backward && p->again[u]) {
+				from = at[u] < from ? at[u] : from;
+				until = at[u] > until ? at[u] : until;
+			}
+		}
 		p->saved[v] = p->saved[v] && !g->nodes[v].backward && read;
 		if (p->saved[v]) {
 			saved += g->nodes[v].memory;
-			held[last[v] + 1] += g->nodes[v].memory;
+			diff[t->last[v] + 1] -= (int64_t)g->nodes[v].memory;
 			p->n_saved++;
 		}
-		if (p->again[v]) {
-			p->cost += g->nodes[v].cost;
-			p->n_again++;
+		if (!p->again[v])
+			continue;
+		p->cost += g->nodes[v].cost;
+		p->n_again++;
+		if (t->first[v] >= 0) {
+			from = t->first[v] < from ? t->first[v] : from;
+			until = t->final[v] > until ? t->final[v] : until;
+		}
+		at[v] = from;
+		if (g->nodes[v].materialized) {
+			diff[from] += (int64_t)g->nodes[v].memory;
+			diff[until + 1] -= (int64_t)g->nodes[v].memory;
 		}
 	}
-	/* The peak: where the forward ends (all saved), or in the backward. */
-	p->memory = saved;
-	for (int i = 0; i < nb; i++) {
-		saved -= held[i];
-		p->memory = saved + own[i] > p->memory ? saved + own[i] : p->memory;
+	live[0] = saved;
+	for (int i = 0; i < t->nb; i++)
+		live[i + 1] = (uint64_t)((int64_t)saved + (run += diff[i]) + (int64_t)t->own[i]);
+	free(diff);
+	free(at);
+	return 0;
+}
+
+/* The peak of profile's live, where the forward ends or in the backward,
+ * with fixed memory. */
+static uint64_t peak(const struct graph *g, const struct timeline *t, const uint64_t *live)
+{
+	uint64_t top = 0;
+
+	for (int i = 0; i <= t->nb; i++)
+		top = live[i] > top ? live[i] : top;
+	return top + g->fixed_memory;
+}
+
+int partition_derive(const struct graph *g, struct partition *p)
+{
+	struct timeline t;
+	uint64_t *live;
+
+	if (timeline_make(g, &t))
+		return -1;
+	live = malloc(((size_t)t.nb + 1) * sizeof(uint64_t));
+	if (live == NULL || profile(g, &t, p, live)) {
+		free(live);
+		timeline_release(&t);
+		return -1;
 	}
-	p->memory += g->fixed_memory;
-	free(held);
-	free(own);
-	free(last);
+	p->memory = peak(g, &t, live);
+	free(live);
+	timeline_release(&t);
 	return 0;
 }
 
@@ -134,47 +198,115 @@ void partition_release(struct partition *p)
 	p->saved = p->again = NULL;
 }
 
-/* What the model is built from: the timeline (own, last, nb; the nodes the
- * backward needs are those with last >= 0), the room for saved values
- * (budget - fixed memory) and the objective's unit. */
-struct model_in {
-	const uint64_t *own;
-	const int *last;
-	int nb;
-	double room, unit;
-};
+/* Whether a backward node reads v. */
+static int read_by_backward(const struct graph *g, int v)
+{
+	for (int e = g->user_off[v]; e < g->user_off[v + 1]; e++)
+		if (g->nodes[g->users[e]].backward)
+			return 1;
+	return 0;
+}
 
-/* The model: for each forward node v the backward needs, x_v (computed
- * again; objective cost / unit, unit the largest cost) and r_v (saved).
- * Rows: x_v + r_v >= 1 for the values a backward node reads; x_u + r_u >=
- * x_v for each input u of v; and the memory at backward position i, the
- * saved values held there plus the backward's own, within room: a row at
- * each i whose own memory exceeds that at every earlier one (the values
- * held only shrink, so the others follow). col[v] is x_v's column and
- * r_v's the next; -1 for the nodes without. */
-static int build(const struct graph *g, const struct model_in *in, int *col, struct milp *m,
-		 struct cm_error *err)
+/* The model's memory row at backward position i: the saved values held
+ * there, the backward's own, and each materialized value computed again
+ * that is held there. That is x_v from v's first backward read to its last
+ * (full: else only where v's first read is at or before i). With full,
+ * also each v whose first read comes later, computed again for a value
+ * computed from it that is read by i: a column h_v >= 0 per such v, with
+ * h_v >= x_v + h_w - 1 for each forward user w (h_w = x_w where w's first
+ * read is at or before i), so that h_v is 1 where v is computed again by
+ * i. hcol: g->n ints of scratch. */
+static void memory_row(const struct graph *g, const struct timeline *t, int i, int full,
+		       double room, const int *col, int *hcol, struct milp *m, struct milp_row *r)
+{
+	double scale = room > 0 ? room : 1;   /* bytes per unit of the row */
+	uint64_t own = t->nb > 0 ? t->own[i] : 0;
+
+	for (int v = g->n - 1; v >= 0; v--) {
+		hcol[v] = -1;
+		if (!full || col[v] < 0 || (t->first[v] >= 0 && t->first[v] <= i))
+			continue;
+		for (int e = g->user_off[v]; e < g->user_off[v + 1]; e++) {
+			int w = g->users[e];
+
+			if (col[w] >= 0 && (hcol[w] >= 0 || (t->first[w] >= 0 && t->first[w] <= i))) {
+				char name[48];
+
+				snprintf(name, sizeof(name), "h%d_%d", v, i);
+				hcol[v] = milp_add_col(m, name, 0, 1, 0, 0);
+				break;
+			}
+		}
+		for (int e = g->user_off[v]; e < g->user_off[v + 1] && hcol[v] >= 0; e++) {
+			int w = g->users[e], hw = hcol[w] >= 0 ? hcol[w] : col[w];
+
+			if (col[w] >= 0 && (hcol[w] >= 0 || (t->first[w] >= 0 && t->first[w] <= i)))
+				milp_add_row(m, 0, MILP_INF, 3, (int[]){ hcol[v], col[v] + 1, hw },
+					     (double[]){ 1, 1, -1 });
+		}
+	}
+	for (int v = 0; v < g->n; v++) {
+		double share = (double)g->nodes[v].memory / scale;
+
+		if (col[v] < 0 || g->nodes[v].memory == 0)
+			continue;
+		if (t->last[v] >= i)
+			milp_row_add(r, col[v] + 1, share);
+		if (!g->nodes[v].materialized || t->first[v] < 0 || i > t->final[v])
+			continue;
+		if (t->first[v] <= i)
+			milp_row_add(r, col[v], share);
+		else
+			milp_row_add(r, hcol[v], share);
+	}
+	milp_row_emit(m, r, -MILP_INF, (room - (double)own) / scale);
+}
+
+/* The model: for each forward node v the backward needs (last[v] >= 0),
+ * x_v (computed again; objective cost / unit, unit the largest cost) and
+ * r_v (saved). Rows: x_v + r_v >= 1 for the values a backward node reads;
+ * x_u + r_u >= x_v for each input u of v; and memory rows within room
+ * (memory_row): at each backward position whose own memory exceeds that
+ * at every earlier one and at each first read of a materialized value,
+ * and full ones at the positions cut[0 .. ncut). The rows never count
+ * more than partition_derive, so the model is a relaxation of the
+ * partition's memory, exact where it has a full row. col[v] is x_v's
+ * column and r_v's the next; -1 for the nodes without. */
+static int build(const struct graph *g, const struct timeline *t, double room, double unit,
+		 const char *cut, int *col, struct milp *m, struct cm_error *err)
 {
 	struct milp_row mem = { 0 };
 	uint64_t top = 0;
+	char *row = calloc((size_t)t->nb + 1, 1);
+	int *hcol = malloc(((size_t)g->n + 1) * sizeof(int));
 
+	if (row == NULL || hcol == NULL) {
+		free(row);
+		free(hcol);
+		return cm_errorf(err, "out of memory");
+	}
 	/* The checkpoint-all cost as a column fixed at 1 (column 0): the
 	 * solver's relative gap is then one on the step's whole cost. */
-	milp_add_col(m, "floor", 1, 1, graph_total_cost(g) / in->unit, 0);
+	milp_add_col(m, "floor", 1, 1, graph_total_cost(g) / unit, 0);
 	for (int v = 0; v < g->n; v++) {
 		char name[32];
 
 		col[v] = -1;
-		if (g->nodes[v].backward || in->last[v] < 0)
+		if (g->nodes[v].backward || t->last[v] < 0)
 			continue;
 		snprintf(name, sizeof(name), "x%d", v);
-		col[v] = milp_add_col(m, name, 0, 1, g->nodes[v].cost / in->unit, 1);
+		col[v] = milp_add_col(m, name, 0, 1, g->nodes[v].cost / unit, 1);
 		snprintf(name, sizeof(name), "r%d", v);
 		milp_add_col(m, name, 0, 1, 0, 1);
+		if (g->nodes[v].materialized && t->first[v] >= 0)
+			row[t->first[v]] = 1;
 	}
-	if (m->failed)
-		return milp_ok(m, err);
-	for (int v = 0; v < g->n; v++) {
+	for (int i = 0; i < t->nb; i++)
+		if (i == 0 || t->own[i] > top) {
+			row[i] = 1;
+			top = t->own[i];
+		}
+	for (int v = 0; v < g->n && !m->failed; v++) {
 		if (col[v] < 0)
 			continue;
 		if (read_by_backward(g, v))
@@ -187,44 +319,166 @@ static int build(const struct graph *g, const struct model_in *in, int *col, str
 				     (double[]){ 1, 1, -1 });
 		}
 	}
-	for (int i = 0; i < (in->nb > 0 ? in->nb : 1); i++) {
-		uint64_t own = in->nb > 0 ? in->own[i] : 0;
-
-		if (i > 0 && own <= top)
-			continue;
-		top = own;
-		for (int v = 0; v < g->n; v++)
-			if (col[v] >= 0 && g->nodes[v].memory > 0 && in->last[v] >= i)
-				milp_row_add(&mem, col[v] + 1, (double)g->nodes[v].memory / in->room);
-		milp_row_emit(m, &mem, -MILP_INF, (in->room - (double)own) / in->room);
-	}
+	for (int i = 0; i < (t->nb > 0 ? t->nb : 1) && !m->failed; i++)
+		if (t->nb == 0 || row[i] || cut[i])
+			memory_row(g, t, i, t->nb > 0 && cut[i], room, col, hcol, m, &mem);
+	free(row);
+	free(hcol);
 	milp_row_release(&mem);
 	return milp_ok(m, err);
 }
 
-/* p's figures from its saved set, and its status and bound from the
- * solver's result res of model m (unit: the objective's). */
-static int settle(const struct graph *g, const struct milp *m, const struct milp_result *res,
-		  const struct solve_opts *o, double unit, struct partition *p)
+/* One round of the solve: the model at room with full rows at cut (start:
+ * a partition that fits it, or NULL). *answered: p holds the solver's
+ * answer, its figures from profile (live). *proven_none: the model has
+ * none, proven. *bound: a lower bound on the cost of the model's answers,
+ * or -1. 0, or -1 with err set. */
+static int round_solve(const struct graph *g, const struct timeline *t, double room,
+		       double unit, const char *cut, const struct solver_ops *ops,
+		       struct solve_opts *so, const struct partition *start, struct partition *p,
+		       uint64_t *live, int *answered, int *proven_none, double *bound,
+		       struct cm_error *err)
 {
-	if (partition_derive(g, p))
-		return -1;
-	/* Optimal when proven at gap 0 (or with nothing to choose); else
-	 * feasible, with the solver's bound less a tolerance per column. */
-	p->status = m->ncols == 1 || (res->status == MILP_OPTIMAL && o->gap <= 0) ?
-		    PARTITION_OPTIMAL : PARTITION_FEASIBLE;
-	if (p->status == PARTITION_OPTIMAL) {
-		p->bound = p->cost;
-		p->has_bound = 1;
-	} else if (res->has_bound) {
-		double lo = unit * (res->bound - 1e-9 * m->ncols), floor_cost = graph_total_cost(g);
+	int *col = malloc(((size_t)g->n + 1) * sizeof(int)), rc = -1;
+	double *x0 = NULL;
+	struct milp m;
+	struct milp_result res = { 0 };
 
-		p->bound = lo > floor_cost ? lo : floor_cost;
-		p->has_bound = p->bound <= p->cost;
-		/* A bound that meets the cost proves it, whatever the gap. */
-		if (p->has_bound && num_eq(p->bound, p->cost)) {
-			p->status = PARTITION_OPTIMAL;
-			p->bound = p->cost;
+	milp_init(&m);
+	*answered = *proven_none = 0;
+	*bound = -1;
+	if (col == NULL) {
+		cm_errorf(err, "out of memory");
+		goto out;
+	}
+	if (build(g, t, room, unit, cut, col, &m, err))
+		goto out;
+	if (start != NULL) {
+		if ((x0 = calloc((size_t)m.ncols + 1, sizeof(double))) == NULL) {
+			cm_errorf(err, "out of memory");
+			goto out;
+		}
+		x0[0] = 1;
+		for (int v = 0; v < g->n; v++)
+			if (col[v] >= 0) {
+				x0[col[v]] = start->again[v];
+				x0[col[v] + 1] = start->saved[v];
+			}
+	}
+	so->start = x0;
+	so->relaxation = 0;
+	if (m.ncols > 1 && solver_solve(ops, &m, so, &res, err))
+		goto out;
+	*proven_none = m.ncols > 1 && res.x == NULL && res.status == MILP_INFEASIBLE;
+	*answered = m.ncols == 1 || res.x != NULL;
+	memset(p->saved, 0, (size_t)g->n);
+	for (int v = 0; v < g->n && res.x != NULL; v++)
+		p->saved[v] = col[v] >= 0 && res.x[col[v] + 1] > 0.5;
+	if (*answered && profile(g, t, p, live)) {
+		cm_errorf(err, "out of memory");
+		goto out;
+	}
+	/* Proven at gap 0 (or nothing to choose): the answer's cost; else the
+	 * solver's bound less a tolerance per column. */
+	if (*answered && (m.ncols == 1 || (res.status == MILP_OPTIMAL && so->gap <= 0)))
+		*bound = p->cost;
+	else if (res.has_bound)
+		*bound = unit * (res.bound - 1e-9 * m.ncols);
+	rc = 0;
+out:
+	so->start = NULL;
+	milp_result_release(&res);
+	milp_release(&m);
+	free(x0);
+	free(col);
+	return rc;
+}
+
+/* Copies a's saved set and figures to b (both allocated for g). */
+static void keep(const struct graph *g, const struct partition *a, struct partition *b)
+{
+	memcpy(b->saved, a->saved, (size_t)g->n);
+	memcpy(b->again, a->again, (size_t)g->n);
+	b->cost = a->cost;
+	b->memory = a->memory;
+	b->n_saved = a->n_saved;
+	b->n_again = a->n_again;
+}
+
+/* The peak of live (profile's) plus fixed memory, into p->memory; the
+ * backward positions over room get a full row in cut, the PARTITION_CUTS
+ * most over first. Returns how many positions were cut anew. */
+static int settle_memory(const struct graph *g, const struct timeline *t, const uint64_t *live,
+			 uint64_t room, char *cut, struct partition *p)
+{
+	int n = 0;
+
+	p->memory = peak(g, t, live);
+	for (int k = 0; k < PARTITION_CUTS; k++) {
+		int at = -1;
+
+		for (int i = 0; i < t->nb; i++)
+			if (!cut[i] && live[i + 1] > room && (at < 0 || live[i + 1] > live[at + 1]))
+				at = i;
+		if (at < 0)
+			break;
+		cut[at] = 1;
+		n++;
+	}
+	return n;
+}
+
+/* The solve's state: the budget, the objective's unit, profile's
+ * scratch, the positions with full rows, the best answer within the
+ * budget (when have) and the largest bound of the rounds (or -1). */
+struct solve_state {
+	const struct graph *g;
+	const struct timeline *t;
+	uint64_t budget;
+	double unit, bound;
+	uint64_t *live;
+	char *cut;
+	struct partition best;
+	int have;
+};
+
+/* The rounds (partition_solve, below): p holds the last round's answer.
+ * Returns 1 when a round's relaxation has no answer (proven infeasible),
+ * 0 when the rounds end, -1 with err set. */
+static int run_rounds(struct solve_state *s, const struct solver_ops *ops,
+		      const struct solve_opts *o, struct partition *p, struct cm_error *err)
+{
+	const struct graph *g = s->g;
+	uint64_t room = s->budget - g->fixed_memory;
+	struct solve_opts so = *o;
+	double end = o->time_limit > 0 ? cm_clock() + o->time_limit : 0;
+
+	for (int r = 0; r < PARTITION_ROUNDS && !stop_requested(); r++) {
+		int answered, none;
+		double b;
+
+		/* A round takes at most a quarter of the time left, so that later
+		 * rounds, with the rows the earlier ones lacked, have time. */
+		so.time_limit = end > 0 ? end - cm_clock() : 0;
+		if (end > 0 && so.time_limit <= 0)
+			break;
+		if (end > 0 && r + 1 < PARTITION_ROUNDS && so.time_limit > 4 * PARTITION_ROUND_MIN)
+			so.time_limit = fmax(PARTITION_ROUND_MIN, so.time_limit / 4);
+		if (round_solve(g, s->t, (double)room, s->unit, s->cut, ops, &so,
+				s->have ? &s->best : NULL, p, s->live, &answered, &none, &b, err))
+			return -1;
+		s->bound = b > s->bound ? b : s->bound;
+		if (none)
+			return 1;
+		if (!answered)
+			break;
+		if (settle_memory(g, s->t, s->live, room, s->cut, p) == 0 ||
+		    p->memory <= s->budget) {
+			if (p->memory <= s->budget && (!s->have || p->cost < s->best.cost)) {
+				keep(g, p, &s->best);
+				s->have = 1;
+			}
+			break;
 		}
 	}
 	return 0;
@@ -233,76 +487,66 @@ static int settle(const struct graph *g, const struct milp *m, const struct milp
 int partition_solve(const struct graph *g, uint64_t budget, const struct solver_ops *ops,
 		    const struct solve_opts *o, struct partition *p, struct cm_error *err)
 {
-	int *col = malloc(((size_t)g->n + 1) * sizeof(int)), *last = NULL;
-	uint64_t *own = NULL;
-	double *start = NULL;
-	struct milp m;
-	struct milp_result res = { 0 };
-	struct solve_opts so = *o;
-	struct model_in in = { NULL, NULL, 0, 0, 0 };
-	int rc = -1;
+	struct timeline t;
+	struct solve_state s = { g, &t, budget, 0, -1, NULL, NULL,
+				 { .saved = calloc((size_t)g->n + 1, 1),
+				   .again = calloc((size_t)g->n + 1, 1) }, 0 };
+	int rc = -1, proven;
 
-	milp_init(&m);
 	*p = (struct partition){ .saved = calloc((size_t)g->n + 1, 1),
 				 .again = calloc((size_t)g->n + 1, 1) };
-	if (!col || !p->saved || !p->again ||
-	    (in.nb = timeline(g, &own, &last)) < 0) {
+	if (!s.best.saved || !s.best.again || !p->saved || !p->again || timeline_make(g, &t)) {
 		cm_errorf(err, "out of memory");
-		goto out;
+		partition_release(&s.best);
+		partition_release(p);
+		return -1;
 	}
-	in.own = own;
-	in.last = last;
-	/* The least memory of any partition: fixed, and the backward's own
-	 * values where they peak. */
+	s.live = malloc(((size_t)t.nb + 1) * sizeof(uint64_t));
+	s.cut = calloc((size_t)t.nb + 1, 1);
+	/* A lower bound on any partition's memory: fixed, and the backward's
+	 * own values where they peak. */
 	p->least = g->fixed_memory;
-	for (int i = 0; i < in.nb; i++)
-		p->least = g->fixed_memory + own[i] > p->least ? g->fixed_memory + own[i] : p->least;
-	if (budget < p->least) {
-		p->status = PARTITION_INFEASIBLE;
-		rc = 0;
-		goto out;
-	}
+	for (int i = 0; i < t.nb; i++)
+		if (g->fixed_memory + t.own[i] > p->least)
+			p->least = g->fixed_memory + t.own[i];
 	for (int v = 0; v < g->n; v++)
-		in.unit = g->nodes[v].cost > in.unit ? g->nodes[v].cost : in.unit;
-	in.unit = in.unit > 0 ? in.unit : 1;
-	/* Zero room: nothing with memory can be saved (the rows' scale is moot). */
-	in.room = budget > g->fixed_memory ? (double)(budget - g->fixed_memory) : 1;
-	if (build(g, &in, col, &m, err))
-		goto out;
-	if (budget == g->fixed_memory)
-		for (int v = 0; v < g->n; v++)
-			if (col[v] >= 0 && g->nodes[v].memory > 0)
-				m.chi[col[v] + 1] = 0;
-	/* A start that fits any budget from the least: nothing saved,
-	 * everything computed again. */
-	if ((start = calloc((size_t)m.ncols + 1, sizeof(double))) == NULL) {
+		s.unit = g->nodes[v].cost > s.unit ? g->nodes[v].cost : s.unit;
+	s.unit = s.unit > 0 ? s.unit : 1;
+	/* The saved set that keeps nothing (everything computed again), where
+	 * it fits: the first answer, and the solver's start. */
+	if (s.live == NULL || s.cut == NULL || profile(g, &t, &s.best, s.live)) {
 		cm_errorf(err, "out of memory");
 		goto out;
 	}
-	start[0] = 1;
-	for (int v = 0; v < g->n; v++)
-		if (col[v] >= 0)
-			start[col[v]] = 1;
-	so.start = start;
-	so.relaxation = 0;
-	if (m.ncols > 1 && solver_solve(ops, &m, &so, &res, err))
+	s.best.memory = peak(g, &t, s.live);
+	s.have = s.best.memory <= budget;
+	/* Rounds: the model's memory is a relaxation of the partition's, so
+	 * an answer can be over the budget as derived; the positions where it
+	 * is get full rows (exact but for values held past their last read
+	 * for another's sake), and the solve runs again. Every round's bound
+	 * holds for every partition within the budget. */
+	proven = budget < p->least ? 1 : run_rounds(&s, ops, o, p, err);
+	if (proven < 0)
 		goto out;
-	if (res.x != NULL)
-		for (int v = 0; v < g->n; v++)
-			p->saved[v] = col[v] >= 0 && res.x[col[v] + 1] > 0.5;
-	if (settle(g, &m, &res, o, in.unit, p)) {
-		cm_errorf(err, "out of memory");
-		goto out;
+	p->by_solver = proven && budget >= p->least;
+	p->status = proven ? PARTITION_INFEASIBLE : s.have ? PARTITION_FEASIBLE : PARTITION_NO_PLAN;
+	if (p->status == PARTITION_FEASIBLE) {
+		keep(g, &s.best, p);
+		p->bound = s.bound > graph_total_cost(g) ? s.bound : graph_total_cost(g);
+		p->has_bound = s.bound >= 0 && !num_lt(p->cost, p->bound);
+		/* A bound that meets the cost proves it, whatever the gap. */
+		if (p->has_bound && num_eq(p->bound, p->cost)) {
+			p->status = PARTITION_OPTIMAL;
+			p->bound = p->cost;
+		}
 	}
 	rc = 0;
 out:
 	if (rc)
 		partition_release(p);
-	milp_result_release(&res);
-	milp_release(&m);
-	free(start);
-	free(col);
-	free(own);
-	free(last);
+	partition_release(&s.best);
+	timeline_release(&t);
+	free(s.live);
+	free(s.cut);
 	return rc;
 }

@@ -3,16 +3,19 @@
  * and its partitioner): the forward keeps some of its values for the
  * backward (saved), and the backward computes the other forward values it
  * reads again, from saved values and from each other. Each program's own
- * intermediates are its compiler's to fuse away; what a budget bounds is
- * what is held between and across them: fixed memory, the saved values
- * (each until the last backward node that needs it), and the backward's
- * own values (each from its compute to its last use; a gradient, which
- * the backward returns, to the end). The cost is the checkpoint-all cost
- * plus the cost of the values computed again (each once). The cheapest
- * partition within a budget is a MILP: two binaries per forward node (the
- * turn bound's variables, solvers/milp/turn.h) and a memory row for each
- * point of the backward where its own memory reaches a new high
- * (docs/formats.md, Partitions). */
+ * intermediates are its compiler's to fuse away, except the values marked
+ * materialized (a matmul's output, say) that the backward computes again:
+ * those are held from just before the first backward node that needs them
+ * until their last read. What a budget bounds is those, fixed memory,
+ * the saved values (each until the last backward node that needs it), and
+ * the backward's own values (each from its compute to its last use; a
+ * gradient, which the backward returns, to the end). The cost is the
+ * checkpoint-all cost plus the cost of the values computed again (each
+ * once). The cheapest partition within a budget is a MILP: two binaries
+ * per forward node (the turn bound's variables, solvers/milp/turn.h) and
+ * memory rows that relax the memory above, solved again with less room
+ * while its answer is over the budget as derived (docs/formats.md,
+ * Partitions). */
 #ifndef CM_PARTITION_H
 #define CM_PARTITION_H
 
@@ -29,14 +32,23 @@
  * pointwise ops cost 1e-6 of a matmul and tie in many ways. */
 #define PARTITION_GAP 1e-3
 
+/* The most solves of one partition, and the most memory rows made exact
+ * after each: where the answer before was most over the budget (derived). */
+#define PARTITION_ROUNDS 12
+#define PARTITION_CUTS 4
+/* The least time limit of a round that is not the last, seconds. */
+#define PARTITION_ROUND_MIN 1.0
+
 enum partition_status {
 	PARTITION_OPTIMAL,    /* no partition within the budget costs less (proven) */
 	PARTITION_FEASIBLE,   /* within the budget; the solver stopped before a proof */
-	PARTITION_INFEASIBLE, /* the budget is below least (below): none fits */
+	PARTITION_INFEASIBLE, /* none fits: the budget is below least (below), or the
+			       * solver proved it (by_solver) */
+	PARTITION_NO_PLAN,    /* none found within the budget, none proven */
 };
 
 /* The names of enum partition_status, as the JSON and the summary print them. */
-extern const char *const partition_status_names[3];
+extern const char *const partition_status_names[4];
 
 struct partition {
 	int status;      /* enum partition_status */
@@ -45,28 +57,30 @@ struct partition {
 	double cost;     /* checkpoint-all cost + the cost of again */
 	uint64_t memory; /* the peak: fixed memory + the most held at once of the
 			  * saved values and the backward's own */
-	uint64_t least;  /* the least memory of any partition: fixed memory +
-			  * the backward's own values where they peak */
+	uint64_t least;  /* a lower bound on any partition's memory: fixed
+			  * memory + the backward's own values where they peak */
+	int by_solver;   /* infeasible at a budget from least: the solver's proof */
 	int n_saved, n_again;
 	double bound;    /* a proven lower bound on the cost, when has_bound */
 	int has_bound;
 };
 
 /* The cheapest partition of g whose memory is at most budget, solved with
- * ops and o (time limit, threads, gap; optimal is claimed at gap 0, or
- * where the bound meets the cost). A solver that stops first leaves the
- * best partition it found (status feasible; the forward keeping nothing,
- * every value computed again, when it found none: that one fits any
- * budget from the least). The figures are partition_derive's from the
- * saved set, not the solver's.
+ * ops and o (time limit for all rounds, threads, gap; optimal is claimed
+ * where the first round's bound meets the cost: at gap 0, an answer of the
+ * first round that fits). A solver that stops first leaves the best
+ * partition found within the budget (status feasible; the forward keeping
+ * nothing, every value computed again, when that fits and the solver found
+ * none; no_plan when nothing found fits). The figures are
+ * partition_derive's from the saved set, not the solver's.
  * Returns 0 (release p with partition_release), or -1 with err set. */
 int partition_solve(const struct graph *g, uint64_t budget, const struct solver_ops *ops,
 		    const struct solve_opts *o, struct partition *p, struct cm_error *err);
 
 /* Given p->saved, sets again (the forward nodes the backward reaches
  * through values not saved), saved cut to the values that the backward
- * or again read, and the counts, cost and memory. 0, or -1 when out of
- * memory. */
+ * or again read, and the counts, cost and memory (the model above). 0, or
+ * -1 when out of memory. */
 int partition_derive(const struct graph *g, struct partition *p);
 
 void partition_release(struct partition *p);

@@ -55,8 +55,8 @@ class Net(nn.Module):
 
 torch.manual_seed(0)
 base = Net()
-x = torch.randn(32, 16)
-y = torch.randint(0, 3, (32,))
+x = torch.randn(256, 16)
+y = torch.randint(0, 3, (256,))
 
 
 def train(module, model, steps=3):
@@ -93,11 +93,13 @@ def spy(self, joint_graph, node_info, memory_budget=1, **kw):
     return orig_choose(self, joint_graph, node_info, memory_budget, **kw)
 
 
-# Three budgets, the lowest near the least: the same training as
+# Three budgets between the least and the checkpoint-all peak (the lowest
+# above the least any partition reaches here, where matmul values take
+# memory whether saved or computed again): the same training as
 # torch.compile's, fewer bytes saved as the budget falls.
 infos = {}
 compiled.Partitioner.choose = spy   # keeps the last joint graph (below)
-for frac in (1.0, 0.5, 0.1):
+for frac in (1.0, 0.6, 0.4):
     if frac == 1.0:
         r, m = remat(lambda fixed, peak: peak)
     else:   # between the least memory and the checkpoint-all peak
@@ -112,7 +114,7 @@ for frac in (1.0, 0.5, 0.1):
        "as torch.compile's" % frac,
        "loss rel. diff %.2e, gradient rel. diff %.2e" % (rel, gd))
 compiled.Partitioner.choose = orig_choose
-ok(infos[1.0]["saved_bytes"] > infos[0.5]["saved_bytes"] > infos[0.1]["saved_bytes"],
+ok(infos[1.0]["saved_bytes"] > infos[0.6]["saved_bytes"] > infos[0.4]["saved_bytes"],
    "saved bytes fall with the budget", str({f: i["saved_bytes"] for f, i in infos.items()}))
 ok(all(i["plan_peak"] <= i["budget"] and i["status"] in ("optimal", "feasible")
        for i in infos.values()),
@@ -139,7 +141,7 @@ ok(randoms and not any(compiled._is_random(n) for n in again),
 eager_model = copy.deepcopy(base)
 eager = train(eager_model, eager_model)
 with torch._inductor.config.patch(fallback_random=True):
-    r, m = remat(infos[0.1]["budget"])
+    r, m = remat(infos[0.4]["budget"])
     losses, grads = train(r, m)
 rel = max(abs(a - b) / abs(b) for a, b in zip(losses, eager[0]))
 gd = max(float((g - h).abs().max() / (h.abs().max() + 1e-12)) for g, h in zip(grads, eager[1]))
@@ -205,7 +207,7 @@ ok(e is not None and "budget" in e and "\n" not in e, "a bad budget: one line", 
 
 # Measured costs (jointcost.py): the same training, a partition within
 # the budget, its overhead in measured milliseconds.
-r, m = remat(infos[0.1]["budget"], cost="time")
+r, m = remat(infos[0.4]["budget"], cost="time")
 losses, grads = train(r, m)
 rel = max(abs(a - b) / abs(b) for a, b in zip(losses, ref[0]))
 ok(rel < 1e-5 and r.plan_info["plan_peak"] <= r.plan_info["budget"]
