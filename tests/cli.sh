@@ -542,6 +542,28 @@ run partition linear:8 --budget 1 -o "$TMP/part.json"
 [ "$rc" -eq 3 ] && [[ "$out" == *"status       infeasible"* ]] && [[ "$out" == *"below 2 (2 B)"* ]] &&
 	[ ! -e "$TMP/part.json" ]
 ok $? "partition below the least memory: exit 3, infeasible, the least named, no file"
+# A chain whose values take memory when computed again (materialized):
+# recomputing f2 from f0 holds f0 and f1 too, so 20 B fits no saved set.
+cat >"$TMP/chain.json" <<'EOF'
+{"nodes": [{"name": "f0", "cost": 4, "memory": 10, "materialized": true},
+ {"name": "f1", "cost": 4, "memory": 10, "deps": ["f0"], "materialized": true},
+ {"name": "f2", "cost": 4, "memory": 10, "deps": ["f1"], "materialized": true},
+ {"name": "f3", "cost": 4, "memory": 10, "deps": ["f2"], "materialized": true},
+ {"name": "loss", "cost": 1, "memory": 1, "deps": ["f3"], "backward": true},
+ {"name": "b3", "cost": 4, "memory": 1, "deps": ["loss", "f3"], "backward": true},
+ {"name": "b2", "cost": 4, "memory": 1, "deps": ["b3", "f2"], "backward": true},
+ {"name": "b1", "cost": 4, "memory": 1, "deps": ["b2", "f1"], "backward": true},
+ {"name": "b0", "cost": 4, "memory": 1, "deps": ["b1", "f0"], "backward": true}]}
+EOF
+run partition "$TMP/chain.json" --budget 25 -o "$TMP/part.json" -q
+[ "$rc" -eq 0 ] && grep -q '"status": "optimal", "cost": 41,' "$TMP/part.json" &&
+	grep -q '"memory": 22,' "$TMP/part.json"
+ok $? "partition of a materialized chain at 25 B: optimal, cost 41, memory 22 (two values computed again, held)"
+rm -f "$TMP/part.json"
+run partition "$TMP/chain.json" --budget 20 -o "$TMP/part.json"
+[ "$rc" -eq 3 ] && [[ "$out" == *"status       infeasible"* ]] && [[ "$out" == *"solver proved"* ]] &&
+	[ ! -e "$TMP/part.json" ]
+ok $? "partition of a materialized chain at 20 B: exit 3, infeasible by the solver's proof, no file"
 run partition linear:8 --budget 16Q -o "$TMP/part.json"
 [ "$rc" -eq 2 ] && [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] && [ ! -e "$TMP/part.json" ]
 ok $? "partition with a bad size: exit 2, one line, no file: $err"

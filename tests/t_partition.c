@@ -1,10 +1,13 @@
 /* checkmate partition (solvers/milp/partition.h): on random training
  * graphs its answer is the cheapest saved set within the budget that an
- * enumeration of every set finds, with both backends; its figures are
- * partition_derive's; a budget below the least memory is infeasible and
- * one at it has an answer; the
- * shared 12-layer GPT's answers are within the default gap of their
- * bounds and cost less as the budget grows. */
+ * enumeration of every set finds, with both backends; with materialized
+ * values (half the random graphs, and chains where every value is),
+ * every answer is within the budget as derived, none is cheaper than the
+ * enumeration, optimal only at its cost, and infeasible only where no set
+ * fits; its figures are partition_derive's; a budget below the least
+ * memory is infeasible and one at it has an answer; the shared 12-layer
+ * GPT's answers are within the default gap of their bounds and cost less
+ * as the budget grows. */
 #include <stdlib.h>
 #include <string.h>
 

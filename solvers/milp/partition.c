@@ -207,15 +207,25 @@ static int read_by_backward(const struct graph *g, int v)
 	return 0;
 }
 
+/* The column that is 1 where the forward node w is computed again by
+ * backward position i: x_w where w's first read is at or before i, else
+ * h_w (hcol, memory_row's), or -1 where w cannot be. */
+static int again_by(const struct timeline *t, const int *col, const int *hcol, int w, int i)
+{
+	if (col[w] < 0)
+		return -1;
+	return t->first[w] >= 0 && t->first[w] <= i ? col[w] : hcol[w];
+}
+
 /* The model's memory row at backward position i: the saved values held
  * there, the backward's own, and each materialized value computed again
  * that is held there. That is x_v from v's first backward read to its last
  * (full: else only where v's first read is at or before i). With full,
  * also each v whose first read comes later, computed again for a value
  * computed from it that is read by i: a column h_v >= 0 per such v, with
- * h_v >= x_v + h_w - 1 for each forward user w (h_w = x_w where w's first
- * read is at or before i), so that h_v is 1 where v is computed again by
- * i. hcol: g->n ints of scratch. */
+ * h_v >= again_by(w) - r_v for each forward user w (a value computed by i
+ * needs v then, saved or computed again), so that h_v is 1 where v is
+ * computed again by i. hcol: g->n ints of scratch. */
 static void memory_row(const struct graph *g, const struct timeline *t, int i, int full,
 		       double room, const int *col, int *hcol, struct milp *m, struct milp_row *r)
 {
@@ -227,22 +237,16 @@ static void memory_row(const struct graph *g, const struct timeline *t, int i, i
 		if (!full || col[v] < 0 || (t->first[v] >= 0 && t->first[v] <= i))
 			continue;
 		for (int e = g->user_off[v]; e < g->user_off[v + 1]; e++) {
-			int w = g->users[e];
+			int w = again_by(t, col, hcol, g->users[e], i);
+			char name[48];
 
-			if (col[w] >= 0 && (hcol[w] >= 0 || (t->first[w] >= 0 && t->first[w] <= i))) {
-				char name[48];
-
-				snprintf(name, sizeof(name), "h%d_%d", v, i);
+			if (w < 0)
+				continue;
+			snprintf(name, sizeof(name), "h%d_%d", v, i);
+			if (hcol[v] < 0)
 				hcol[v] = milp_add_col(m, name, 0, 1, 0, 0);
-				break;
-			}
-		}
-		for (int e = g->user_off[v]; e < g->user_off[v + 1] && hcol[v] >= 0; e++) {
-			int w = g->users[e], hw = hcol[w] >= 0 ? hcol[w] : col[w];
-
-			if (col[w] >= 0 && (hcol[w] >= 0 || (t->first[w] >= 0 && t->first[w] <= i)))
-				milp_add_row(m, 0, MILP_INF, 3, (int[]){ hcol[v], col[v] + 1, hw },
-					     (double[]){ 1, 1, -1 });
+			milp_add_row(m, 0, MILP_INF, 3, (int[]){ hcol[v], col[v] + 1, w },
+				     (double[]){ 1, 1, -1 });
 		}
 	}
 	for (int v = 0; v < g->n; v++) {
@@ -430,7 +434,9 @@ static int settle_memory(const struct graph *g, const struct timeline *t, const 
 
 /* The solve's state: the budget, the objective's unit, profile's
  * scratch, the positions with full rows, the best answer within the
- * budget (when have) and the largest bound of the rounds (or -1). */
+ * budget (when have), the largest bound of the rounds (or -1), and
+ * whether the graph has materialized values (without, the first round's
+ * rows are exact). */
 struct solve_state {
 	const struct graph *g;
 	const struct timeline *t;
@@ -439,7 +445,7 @@ struct solve_state {
 	uint64_t *live;
 	char *cut;
 	struct partition best;
-	int have;
+	int have, relaxed;
 };
 
 /* The rounds (partition_solve, below): p holds the last round's answer.
@@ -457,12 +463,14 @@ static int run_rounds(struct solve_state *s, const struct solver_ops *ops,
 		int answered, none;
 		double b;
 
-		/* A round takes at most a quarter of the time left, so that later
-		 * rounds, with the rows the earlier ones lacked, have time. */
+		/* Where the rows are a relaxation, a round takes at most a quarter
+		 * of the time left, so that later rounds, with the rows the
+		 * earlier ones lacked, have time. */
 		so.time_limit = end > 0 ? end - cm_clock() : 0;
 		if (end > 0 && so.time_limit <= 0)
 			break;
-		if (end > 0 && r + 1 < PARTITION_ROUNDS && so.time_limit > 4 * PARTITION_ROUND_MIN)
+		if (end > 0 && s->relaxed && r + 1 < PARTITION_ROUNDS &&
+		    so.time_limit > 4 * PARTITION_ROUND_MIN)
 			so.time_limit = fmax(PARTITION_ROUND_MIN, so.time_limit / 4);
 		if (round_solve(g, s->t, (double)room, s->unit, s->cut, ops, &so,
 				s->have ? &s->best : NULL, p, s->live, &answered, &none, &b, err))
@@ -490,7 +498,7 @@ int partition_solve(const struct graph *g, uint64_t budget, const struct solver_
 	struct timeline t;
 	struct solve_state s = { g, &t, budget, 0, -1, NULL, NULL,
 				 { .saved = calloc((size_t)g->n + 1, 1),
-				   .again = calloc((size_t)g->n + 1, 1) }, 0 };
+				   .again = calloc((size_t)g->n + 1, 1) }, 0, 0 };
 	int rc = -1, proven;
 
 	*p = (struct partition){ .saved = calloc((size_t)g->n + 1, 1),
@@ -509,8 +517,10 @@ int partition_solve(const struct graph *g, uint64_t budget, const struct solver_
 	for (int i = 0; i < t.nb; i++)
 		if (g->fixed_memory + t.own[i] > p->least)
 			p->least = g->fixed_memory + t.own[i];
-	for (int v = 0; v < g->n; v++)
+	for (int v = 0; v < g->n; v++) {
 		s.unit = g->nodes[v].cost > s.unit ? g->nodes[v].cost : s.unit;
+		s.relaxed |= !g->nodes[v].backward && g->nodes[v].materialized;
+	}
 	s.unit = s.unit > 0 ? s.unit : 1;
 	/* The saved set that keeps nothing (everything computed again), where
 	 * it fits: the first answer, and the solver's start. */

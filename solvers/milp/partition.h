@@ -13,9 +13,9 @@
  * checkpoint-all cost plus the cost of the values computed again (each
  * once). The cheapest partition within a budget is a MILP: two binaries
  * per forward node (the turn bound's variables, solvers/milp/turn.h) and
- * memory rows that relax the memory above, solved again with less room
- * while its answer is over the budget as derived (docs/formats.md,
- * Partitions). */
+ * memory rows that relax the memory above (exact without materialized
+ * values), solved again with exact rows where its answer was over the
+ * budget as derived (docs/formats.md, Partitions). */
 #ifndef CM_PARTITION_H
 #define CM_PARTITION_H
 
@@ -25,11 +25,12 @@
 #include "backend/solver.h"
 
 /* The default relative gap of the solve, on the step's whole cost: 0.1%.
- * On the joint graphs of a GPT and a ResNet-50 (torch 2.13) and the shared
- * gpt12, at budgets of 20-90% of the checkpoint-all peak, Cbc reaches it
- * within 0.16 s in 20 of the 21 cases that have an answer (gpt12 at 35%
- * ends at the time limit), where a proof at gap 0 can take minutes: the
- * pointwise ops cost 1e-6 of a matmul and tie in many ways. */
+ * On the shared gpt12 and the joint graphs of a GPT and a ResNet-50 (torch
+ * 2.13) at budgets of 20-90% of the checkpoint-all peak, Cbc reaches it
+ * within 0.9 s in 12 of the 14 cases with an answer (gpt12 at 35% ends
+ * at the 20 s limit, ResNet-50 at 50% takes 7 s in rounds; docs/usage.md,
+ * partition), where a proof at gap 0 can take minutes: the pointwise ops
+ * cost 1e-6 of a matmul and tie in many ways. */
 #define PARTITION_GAP 1e-3
 
 /* The most solves of one partition, and the most memory rows made exact
