@@ -2,8 +2,10 @@
 """Models nobody here wrote: Hugging Face transformers built from small
 configs (GPT-2, Llama, BERT, ViT), trained 3 AdamW steps under a plan that
 recomputes, in fp32 and under bf16 autocast, equal 3 ordinary steps bit for
-bit (losses, parameters, buffers); GPT-2 with its default use_cache=True
-and a model after gradient_checkpointing_enable() are refused in one line.
+bit (losses, parameters, buffers); GPT-2 (with dropout) through
+compile=True trains as through torch.compile; GPT-2 with its default
+use_cache=True and a model after gradient_checkpointing_enable() are
+refused in one line.
 
 Usage: PYTHON tests/torch/t_hf.py [CHECKMATE_BINARY]. Prints TAP and ends
 with "N passed, M failed"; where transformers does not import (it is in
@@ -41,15 +43,15 @@ def configs(tf):
     }
 
 
-def batch(name, step):
+def batch(name, step, rows=2, length=16):
     """The call's keyword arguments and the loss's target for step."""
     g = torch.Generator().manual_seed(step)
     if name == "ViT":
-        return {"pixel_values": torch.randn(2, 3, 16, 16, generator=g)}, \
-            torch.randint(0, 5, (2,), generator=g)
-    ids = torch.randint(0, VOCAB, (2, 16), generator=g)
-    mask = torch.ones(2, 16, dtype=torch.long)
-    mask[0, 12:] = 0
+        return {"pixel_values": torch.randn(rows, 3, 16, 16, generator=g)}, \
+            torch.randint(0, 5, (rows,), generator=g)
+    ids = torch.randint(0, VOCAB, (rows, length), generator=g)
+    mask = torch.ones(rows, length, dtype=torch.long)
+    mask[0, length * 3 // 4:] = 0
     kw = {"input_ids": ids, "attention_mask": mask}
     if name in ("GPT-2", "Llama"):
         kw["use_cache"] = False
@@ -73,12 +75,12 @@ def loss_of(name, logits, target):
     return F.cross_entropy(logits[:, :-1].reshape(-1, VOCAB).float(), target[:, 1:].reshape(-1))
 
 
-def train(name, model, call, autocast):
+def train(name, model, call, autocast, rows=2, length=16):
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
     torch.manual_seed(1)
     losses = []
     for step in range(3):
-        kw, target = batch(name, step)
+        kw, target = batch(name, step, rows, length)
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
             logits = call(**kw)
         loss = loss_of(name, logits, target)
@@ -110,6 +112,35 @@ def equivalence(name, build, autocast):
     ok(same, "%s%s: 3 AdamW steps equal ordinary ones bitwise (plan: %d computes of %d nodes)"
        % (name, ", bf16 autocast" if autocast else "", m.plan_info["computes"],
           m.plan_info["nodes"]))
+
+
+def compiled(name, build):
+    """compile=True (torch.compile with checkmate's partition) at a budget
+    where the backward recomputes: the losses and the random state of 3
+    AdamW steps as torch.compile's (a batch of 32 x 32 tokens, so that
+    activations outweigh the parameters)."""
+    import checkmate_torch
+    from checkmate_torch import compiled as cm
+    if not cm.has_hook():
+        ok(True, "%s, compile=True: refused on this torch (no partitioner hook)" % name)
+        return
+    torch.manual_seed(0)
+    base = Logits(build())
+    base.train()
+    plain = copy.deepcopy(base)
+    want = train(name, plain, torch.compile(plain, fullgraph=True, dynamic=False), False, 32, 32)
+    model = copy.deepcopy(base)
+    try:
+        m = checkmate_torch.remat(model, (), batch(name, 0, 32, 32)[0], compile=True,
+                                  budget=lambda fixed, peak: int(fixed + (peak - fixed) * 0.4))
+        got = train(name, model, m, False, 32, 32)
+    except Exception as e:
+        ok(False, "%s, compile=True: trains" % name, "%s: %s" % (type(e).__name__, e))
+        return
+    rel = max(abs(float(a) - float(b)) / abs(float(b)) for a, b in zip(got[:3], want[:3]))
+    ok(rel < 1e-5 and torch.equal(got[-1], want[-1]) and m.plan_info["recomputed"] > 0,
+       "%s, compile=True: 3 AdamW steps' losses as torch.compile's, the random state equal "
+       "(%d ops recomputed)" % (name, m.plan_info["recomputed"]), "loss rel. diff %.2e" % rel)
 
 
 def refusals(build):
@@ -147,6 +178,7 @@ def main():
     for name, build in builds.items():
         for autocast in (False, True):
             equivalence(name, build, autocast)
+    compiled("GPT-2", builds["GPT-2"])
     refusals(builds["GPT-2"])
     finish()
 
