@@ -219,6 +219,19 @@ class Partitioner:
     def choose(self, joint_graph, node_info, memory_budget=1, **_):
         budget, time_limit, binary, cache, cost = self.settings
         jg = JointGraph(joint_graph, node_info)
+        # Inductor orders two ops that draw from the generator (aten's
+        # bernoulli, rand_like; dropout under fallback_random) by their
+        # data only: a partition that changes the forward's outputs can
+        # swap them, and the step draws other numbers (seen: fuzzer seed
+        # 16244, two torch.bernoulli). One draw (inductor_seeds, which
+        # nn.Dropout uses by default) keeps the step's numbers.
+        draws = [n for n in jg.forward if _is_random(n)]
+        if len(draws) > 1:
+            raise CompiledError(
+                "the step draws random numbers in %d ops (%s), which inductor may run in "
+                "another order, drawing other numbers; use nn.Dropout with inductor's default "
+                "random, or remat without compile" % (
+                    len(draws), ", ".join(sorted({str(n.target) for n in draws}))))
         doc, costs = jg.to_json("joint graph")
         if cost == "time":
             doc, costs = jg.to_json("joint graph", self._times(joint_graph, jg, doc, costs, cache))
