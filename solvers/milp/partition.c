@@ -198,15 +198,6 @@ void partition_release(struct partition *p)
 	p->saved = p->again = NULL;
 }
 
-/* Whether a backward node reads v. */
-static int read_by_backward(const struct graph *g, int v)
-{
-	for (int e = g->user_off[v]; e < g->user_off[v + 1]; e++)
-		if (g->nodes[g->users[e]].backward)
-			return 1;
-	return 0;
-}
-
 /* The column that is 1 where the forward node w is computed again by
  * backward position i: x_w where w's first read is at or before i, else
  * h_w (hcol, memory_row's), or -1 where w cannot be. */
@@ -272,7 +263,7 @@ static void memory_row(const struct graph *g, const struct timeline *t, int i, i
  * x_u + r_u >= x_v for each input u of v; and memory rows within room
  * (memory_row): at each backward position whose own memory exceeds that
  * at every earlier one and at each first read of a materialized value,
- * and full ones at the positions cut[0 .. ncut). The rows never count
+ * and full ones at the positions i with cut[i]. The rows never count
  * more than partition_derive, so the model is a relaxation of the
  * partition's memory, exact where it has a full row. col[v] is x_v's
  * column and r_v's the next; -1 for the nodes without. */
@@ -313,7 +304,7 @@ static int build(const struct graph *g, const struct timeline *t, double room, d
 	for (int v = 0; v < g->n && !m->failed; v++) {
 		if (col[v] < 0)
 			continue;
-		if (read_by_backward(g, v))
+		if (t->first[v] >= 0)   /* a backward node reads v */
 			milp_add_row(m, 1, MILP_INF, 2, (int[]){ col[v], col[v] + 1 },
 				     (double[]){ 1, 1 });
 		for (int e = g->dep_off[v]; e < g->dep_off[v + 1]; e++) {
