@@ -738,9 +738,11 @@ def _pick_view(r, st):
     return b, "view %s%s -> %s" % (how, "" if arg is None else " %s" % arg, st.shape)
 
 
-def build(seed, data_dep_rate=0.06):
+def build(seed, data_dep_rate=0.06, device="cpu"):
     """(model, make_batch, loss_fn, description) for seed; see the module's
-    docstring."""
+    docstring. The model, the batches and the loss's constants are made on
+    the CPU, from the same generators whatever the device, then moved to
+    device."""
     r = random.Random(seed)
     torch.manual_seed(seed)
     B = r.randint(2, 4)
@@ -839,7 +841,7 @@ def build(seed, data_dep_rate=0.06):
     flags.add("output_" + form)
     if n_out > 1:
         flags.add("several_outputs")
-    model = Net(entry, blocks, head, outspec)
+    model = Net(entry, blocks, head, outspec).to(device)
     model.train()
     lines.append("head: Linear(%d, %d); output %s %s" % (st.shape[-1], K, form, roles))
     # the loss: a term per used float output
@@ -877,17 +879,17 @@ def build(seed, data_dep_rate=0.06):
         b = B - 1 if batch_change and step == 2 and B > 2 else B
         vals = {}
         if use_x:
-            vals["x"] = torch.randn((b,) + xshape, generator=g)
+            vals["x"] = torch.randn((b,) + xshape, generator=g).to(device)
             if x_grad:
                 vals["x"].requires_grad_(True)
         if use_ids:
-            vals["ids"] = torch.randint(0, vocab, (b, T), generator=g)
+            vals["ids"] = torch.randint(0, vocab, (b, T), generator=g).to(device)
         if use_mask:
             m = torch.rand((b, T), generator=g) < 0.7
             m[:, 0] = True
-            vals["mask"] = m
+            vals["mask"] = m.to(device)
         if use_y:
-            vals["y"] = torch.randn((b,) + yshape, generator=g)
+            vals["y"] = torch.randn((b,) + yshape, generator=g).to(device)
             if y_grad:
                 vals["y"].requires_grad_(True)
         args = tuple(vals.pop(k, None) for k in pos)
@@ -918,12 +920,12 @@ def build(seed, data_dep_rate=0.06):
             elif kind == "weighted":
                 key = (i, tuple(t.shape))
                 if key not in weights:
-                    weights[key] = torch.randn(t.shape, generator=wgen)
+                    weights[key] = torch.randn(t.shape, generator=wgen).to(device)
                 v = (t * weights[key]).sum() / t.numel()
             else:
                 g = torch.Generator().manual_seed(seed * 7919 + step)
                 logits = t.reshape(-1, t.shape[-1])
-                y = torch.randint(0, t.shape[-1], (logits.shape[0],), generator=g)
+                y = torch.randint(0, t.shape[-1], (logits.shape[0],), generator=g).to(device)
                 v = F.cross_entropy(logits, y)
             v = v * w
             loss = v if loss is None else loss + v

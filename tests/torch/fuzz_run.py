@@ -5,7 +5,8 @@ the same seed, compared bit for bit (docs/fuzzing.md, "The PyTorch
 fuzzer").
 
 Usage: PYTHON tests/torch/fuzz_run.py [--seeds A:B | --seed N] [--jobs N]
-           [--timeout S] [--json FILE] [--features] [--verbose] [CHECKMATE_BINARY]
+           [--timeout S] [--device cpu|cuda] [--json FILE] [--features]
+           [--verbose] [CHECKMATE_BINARY]
 
 The binary: the argument, else $CHECKMATE, else
 checkmate_torch.binary.find_checkmate(). Each seed's outcome is one of
@@ -15,7 +16,9 @@ checkmate_torch.binary.find_checkmate(). Each seed's outcome is one of
   wrong    an item differs (the message names the first)
   crash    any other exception under the plan (torch's included), a
            worker that died, or a seed past --timeout
-  skip     the ordinary loop itself failed (the generator's fault)
+  skip     the ordinary loop itself failed (the generator's fault), or,
+           on CUDA, two ordinary runs differ (a kernel that is not
+           deterministic, atomic adds say: no plan can equal it)
 The summary counts them, gives the refusal rate among the models the
 ordinary loop trains, and groups the messages (digits read as N). Exit
 status 0 when no seed was wrong or crashed, else 1.
@@ -34,6 +37,7 @@ import traceback
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 PKG_ROOT = ROOT  # where checkmate_torch is imported from (--package-root)
+DEVICE = "cpu"   # where the models train (--device)
 
 OUTCOMES = ("ok", "refused", "wrong", "crash", "skip")
 STEPS = 3
@@ -138,12 +142,12 @@ def train(seed, budget, ch, log):
     from torch.utils import _pytree as pytree
     import fuzz_gen
     import contextlib
-    model, make_batch, loss_fn, desc = fuzz_gen.build(seed)
+    model, make_batch, loss_fn, desc = fuzz_gen.build(seed, device=DEVICE)
     m = model
     shapes = None
 
     def autocast(on):
-        return torch.autocast("cpu", dtype=torch.bfloat16) if on else contextlib.nullcontext()
+        return torch.autocast(DEVICE, dtype=torch.bfloat16) if on else contextlib.nullcontext()
     if budget is not None:
         import checkmate_torch
         args, kwargs = make_batch(0)
@@ -206,6 +210,8 @@ def train(seed, budget, ch, log):
     for n, p in model.named_parameters():
         items.append(("parameter %s" % n, _clone(p)))
     items.append(("generator state", torch.get_rng_state()))
+    if DEVICE == "cuda":
+        items.append(("cuda generator state", torch.cuda.get_rng_state()))
     return items, desc
 
 
@@ -267,6 +273,28 @@ def _first_line(exc):
     return "%s: %s" % (type(exc).__name__, text.splitlines()[0] if text else "")
 
 
+def differences(got, want):
+    """[(item name, text, kind)] for the items of got that differ from
+    want's (train's lists)."""
+    diffs = []
+    for (name, a), (name2, b) in zip(got, want):
+        if name != name2:
+            diffs.append(("%s vs %s" % (name, name2), "items differ: %s vs %s" % (name, name2),
+                          "item order"))
+            break
+        try:
+            equal = same(a, b)
+            text = None if equal else describe(name, a, b)
+        except Exception as e:  # a FakeTensor from the trace, say
+            equal, text = False, "%s: cannot be compared (%s)" % (name, _first_line(e)[:120])
+        if not equal:
+            diffs.append((name, text, _kind(name, a, b)))
+    if len(got) != len(want):
+        diffs.append(("count", "%d items under the plan, %d ordinarily" % (len(got), len(want)),
+                      "item count"))
+    return diffs
+
+
 def run_seed(seed, verbose=False):
     """One seed: the record {seed, outcome, features, message, secs,
     choices}."""
@@ -291,6 +319,12 @@ def run_seed(seed, verbose=False):
                 traceback.print_exception(type(exc), exc, exc.__traceback__)
             return rec
         rec["features"] = sorted(set(desc.features) | set(choice_features(ch)))
+        if DEVICE != "cpu":
+            again = differences(train(seed, None, ch, [])[0], want)
+            if again:
+                rec["outcome"] = "skip"
+                rec["message"] = "ordinary: two runs on %s differ (%s)" % (DEVICE, again[0][0])
+                return rec
         if verbose:
             print("seed %d\n%s\nharness: %s" % (seed, desc, ch))
         # Where the binary finds no plan at the drawn budget (a limit of the
@@ -324,22 +358,7 @@ def run_seed(seed, verbose=False):
             if verbose:
                 traceback.print_exception(type(exc), exc, exc.__traceback__)
             return rec
-        diffs = []
-        for (name, a), (name2, b) in zip(got, want):
-            if name != name2:
-                diffs.append(("%s vs %s" % (name, name2), "items differ: %s vs %s" % (name, name2),
-                              "item order"))
-                break
-            try:
-                equal = same(a, b)
-                text = None if equal else describe(name, a, b)
-            except Exception as e:  # a FakeTensor from the trace, say
-                equal, text = False, "%s: cannot be compared (%s)" % (name, _first_line(e)[:120])
-            if not equal:
-                diffs.append((name, text, _kind(name, a, b)))
-        if len(got) != len(want):
-            diffs.append(("count", "%d items under the plan, %d ordinarily" % (len(got), len(want)),
-                          "item count"))
+        diffs = differences(got, want)
         if diffs:
             rec["outcome"] = "wrong"
             rec["message"] = "%s differs\n%s%s" % (
@@ -379,9 +398,9 @@ def setup():
     return torch
 
 
-def _worker(conn, pkg_root):
-    global PKG_ROOT
-    PKG_ROOT = pkg_root
+def _worker(conn, pkg_root, device):
+    global PKG_ROOT, DEVICE
+    PKG_ROOT, DEVICE = pkg_root, device
     setup()
     conn.send("ready")  # torch imported: the seeds' clocks start now
     while True:
@@ -405,7 +424,7 @@ def run_many(seeds, jobs, timeout, progress=None):
 
     def start():
         a, b = ctx.Pipe()
-        p = ctx.Process(target=_worker, args=(b, PKG_ROOT), daemon=True)
+        p = ctx.Process(target=_worker, args=(b, PKG_ROOT, DEVICE), daemon=True)
         p.start()
         b.close()
         workers[a] = [p, None, None]
@@ -565,6 +584,8 @@ def main(argv=None):
     ap.add_argument("--seed", type=int, help="one seed, run in this process")
     ap.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
     ap.add_argument("--timeout", type=float, default=120, help="seconds per seed (default 120)")
+    ap.add_argument("--device", default="cpu", choices=("cpu", "cuda"),
+                    help="where the models train (default cpu)")
     ap.add_argument("--json", help="write one record per seed (a JSON list) to this file")
     ap.add_argument("--features", action="store_true",
                     help="also print the outcomes per feature")
@@ -572,8 +593,8 @@ def main(argv=None):
     ap.add_argument("--package-root", default=ROOT,
                     help="the folder checkmate_torch is imported from (default: this checkout)")
     o = ap.parse_args(argv)
-    global PKG_ROOT
-    PKG_ROOT = os.path.abspath(o.package_root)
+    global PKG_ROOT, DEVICE
+    PKG_ROOT, DEVICE = os.path.abspath(o.package_root), o.device
     if o.binary:
         os.environ["CHECKMATE"] = os.path.abspath(o.binary)
     if PKG_ROOT not in sys.path:
@@ -612,8 +633,8 @@ def main(argv=None):
                 with open(o.json, "w") as f:
                     json.dump([], f)
             return 0
-        print("# torch %s, %s, seeds %s, %d job(s); checkmate_torch %s" % (
-            ver, sys.executable, o.seeds, o.jobs, revision()))
+        print("# torch %s, %s, seeds %s, %d job(s), %s; checkmate_torch %s" % (
+            ver, sys.executable, o.seeds, o.jobs, DEVICE, revision()))
         sys.stdout.flush()
 
         def progress(r):
