@@ -26,7 +26,7 @@ import torch
 
 from . import solve as solvemod
 from .cost import flops
-from .graph import in_order_steps, steps_peak
+from .graph import draws_random, in_order_steps, steps_peak
 
 
 class CompiledError(Exception):
@@ -73,8 +73,7 @@ def _is_compute_intensive(node):
 
 
 def _is_random(node):
-    t = node.target
-    return isinstance(t, torch._ops.OpOverload) and torch.Tag.nondeterministic_seeded in t.tags
+    return draws_random(node.target)
 
 
 class JointGraph:

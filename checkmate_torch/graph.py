@@ -57,20 +57,29 @@ def momentum_arg(node):
         return None
     op = node.args[0]
     names = [a.name for a in op._schema.arguments]
-    if "momentum" in names and "running_mean" in names and \
-            names.index("running_mean") in node.args[1]:
-        return names.index("momentum") + 2, names.index("running_mean") + 2
+    # cudnn_batch_norm (CUDA) names its momentum exponential_average_factor
+    momentum = [i for i, a in enumerate(names) if a in ("momentum", "exponential_average_factor")]
+    if momentum and "running_mean" in names and names.index("running_mean") in node.args[1]:
+        return momentum[0] + 2, names.index("running_mean") + 2
     return None
 
 
+# Arguments that hand an op the numbers its forward drew: the attention
+# backwards of CUDA (efficient, cuDNN) are tagged nondeterministic_seeded,
+# yet draw nothing; they replay the forward's draw from these.
+_REPLAYED_DRAW = frozenset(("philox_seed", "philox_offset", "rng_state"))
+
+
 @functools.lru_cache(maxsize=None)
-def _is_random(target):
-    return _is_op(target) and torch.Tag.nondeterministic_seeded in target.tags
+def draws_random(target):
+    """Whether the op target draws from a generator."""
+    return _is_op(target) and torch.Tag.nondeterministic_seeded in target.tags and \
+        not any(a.name in _REPLAYED_DRAW for a in _schema_args(target))
 
 
 def is_random(node):
     """Whether node draws from a generator."""
-    return not isinstance(node, Synthetic) and _is_random(op_of(node))
+    return not isinstance(node, Synthetic) and draws_random(op_of(node))
 
 
 _aten = torch.ops.aten

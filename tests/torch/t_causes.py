@@ -473,11 +473,48 @@ def errors():
         ok(False, "10. a tied model untied by load_state_dict(assign=True) trains on", e)
 
 
+def cuda_ops():
+    """Causes found on a GPU (the PyTorch fuzzer on an H100, torch 2.11),
+    checked here on the ops' schemas, which every build registers."""
+    from types import SimpleNamespace
+    from checkmate_torch.functional import functional_op, mutated_args
+    from checkmate_torch.graph import draws_random, momentum_arg
+    aten = torch.ops.aten
+    # BatchNorm(momentum=None) on CUDA traces cudnn_batch_norm, whose
+    # momentum is called exponential_average_factor: it ran with the traced
+    # stand-in momentum (18 of 500 seeds' running statistics differed).
+    found = []
+    for name in ("native_batch_norm", "cudnn_batch_norm", "miopen_batch_norm",
+                 "_native_batch_norm_legit", "_batch_norm_with_update"):
+        op = getattr(aten, name).default
+        args = [None] * len(op._schema.arguments)
+        args[5] = True   # training
+        node = SimpleNamespace(target=functional_op, args=(op, mutated_args(op, args)))
+        m = momentum_arg(node)
+        kind = None if m is None else str(op._schema.arguments[m[0] - 2].type)
+        found.append("%s: %s" % (name, kind))
+    ok(all(f.endswith(": float") for f in found),
+       "11. the momentum of every batch norm op that updates running statistics is found",
+       "; ".join(found))
+    # The attention backwards of CUDA are tagged nondeterministic_seeded but
+    # replay the forward's draw from philox_seed/offset: remat refused every
+    # model with SDPA on CUDA ("an output is computed after the backward
+    # starts").
+    backs = [aten._scaled_dot_product_efficient_attention_backward.default,
+             aten._scaled_dot_product_cudnn_attention_backward.default]
+    fwds = [aten._scaled_dot_product_efficient_attention.default,
+            aten._scaled_dot_product_cudnn_attention.default,
+            aten._scaled_dot_product_flash_attention.default, aten.native_dropout.default]
+    ok(not any(draws_random(o) for o in backs) and all(draws_random(o) for o in fwds),
+       "12. CUDA's attention backwards draw nothing; the forwards and dropout draw",
+       [(str(o), draws_random(o)) for o in backs + fwds])
+
+
 def main():
     torch_setup()
     remat_or_finish()
     for part in (strides, effects, buffers, gradients, refusals_gone, autocast, ddp,
-                 objects_out, errors):
+                 objects_out, errors, cuda_ops):
         part()
     finish()
 
