@@ -32,7 +32,6 @@ stages=${*:-fuzz compiled train}
     $py -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda,
         torch.cuda.get_device_name(0) if torch.cuda.is_available() else "no GPU")'
     echo "checkmate ${CHECKMATE:-(found by checkmate_torch)}: $("${CHECKMATE:-build/checkmate}" --version 2>&1)"
-    echo "commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
 } > "$out/info.txt" 2>&1
 cat "$out/info.txt"
 
