@@ -80,9 +80,11 @@ class JointGraph:
     """The joint graph as a checkmate graph: a node per op that owns its
     memory (views and getitems stand for the op they alias; a view of a
     placeholder, a weight transposed, owns none), forward nodes first,
-    placeholders (parameters, inputs, tangents) as fixed memory."""
+    placeholders (parameters, inputs, tangents) as fixed memory.
+    num_fwd_outputs: how many of the graph's outputs the forward returns
+    (AOTAutograd's; None: unknown)."""
 
-    def __init__(self, graph, node_info):
+    def __init__(self, graph, node_info, num_fwd_outputs=None):
         self.base = {}
         fwd, bwd = [], []
         self.fixed = 0
@@ -101,6 +103,21 @@ class JointGraph:
         self.forward, self.backward = fwd, bwd
         self.fwd_set = set(fwd)
         self.by_name = {n.name: n for n in fwd + bwd}
+        # The forward's outputs begin with the new values of the inputs it
+        # writes (Embedding(max_norm) renorms its weight), copied into
+        # them when it ends: a recompute would read the written input.
+        # So no forward output is computed again (the model's outputs are
+        # held by the caller anyway).
+        outs = next(n for n in reversed(graph.nodes) if n.op == "output").args[0]
+        self.outputs = {self.owner(o) for o in outs[:num_fwd_outputs]
+                        if isinstance(o, torch.fx.Node)} & self.fwd_set \
+            if num_fwd_outputs is not None else set()
+
+    def pinned(self, n):
+        """Whether the backward must not compute forward node n again: a
+        random op (a recompute would draw other numbers, pytorch#190758)
+        or an output of the forward."""
+        return n in self.fwd_set and (_is_random(n) or n in self.outputs)
 
     def owner(self, n):
         return self.base.get(n, n)
@@ -163,10 +180,10 @@ class JointGraph:
         total = sum(costs.values())
         for n in self.forward + self.backward:
             c = costs[n]
-            # A random op is never recomputed: a recompute would draw
-            # other numbers (pytorch#190758). Its cost is the whole
-            # step's, so a plan recomputes it only when nothing else fits.
-            if _is_random(n) and n in self.forward:
+            # A pinned node's cost is the whole step's, so a plan
+            # recomputes it only when nothing else fits; saved_values
+            # keeps it then.
+            if self.pinned(n):
                 c = total
             node = {"name": n.name, "cost": c, "memory": 0 if _is_alias(n) else _bytes(n),
                     "deps": [d.name for d in self.deps(n)]}
@@ -189,14 +206,14 @@ class _MetaVals:
 def saved_values(jg, keep, inputs):
     """The values the forward saves: those of `keep` (fx nodes the
     partition keeps), every input (a parameter, a batch: fixed memory,
-    kept anyway) and every random op's output that the backward would
-    otherwise recompute."""
+    kept anyway) and every pinned node (JointGraph.pinned) that the
+    backward would otherwise recompute."""
     keep = set(keep)
     while True:
-        random = {n for n in jg.recomputed(keep) if _is_random(n)}
-        if not random:
+        pinned = {n for n in jg.recomputed(keep) if jg.pinned(n)}
+        if not pinned:
             break
-        keep |= random
+        keep |= pinned
     # Views and getitems: the backward takes a multi-output op's parts.
     out = []
     for n in jg.forward:
@@ -218,13 +235,14 @@ class Partitioner:
     def __init__(self, budget, time_limit, binary, cache, cost="flops"):
         self.settings = (budget, time_limit, binary, cache, cost)
         self.info = []
+        self._num_fwd_outputs = None   # the partition's, set by __call__
 
     def uuid(self):
         return None   # no inductor code cache (backend() turns them all off)
 
     def choose(self, joint_graph, node_info, memory_budget=1, **_):
         budget, time_limit, binary, cache, cost = self.settings
-        jg = JointGraph(joint_graph, node_info)
+        jg = JointGraph(joint_graph, node_info, self._num_fwd_outputs)
         # Inductor orders two ops that draw from the generator (aten's
         # bernoulli, rand_like; dropout under fallback_random) by their
         # data only: a partition that changes the forward's outputs can
@@ -292,6 +310,7 @@ class Partitioner:
 
     def __call__(self, gm, joint_inputs, **kwargs):
         from torch._functorch import partitioners
+        self._num_fwd_outputs = kwargs.get("num_fwd_outputs")
         with _patch_lock:
             orig = partitioners.choose_saved_values_set
             partitioners.choose_saved_values_set = self.choose
