@@ -23,8 +23,8 @@ static const char partition_usage[] =
 	"intermediates inside each program are not counted (a compiler fuses them\n"
 	"away). 'optimal' means the solver proved it. Exits 3 when SIZE is below\n"
 	"fixed memory and the backward's own values at their peak.\n\n"
-	"  -b, --budget SIZE        16G, 1.5GB, 512MiB, 80% (of the checkpoint-all\n"
-	"                           peak) or a byte count\n"
+	"  -b, --budget SIZE        16G, 1.5GB, 512MiB, 80% (of the memory when the\n"
+	"                           forward keeps every value) or a byte count\n"
 	"  -o, --output FILE|-      write the partition (JSON) to FILE\n"
 	"      --solver NAME        cbc (default) or glpk\n"
 	"  -t, --time-limit SEC     stop the solve after SEC seconds (default 60; 0:\n"
@@ -167,7 +167,7 @@ int cmd_partition_main(int argc, char **argv)
 	struct solve_opts so = { 0 };
 	const struct solver_ops *ops;
 	struct graph *g;
-	uint64_t budget;
+	uint64_t budget, keep_all;
 	double t0;
 	int rc = cmd_partition_parse(argc, argv, &a);
 
@@ -177,7 +177,11 @@ int cmd_partition_main(int argc, char **argv)
 	g = cli_load_graph(a.graph, a.quiet);
 	if (g == NULL)
 		return CM_EXIT_ERROR;
-	if (size_parse(a.budget, graph_peak_all(g), &budget, &err)) {
+	if (partition_keep_all(g, &keep_all)) {
+		rc = cli_error("%s: out of memory", g->id);
+		goto out;
+	}
+	if (size_parse(a.budget, keep_all, &budget, &err)) {
 		rc = cli_usage("partition", "--budget: %s", err.msg);
 		goto out;
 	}

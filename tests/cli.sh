@@ -538,6 +538,10 @@ ok $? "partition linear:8 --budget 3: cost 24, f4 saved, the least memory 2"
 /usr/bin/python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert d["format"] == "checkmate-partition" and d["recomputed"] == ["f0", "f1", "f2", "f3", "f5", "f6", "f7"]' "$TMP/part.json"
 ok $? "partition file: JSON, its recomputed nodes"
 rm -f "$TMP/part.json"
+run partition linear:8 --budget 100%
+[ "$rc" -eq 0 ] && [[ "$out" == *"budget       10 (10 B)"* ]] && [[ "$out" == *"status       optimal"* ]] &&
+	[[ "$out" == *"overhead 1.0000x"* ]]
+ok $? "partition linear:8 --budget 100%: the keep-all partition's 10 B, optimal, nothing recomputed"
 run partition linear:8 --budget 1 -o "$TMP/part.json"
 [ "$rc" -eq 3 ] && [[ "$out" == *"status       infeasible"* ]] && [[ "$out" == *"below 2 (2 B)"* ]] &&
 	[ ! -e "$TMP/part.json" ]

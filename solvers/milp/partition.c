@@ -191,6 +191,22 @@ int partition_derive(const struct graph *g, struct partition *p)
 	return 0;
 }
 
+int partition_keep_all(const struct graph *g, uint64_t *memory)
+{
+	struct partition p = { .saved = calloc((size_t)g->n + 1, 1),
+			       .again = calloc((size_t)g->n + 1, 1) };
+	int rc = -1;
+
+	if (p.saved && p.again) {
+		for (int v = 0; v < g->n; v++)
+			p.saved[v] = !g->nodes[v].backward;
+		rc = partition_derive(g, &p);
+		*memory = p.memory;
+	}
+	partition_release(&p);
+	return rc;
+}
+
 void partition_release(struct partition *p)
 {
 	free(p->saved);

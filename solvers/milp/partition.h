@@ -84,6 +84,11 @@ int partition_solve(const struct graph *g, uint64_t budget, const struct solver_
  * -1 when out of memory. */
 int partition_derive(const struct graph *g, struct partition *p);
 
+/* The memory of the partition whose forward saves every value the
+ * backward reads (nothing computed again): what the budget's percentages
+ * are of. 0, or -1 when out of memory. */
+int partition_keep_all(const struct graph *g, uint64_t *memory);
+
 void partition_release(struct partition *p);
 
 #endif

@@ -223,6 +223,16 @@ def error_of(fn):
 e = error_of(lambda: remat("lots"))
 ok(e is not None and "budget" in e and "\n" not in e, "a bad budget: one line", e)
 
+# "100%" is of the memory when the forward keeps every value. At batch 2
+# the parameters' gradients, which the backward returns, outweigh the
+# activations: the checkpoint-all schedule's peak, the base before, lay
+# below any partition ("infeasible").
+x2 = x[:2]
+r2 = checkmate_torch.remat(copy.deepcopy(base), (x2,), budget="100%", compile=True)
+e = error_of(lambda: r2(x2).sum().backward())
+ok(e is None and r2.plan_info["plan_peak"] <= r2.plan_info["budget"],
+   "budget '100%' at batch 2: a partition within it", e or r2.plan_info)
+
 # An input the forward writes: Embedding(max_norm) renorms its weight, and
 # AOTAutograd copies the new value in when the forward ends. A backward
 # that computed the renorm again read the written weight (autograd's
