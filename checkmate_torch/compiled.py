@@ -112,12 +112,27 @@ class JointGraph:
         self.outputs = {self.owner(o) for o in outs[:num_fwd_outputs]
                         if isinstance(o, torch.fx.Node)} & self.fwd_set \
             if num_fwd_outputs is not None else set()
+        # An input the graph itself writes (a buffer's copy_, a counter's
+        # step): the backward runs after the write, so a forward node that
+        # reads the input (or a view of it) computed again there would
+        # read the new value (torch.compile's own partition does: fuzzer
+        # seeds 16304, 16309, 16329, 16332 train other models than eager).
+        written = {n.args[0] for n in graph.nodes if n.op == "call_function"
+                   and n.target is torch.ops.aten.copy_.default
+                   and isinstance(n.args[0], torch.fx.Node) and n.args[0].op == "placeholder"}
+        self.reads_written = set()
+        for n in fwd:
+            if any(a in written or _is_alias(self.owner(a)) and self.owner(a) in self.reads_written
+                   for a in n.all_input_nodes):
+                self.reads_written.add(n)
 
     def pinned(self, n):
         """Whether the backward must not compute forward node n again: a
-        random op (a recompute would draw other numbers, pytorch#190758)
-        or an output of the forward."""
-        return n in self.fwd_set and (_is_random(n) or n in self.outputs)
+        random op (a recompute would draw other numbers, pytorch#190758),
+        an output of the forward, or a reader of an input the graph
+        writes."""
+        return n in self.fwd_set and (_is_random(n) or n in self.outputs
+                                      or n in self.reads_written)
 
     def owner(self, n):
         return self.base.get(n, n)
