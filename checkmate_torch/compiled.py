@@ -73,7 +73,17 @@ def _is_compute_intensive(node):
 
 
 def _is_random(node):
-    return draws_random(node.target)
+    """Whether node draws from the generator: its op may, and it is not
+    an attention called with dropout_p=0 (the CPU's flash attention is
+    tagged as random whatever its dropout)."""
+    if not draws_random(node.target):
+        return False
+    names = [a.name for a in node.target._schema.arguments]
+    if "dropout_p" in names:
+        i = names.index("dropout_p")
+        p = node.args[i] if i < len(node.args) else node.kwargs.get("dropout_p", 0.0)
+        return p != 0
+    return True
 
 
 class JointGraph:

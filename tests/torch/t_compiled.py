@@ -233,6 +233,50 @@ e = error_of(lambda: r2(x2).sum().backward())
 ok(e is None and r2.plan_info["plan_peak"] <= r2.plan_info["budget"],
    "budget '100%' at batch 2: a partition within it", e or r2.plan_info)
 
+# Attention without dropout beside a dropout: the CPU's flash attention is
+# tagged random whatever its dropout_p; at 0 it draws nothing, so the step
+# has one draw, not two, and is not refused (fuzzer seed 16324 was).
+class Attn(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.qkv = nn.Linear(16, 48)
+        self.drop = nn.Dropout(0.2)
+        self.out = nn.Linear(16, 3)
+
+    def forward(self, x):
+        q, k, v = self.qkv(x).view(8, 32, 3, 2, 8).permute(2, 0, 3, 1, 4)
+        a = nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return self.out(self.drop(a.transpose(1, 2).reshape(8, 32, 16))).mean(1)
+
+
+torch.manual_seed(0)
+attn = Attn()
+xa = torch.randn(8, 32, 16)
+
+
+def attn_losses(module, model):
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    out = []
+    for k in range(3):
+        torch.manual_seed(100 + k)
+        opt.zero_grad()
+        loss = nn.functional.cross_entropy(module(xa), y[:8])
+        loss.backward()
+        opt.step()
+        out.append(loss.item())
+    return out
+
+
+torch._dynamo.reset()
+m0 = copy.deepcopy(attn)
+want = attn_losses(torch.compile(m0, fullgraph=True, dynamic=False), m0)
+m1 = copy.deepcopy(attn)
+r = checkmate_torch.remat(m1, (xa,), compile=True, budget=lambda fixed, peak: peak)
+got = []
+e = error_of(lambda: got.extend(attn_losses(r, m1)))
+ok(e is None and max(abs(a - b) / abs(b) for a, b in zip(got, want)) < 1e-5,
+   "attention (dropout_p 0) beside a dropout: trained as torch.compile", e or (got, want))
+
 # An input the forward writes: Embedding(max_norm) renorms its weight, and
 # AOTAutograd copies the new value in when the forward ends. A backward
 # that computed the renorm again read the written weight (autograd's
