@@ -5,8 +5,8 @@ the same seed, compared bit for bit (docs/fuzzing.md, "The PyTorch
 fuzzer").
 
 Usage: PYTHON tests/torch/fuzz_run.py [--seeds A:B | --seed N] [--jobs N]
-           [--timeout S] [--device cpu|cuda] [--json FILE] [--features]
-           [--verbose] [CHECKMATE_BINARY]
+           [--timeout S] [--device cpu|cuda] [--compile] [--json FILE]
+           [--features] [--verbose] [CHECKMATE_BINARY]
 
 The binary: the argument, else $CHECKMATE, else
 checkmate_torch.binary.find_checkmate(). Each seed's outcome is one of
@@ -23,6 +23,9 @@ The summary counts them, gives the refusal rate among the models the
 ordinary loop trains, and groups the messages (digits read as N). Exit
 status 0 when no seed was wrong or crashed, else 1.
 
+--compile fuzzes remat(compile=True) instead: losses against eager's
+and torch.compile's within a tolerance (fuzz_compiled.py).
+
 `--seed N --verbose` runs one seed in this process and prints the model,
 the harness's choices, every differing item and the traceback."""
 import argparse
@@ -38,6 +41,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 PKG_ROOT = ROOT  # where checkmate_torch is imported from (--package-root)
 DEVICE = "cpu"   # where the models train (--device)
+COMPILE = False  # remat(compile=True) instead (--compile)
 
 OUTCOMES = ("ok", "refused", "wrong", "crash", "skip")
 STEPS = 3
@@ -398,16 +402,27 @@ def setup():
     return torch
 
 
-def _worker(conn, pkg_root, device):
-    global PKG_ROOT, DEVICE
-    PKG_ROOT, DEVICE = pkg_root, device
+def one_seed(seed, verbose=False):
+    """seed's record, in the mode of --compile."""
+    if COMPILE:
+        import fuzz_compiled
+        t0 = time.time()
+        rec = fuzz_compiled.run_seed(seed, DEVICE)
+        rec.update(secs=round(time.time() - t0, 3), log=[])
+        return rec
+    return run_seed(seed, verbose)
+
+
+def _worker(conn, pkg_root, device, compiled):
+    global PKG_ROOT, DEVICE, COMPILE
+    PKG_ROOT, DEVICE, COMPILE = pkg_root, device, compiled
     setup()
     conn.send("ready")  # torch imported: the seeds' clocks start now
     while True:
         seed = conn.recv()
         if seed is None:
             return
-        conn.send(run_seed(seed))
+        conn.send(one_seed(seed))
 
 
 def run_many(seeds, jobs, timeout, progress=None):
@@ -424,7 +439,7 @@ def run_many(seeds, jobs, timeout, progress=None):
 
     def start():
         a, b = ctx.Pipe()
-        p = ctx.Process(target=_worker, args=(b, PKG_ROOT, DEVICE), daemon=True)
+        p = ctx.Process(target=_worker, args=(b, PKG_ROOT, DEVICE, COMPILE), daemon=True)
         p.start()
         b.close()
         workers[a] = [p, None, None]
@@ -586,6 +601,8 @@ def main(argv=None):
     ap.add_argument("--timeout", type=float, default=120, help="seconds per seed (default 120)")
     ap.add_argument("--device", default="cpu", choices=("cpu", "cuda"),
                     help="where the models train (default cpu)")
+    ap.add_argument("--compile", action="store_true",
+                    help="fuzz remat(compile=True) against eager and torch.compile")
     ap.add_argument("--json", help="write one record per seed (a JSON list) to this file")
     ap.add_argument("--features", action="store_true",
                     help="also print the outcomes per feature")
@@ -593,8 +610,8 @@ def main(argv=None):
     ap.add_argument("--package-root", default=ROOT,
                     help="the folder checkmate_torch is imported from (default: this checkout)")
     o = ap.parse_args(argv)
-    global PKG_ROOT, DEVICE
-    PKG_ROOT, DEVICE = os.path.abspath(o.package_root), o.device
+    global PKG_ROOT, DEVICE, COMPILE
+    PKG_ROOT, DEVICE, COMPILE = os.path.abspath(o.package_root), o.device, o.compile
     if o.binary:
         os.environ["CHECKMATE"] = os.path.abspath(o.binary)
     if PKG_ROOT not in sys.path:
@@ -611,7 +628,7 @@ def main(argv=None):
         torch = setup()
         print("# torch %s, %s, checkmate %s" % (torch.__version__, sys.executable,
                                                 os.environ["CHECKMATE"]))
-        records = [run_seed(o.seed, verbose=o.verbose)]
+        records = [one_seed(o.seed, verbose=o.verbose)]
         r = records[0]
         if o.verbose:
             for line in r.get("log", []):
@@ -633,8 +650,9 @@ def main(argv=None):
                 with open(o.json, "w") as f:
                     json.dump([], f)
             return 0
-        print("# torch %s, %s, seeds %s, %d job(s), %s; checkmate_torch %s" % (
-            ver, sys.executable, o.seeds, o.jobs, DEVICE, revision()))
+        print("# torch %s, %s, seeds %s, %d job(s), %s%s; checkmate_torch %s" % (
+            ver, sys.executable, o.seeds, o.jobs, DEVICE, ", compile=True" if COMPILE else "",
+            revision()))
         sys.stdout.flush()
 
         def progress(r):
@@ -647,6 +665,9 @@ def main(argv=None):
                          key=lambda r: r["seed"])
         for line in summary(records, time.time() - t0, o.jobs):
             print(line)
+        if COMPILE:
+            import fuzz_compiled
+            print(fuzz_compiled.summary_line(records))
         if o.features:
             for line in features_table(records):
                 print(line)

@@ -1,0 +1,128 @@
+"""The PyTorch fuzzer's compiled mode (fuzz_run.py --compile): a random
+model (fuzz_gen.build) trained 3 SGD steps ordinarily, under
+torch.compile, and under checkmate_torch.remat(compile=True), the losses
+compared.
+
+A compiled step fuses other kernels than an eager one, so its losses
+equal eager's only up to rounding; and inductor draws its own random
+numbers, so with dropout they equal torch.compile's, not eager's. A seed
+is ok when remat's losses are within TOL (relative, every step) of
+eager's or of torch.compile's, or, failing both, when under inductor's
+fallback_random (aten's random ops, eager's masks) they are within it of
+eager's; wrong otherwise.
+The budget is fixed memory + FRACS[0] of the activations, then FRACS[1]
+where no partition fits the first (compile=True refuses what the binary
+proves infeasible or finds nothing for). The record also has
+compile_rel: how far torch.compile's own losses are from eager's (it
+trains another model where its partition recomputes a read of a buffer
+the forward writes, docs/torch.md)."""
+
+TOL = 1e-4
+FRACS = (0.7, 1.0)
+STEPS = 3
+
+
+def _losses(seed, device, make):
+    """Losses of STEPS SGD steps of seed's model wrapped by make(model,
+    first batch), seeded alike."""
+    import torch
+    import fuzz_gen
+    model, make_batch, loss_fn, _ = fuzz_gen.build(seed, device=device)
+    module = make(model, make_batch(0))
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    torch.manual_seed(seed + 1)
+    out = []
+    for step in range(STEPS):
+        args, kwargs = make_batch(step)
+        loss = loss_fn(module(*args, **kwargs), step)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        out.append(float(loss))
+    return out, module
+
+
+def _rel(a, b):
+    return max(abs(x - y) / max(abs(y), 1e-12) for x, y in zip(a, b))
+
+
+def _line(e):
+    return (str(e).strip().splitlines() or [type(e).__name__])[0][:300]
+
+
+def run_seed(seed, device="cpu"):
+    """One seed's record: {seed, outcome, features, message, choices,
+    compile_rel, recomputed} (fuzz_run's outcomes)."""
+    import torch
+    import fuzz_gen
+    import checkmate_torch
+    from checkmate_torch.train import RematError
+    rec = {"seed": seed, "outcome": None, "features": [], "message": "", "choices": None,
+           "compile_rel": None, "recomputed": None}
+    try:
+        rec["features"] = list(fuzz_gen.build(seed)[3].features)
+        eager, _ = _losses(seed, device, lambda m, b: m)
+    except Exception as e:
+        rec["outcome"], rec["message"] = "skip", "ordinary: %s" % _line(e)
+        return rec
+    torch._dynamo.reset()
+    try:
+        ref, _ = _losses(seed, device,
+                         lambda m, b: torch.compile(m, fullgraph=True, dynamic=False))
+    except Exception as e:   # dynamo or inductor refuses the model: nothing to compare
+        rec["outcome"], rec["message"] = "skip", "torch.compile: %s" % _line(e)
+        return rec
+    rec["compile_rel"] = _rel(ref, eager)
+    for frac in FRACS:
+        torch._dynamo.reset()
+        budget = (lambda f: lambda fixed, peak: int(fixed + f * (peak - fixed)))(frac)
+        rec["choices"] = {"frac": frac}
+        try:
+            got, module = _losses(seed, device, lambda m, b: checkmate_torch.remat(
+                m, b[0], b[1], compile=True, budget=budget, time_limit=10))
+        except RematError as e:
+            text = str(e)
+            if frac != FRACS[-1] and ("infeasible" in text or "no_plan" in text):
+                continue
+            rec["outcome"], rec["message"] = "refused", _line(e)
+            return rec
+        except Exception as e:
+            rec["outcome"], rec["message"] = "crash", "%s: %s" % (type(e).__name__, _line(e))
+            return rec
+        rec["recomputed"] = module.plan_info["recomputed"]
+        d_eager, d_compile = _rel(got, eager), _rel(got, ref)
+        if min(d_eager, d_compile) >= TOL:
+            # With dropout, inductor draws other masks than eager, and
+            # torch.compile may be the one that is off: once more with
+            # aten's random ops (eager's masks), against eager.
+            import torch._inductor.config as ic
+            torch._dynamo.reset()
+            with ic.patch(fallback_random=True):
+                try:
+                    again, _ = _losses(seed, device, lambda m, b: checkmate_torch.remat(
+                        m, b[0], b[1], compile=True, budget=budget, time_limit=10))
+                    d_eager = _rel(again, eager)
+                except RematError:   # two random ops under fallback_random: refused
+                    pass
+        if min(d_eager, d_compile) < TOL:
+            rec["outcome"] = "ok"
+        else:
+            rec["outcome"] = "wrong"
+            rec["message"] = ("losses differ from eager's by %.1e and torch.compile's by %.1e "
+                              "(budget fraction %g)" % (d_eager, d_compile, frac))
+        return rec
+    return rec
+
+
+def summary_line(records):
+    """How often torch.compile's own losses left eager's on the models
+    that draw no random numbers (with dropout inductor draws other masks
+    than eager), or None."""
+    plain = [r for r in records if r.get("compile_rel") is not None
+             and not any("dropout" in f or "bernoulli" in f for f in r["features"])]
+    if not plain:
+        return None
+    off = [r["seed"] for r in plain if r["compile_rel"] >= TOL]
+    return ("torch.compile's own losses leave eager's by %g or more on %d of %d models "
+            "without dropout%s" % (TOL, len(off), len(plain), " [seeds %s]" % ", ".join(
+                map(str, off[:8])) if off else ""))
