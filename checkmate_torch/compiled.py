@@ -99,6 +99,12 @@ class JointGraph:
         fwd, bwd = [], []
         self.fixed = 0
         for n in graph.nodes:
+            shape = next((tuple(t.shape) for t in _tensors(n.meta.get("val"))
+                          if not all(isinstance(d, int) for d in t.shape)), None)
+            if shape is not None:   # nonzero's output, say: no size to price
+                raise CompiledError("node %s (%s) has a shape known only when the step runs "
+                                    "%s, which the partition cannot size" % (n.name, n.target,
+                                                                             shape))
             if n.op == "placeholder":
                 self.fixed += _bytes(n)
             elif n.op != "call_function":

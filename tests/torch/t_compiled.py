@@ -378,4 +378,23 @@ def graph_break():
 
 e = error_of(graph_break)
 ok(e is not None and "one graph" in e and "\n" not in e, "a graph break: one line", e)
+
+
+# A shape known only when the step runs (nonzero): torch.compile takes it,
+# the partition cannot size it (a dynamo guard error before).
+class Picks(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(16, 3)
+
+    def forward(self, x):
+        h = self.lin(x)
+        return h[torch.nonzero(h[:, 0] > 0)[:, 0]].sum(0)
+
+
+torch._dynamo.config.capture_dynamic_output_shape_ops = True
+e = error_of(lambda: train(*remat("90%", model=Picks()), steps=1))
+torch._dynamo.config.capture_dynamic_output_shape_ops = False
+ok(e is not None and "nonzero" in e and "known only when the step runs" in e and "\n" not in e,
+   "a data-dependent shape: one line naming the node", e)
 finish()
