@@ -16,7 +16,7 @@
 #     peers     bench/torch_peers.py --device cuda on $PEERS_MODELS
 #               (default gpt)
 #   $PYTHON (default python3) runs them; $CHECKMATE names the binary;
-#   $LIMIT_<STAGE> overrides a stage's seconds.
+#   $LIMIT_<stage> (LIMIT_fuzz, LIMIT_compiled, ...) overrides a stage's seconds.
 set -u
 out=${1:?usage: bench/cuda.sh OUTDIR [STAGE ...]}
 shift
