@@ -1,7 +1,7 @@
 #!/bin/sh
 # The checks and benchmarks that need a CUDA GPU, in one run with a time
-# limit per stage, for a machine lent for a few minutes (docs/testing.md,
-# "On a GPU"). Each stage writes its log (and JSON) into OUTDIR as it goes,
+# limit per stage, for a machine lent for a few minutes (docs/benchmarks.md,
+# "PyTorch on a GPU"). Each stage writes its log (and JSON) into OUTDIR as it goes,
 # so a stage cut off by its limit still leaves what it printed.
 #
 # Usage: bench/cuda.sh OUTDIR [STAGE ...]
@@ -21,6 +21,7 @@ set -u
 out=${1:?usage: bench/cuda.sh OUTDIR [STAGE ...]}
 shift
 mkdir -p "$out"
+out=$(cd "$out" && pwd)
 cd "$(dirname "$0")/.." || exit 1
 py=${PYTHON:-python3}
 export PYTHONUNBUFFERED=1 PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
