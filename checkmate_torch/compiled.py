@@ -66,10 +66,22 @@ def _op_types():
     return get_default_op_list()
 
 
+# Attention kernels that torch's list leaves out (the CPU's flash
+# attention, cuDNN's): inductor runs them as extern kernels too, which
+# write their outputs to memory.
+_EXTERN_ATTENTION = frozenset(("_scaled_dot_product_flash_attention_for_cpu",
+                               "_scaled_dot_product_cudnn_attention",
+                               "_scaled_dot_product_fused_attention_overrideable",
+                               "_cudnn_attention_forward"))
+
+
 def _is_compute_intensive(node):
     """A matmul, a convolution, attention: the ops torch's partitioner
-    never recomputes unless a memory budget makes it."""
-    return _op_types().is_compute_intensive(node)
+    never recomputes unless a memory budget makes it, and the attentions
+    it does not list."""
+    t = node.target
+    return _op_types().is_compute_intensive(node) or (
+        isinstance(t, torch._ops.OpOverload) and t.overloadpacket.__name__ in _EXTERN_ATTENTION)
 
 
 def _is_random(node):
@@ -210,12 +222,14 @@ class JointGraph:
         nodes = []
         costs = costs or {n: self.cost(n) for n in self.forward + self.backward}
         total = sum(costs.values())
+        reachable = self.recomputed(set())   # what the backward could compute again
         for n in self.forward + self.backward:
             c = costs[n]
-            # A pinned node's cost is the whole step's, so a plan
-            # recomputes it only when nothing else fits; saved_values
-            # keeps it then.
-            if self.pinned(n):
+            # A pinned node the backward could compute again costs the
+            # whole step, so a plan recomputes it only when nothing else
+            # fits (saved_values keeps it then). One it cannot keeps its
+            # cost: a larger sum would loosen the solver's relative gap.
+            if n in reachable and self.pinned(n):
                 c = total
             node = {"name": n.name, "cost": c, "memory": 0 if _is_alias(n) else _bytes(n),
                     "deps": [d.name for d in self.deps(n)]}

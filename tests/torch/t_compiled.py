@@ -273,9 +273,18 @@ want = attn_losses(torch.compile(m0, fullgraph=True, dynamic=False), m0)
 m1 = copy.deepcopy(attn)
 r = checkmate_torch.remat(m1, (xa,), compile=True, budget=lambda fixed, peak: peak)
 got = []
+compiled.Partitioner.choose = spy
 e = error_of(lambda: got.extend(attn_losses(r, m1)))
+compiled.Partitioner.choose = orig_choose
 ok(e is None and max(abs(a - b) / abs(b) for a, b in zip(got, want)) < 1e-5,
    "attention (dropout_p 0) beside a dropout: trained as torch.compile", e or (got, want))
+# The CPU's flash attention is an extern kernel, which torch's list of
+# compute-intensive ops leaves out: computed again, its output is held.
+jg = captured["jg"]
+att = [n for n in jg.forward if "attention" in str(n.target)]
+ok(att and all(jg.materialized(n) for n in att),
+   "the attention's value is materialized when computed again (%s)"
+   % ", ".join(str(n.target) for n in att))
 
 # An input the forward writes: Embedding(max_norm) renorms its weight, and
 # AOTAutograd copies the new value in when the forward ends. A backward
