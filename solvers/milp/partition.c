@@ -201,7 +201,8 @@ int partition_keep_all(const struct graph *g, uint64_t *memory)
 		for (int v = 0; v < g->n; v++)
 			p.saved[v] = !g->nodes[v].backward;
 		rc = partition_derive(g, &p);
-		*memory = p.memory;
+		if (rc == 0)
+			*memory = p.memory;
 	}
 	partition_release(&p);
 	return rc;

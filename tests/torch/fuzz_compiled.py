@@ -22,12 +22,13 @@ FRACS = (0.7, 1.0)
 STEPS = 3
 
 
-def _losses(seed, device, make):
-    """Losses of STEPS SGD steps of seed's model wrapped by make(model,
-    first batch), seeded alike."""
+def losses(seed, device, make):
+    """(losses of STEPS SGD steps of seed's model wrapped by make(model,
+    first batch), seeded alike; the wrapped module; the model's
+    description)."""
     import torch
     import fuzz_gen
-    model, make_batch, loss_fn, _ = fuzz_gen.build(seed, device=device)
+    model, make_batch, loss_fn, desc = fuzz_gen.build(seed, device=device)
     module = make(model, make_batch(0))
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     torch.manual_seed(seed + 1)
@@ -38,11 +39,12 @@ def _losses(seed, device, make):
         opt.zero_grad()
         loss.backward()
         opt.step()
-        out.append(float(loss))
-    return out, module
+        out.append(loss.item())
+    return out, module, desc
 
 
-def _rel(a, b):
+def rel(a, b):
+    """The largest relative difference of losses a from losses b."""
     return max(abs(x - y) / max(abs(y), 1e-12) for x, y in zip(a, b))
 
 
@@ -54,32 +56,33 @@ def run_seed(seed, device="cpu"):
     """One seed's record: {seed, outcome, features, message, choices,
     compile_rel, recomputed} (fuzz_run's outcomes)."""
     import torch
-    import fuzz_gen
     import checkmate_torch
     from checkmate_torch.train import RematError
     rec = {"seed": seed, "outcome": None, "features": [], "message": "", "choices": None,
            "compile_rel": None, "recomputed": None}
     try:
-        rec["features"] = list(fuzz_gen.build(seed)[3].features)
-        eager, _ = _losses(seed, device, lambda m, b: m)
+        eager, _, desc = losses(seed, device, lambda m, b: m)
+        rec["features"] = list(desc.features)
     except Exception as e:
         rec["outcome"], rec["message"] = "skip", "ordinary: %s" % _line(e)
         return rec
     torch._dynamo.reset()
     try:
-        ref, _ = _losses(seed, device,
-                         lambda m, b: torch.compile(m, fullgraph=True, dynamic=False))
+        ref = losses(seed, device,
+                     lambda m, b: torch.compile(m, fullgraph=True, dynamic=False))[0]
     except Exception as e:   # dynamo or inductor refuses the model: nothing to compare
         rec["outcome"], rec["message"] = "skip", "torch.compile: %s" % _line(e)
         return rec
-    rec["compile_rel"] = _rel(ref, eager)
+    rec["compile_rel"] = rel(ref, eager)
     for frac in FRACS:
         torch._dynamo.reset()
-        budget = (lambda f: lambda fixed, peak: int(fixed + f * (peak - fixed)))(frac)
+        def planned(m, b):   # this frac's partition
+            return checkmate_torch.remat(
+                m, b[0], b[1], compile=True, time_limit=10,
+                budget=lambda fixed, peak: int(fixed + frac * (peak - fixed)))
         rec["choices"] = {"frac": frac}
         try:
-            got, module = _losses(seed, device, lambda m, b: checkmate_torch.remat(
-                m, b[0], b[1], compile=True, budget=budget, time_limit=10))
+            got, module, _ = losses(seed, device, planned)
         except RematError as e:
             text = str(e)
             if frac != FRACS[-1] and ("infeasible" in text or "no_plan" in text):
@@ -90,7 +93,7 @@ def run_seed(seed, device="cpu"):
             rec["outcome"], rec["message"] = "crash", "%s: %s" % (type(e).__name__, _line(e))
             return rec
         rec["recomputed"] = module.plan_info["recomputed"]
-        d_eager, d_compile = _rel(got, eager), _rel(got, ref)
+        d_eager, d_compile = rel(got, eager), rel(got, ref)
         if min(d_eager, d_compile) >= TOL:
             # With dropout, inductor draws other masks than eager, and
             # torch.compile may be the one that is off: once more with
@@ -99,9 +102,7 @@ def run_seed(seed, device="cpu"):
             torch._dynamo.reset()
             with ic.patch(fallback_random=True):
                 try:
-                    again, _ = _losses(seed, device, lambda m, b: checkmate_torch.remat(
-                        m, b[0], b[1], compile=True, budget=budget, time_limit=10))
-                    d_eager = _rel(again, eager)
+                    d_eager = rel(losses(seed, device, planned)[0], eager)
                 except RematError:   # two random ops under fallback_random: refused
                     pass
         if min(d_eager, d_compile) < TOL:

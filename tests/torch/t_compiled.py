@@ -20,6 +20,7 @@ import copy  # noqa: E402
 import tempfile  # noqa: E402
 
 import checkmate_torch  # noqa: E402
+import fuzz_compiled  # noqa: E402
 from checkmate_torch import compiled  # noqa: E402
 from checkmate_torch.train import RematError  # noqa: E402
 
@@ -59,14 +60,14 @@ x = torch.randn(256, 16)
 y = torch.randint(0, 3, (256,))
 
 
-def train(module, model, steps=3):
+def train(module, model, steps=3, inp=x, target=y):
     """Losses and final gradients of `steps` SGD steps, seeded alike."""
     opt = torch.optim.SGD(model.parameters(), lr=0.05)
     losses = []
     for k in range(steps):
         torch.manual_seed(100 + k)
         opt.zero_grad()
-        loss = nn.functional.cross_entropy(module(x), y)
+        loss = nn.functional.cross_entropy(module(inp), target)
         loss.backward()
         losses.append(loss.item())
         grads = [p.grad.clone() for p in model.parameters()]
@@ -107,7 +108,7 @@ for frac in (1.0, 0.6, 0.4):
         r, m = remat(int(least + frac * (peak - least)))
     losses, grads = train(r, m)
     infos[frac] = r.plan_info
-    rel = max(abs(a - b) / abs(b) for a, b in zip(losses, ref[0]))
+    rel = fuzz_compiled.rel(losses, ref[0])
     gd = max(float((g - h).abs().max() / (h.abs().max() + 1e-12)) for g, h in zip(grads, ref[1]))
     ok(rel < 1e-5 and gd < 1e-4,
        "budget the least + %g x (checkpoint-all peak - least): 3 steps' losses and gradients "
@@ -160,7 +161,7 @@ with torch._inductor.config.patch(fallback_random=True):
             break
         except RematError:
             continue
-rel = max(abs(a - b) / abs(b) for a, b in zip(losses, eager[0]))
+rel = fuzz_compiled.rel(losses, eager[0])
 gd = max(float((g - h).abs().max() / (h.abs().max() + 1e-12)) for g, h in zip(grads, eager[1]))
 ok(rel < 1e-5 and gd < 1e-4,
    "fallback_random, one dropout: 3 steps' losses and gradients as eager's (budget fraction %g, "
@@ -255,16 +256,7 @@ xa = torch.randn(8, 32, 16)
 
 
 def attn_losses(module, model):
-    opt = torch.optim.SGD(model.parameters(), lr=0.05)
-    out = []
-    for k in range(3):
-        torch.manual_seed(100 + k)
-        opt.zero_grad()
-        loss = nn.functional.cross_entropy(module(xa), y[:8])
-        loss.backward()
-        opt.step()
-        out.append(loss.item())
-    return out
+    return train(module, model, inp=xa, target=y[:8])[0]
 
 
 torch._dynamo.reset()
@@ -276,7 +268,7 @@ got = []
 compiled.Partitioner.choose = spy
 e = error_of(lambda: got.extend(attn_losses(r, m1)))
 compiled.Partitioner.choose = orig_choose
-ok(e is None and max(abs(a - b) / abs(b) for a, b in zip(got, want)) < 1e-5,
+ok(e is None and fuzz_compiled.rel(got, want) < 1e-5,
    "attention (dropout_p 0) beside a dropout: trained as torch.compile", e or (got, want))
 # The CPU's flash attention is an extern kernel, which torch's list of
 # compute-intensive ops leaves out: computed again, its output is held.
@@ -292,28 +284,12 @@ ok(att and all(jg.materialized(n) for n in att),
 # "modified by an inplace operation"): no forward output is computed
 # again. The fuzzer's seed 16265 (an embedding with max_norm, BatchNorm
 # applied twice, GroupNorms) at the budget that crashed.
-def fuzz_seed_losses(seed, make):
-    import fuzz_gen
-    model, make_batch, loss_fn, _ = fuzz_gen.build(seed)
-    module = make(model, make_batch(0))
-    opt = torch.optim.SGD(model.parameters(), lr=0.01)
-    torch.manual_seed(seed + 1)
-    out = []
-    for step in range(3):
-        a, k = make_batch(step)
-        loss = loss_fn(module(*a, **k), step)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        out.append(loss.item())
-    return out, module
-
-
-want, _ = fuzz_seed_losses(16265, lambda m, b: torch.compile(m, fullgraph=True, dynamic=False))
+want = fuzz_compiled.losses(16265, "cpu", lambda m, b: torch.compile(m, fullgraph=True,
+                                                                     dynamic=False))[0]
 try:
-    got, r = fuzz_seed_losses(16265, lambda m, b: checkmate_torch.remat(
+    got, r, _ = fuzz_compiled.losses(16265, "cpu", lambda m, b: checkmate_torch.remat(
         m, b[0], b[1], compile=True, budget=lambda fixed, peak: int(fixed + 0.7 * (peak - fixed))))
-    rel = max(abs(a - b) / max(abs(b), 1e-12) for a, b in zip(got, want))
+    rel = fuzz_compiled.rel(got, want)
     ok(rel < 1e-5 and r.plan_info["recomputed"] > 0,
        "a forward that writes an input (Embedding(max_norm), fuzzer seed 16265; %d ops "
        "recomputed): 3 steps' losses as torch.compile's" % r.plan_info["recomputed"],
@@ -331,10 +307,10 @@ except Exception as e:
 captured.clear()
 compiled.Partitioner.choose = spy
 try:
-    eager, _ = fuzz_seed_losses(16304, lambda m, b: m)
-    got, r = fuzz_seed_losses(16304, lambda m, b: checkmate_torch.remat(
+    eager = fuzz_compiled.losses(16304, "cpu", lambda m, b: m)[0]
+    got, r, _ = fuzz_compiled.losses(16304, "cpu", lambda m, b: checkmate_torch.remat(
         m, b[0], b[1], compile=True, budget=lambda fixed, peak: peak))
-    rel = max(abs(a - b) / max(abs(b), 1e-12) for a, b in zip(got, eager))
+    rel = fuzz_compiled.rel(got, eager)
     ok(rel < 1e-5, "a buffer counted in the forward (fuzzer seed 16304): 3 steps' losses "
        "as eager's", "loss rel. diff %.2e" % rel)
 finally:
@@ -351,7 +327,7 @@ ok(written and not readers, "a partition keeping nothing: the backward recompute
 # the budget, its overhead in measured milliseconds.
 r, m = remat(infos[0.4]["budget"], cost="time")
 losses, grads = train(r, m)
-rel = max(abs(a - b) / abs(b) for a, b in zip(losses, ref[0]))
+rel = fuzz_compiled.rel(losses, ref[0])
 ok(rel < 1e-5 and r.plan_info["plan_peak"] <= r.plan_info["budget"]
    and r.plan_info["overhead"] >= 1,
    "cost='time': 3 steps' losses as torch.compile's, within the budget, overhead %.3f"
@@ -391,11 +367,7 @@ ok(e is not None and "one graph" in e and "\n" not in e, "a graph break: one lin
 
 # A shape known only when the step runs (nonzero): torch.compile takes it,
 # the partition cannot size it (a dynamo guard error before).
-class Picks(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.lin = nn.Linear(16, 3)
-
+class Picks(Breaks):
     def forward(self, x):
         h = self.lin(x)
         return h[torch.nonzero(h[:, 0] > 0)[:, 0]].sum(0)
