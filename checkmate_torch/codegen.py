@@ -79,6 +79,51 @@ def _identity_source(n):
     return None
 
 
+def _dense(t):
+    """Whether t's elements fill its storage span once each (contiguous
+    in some order of its dimensions), so that clone_strided copies its
+    layout as it is."""
+    expect = 1
+    for stride, size in sorted((st, n) for n, st in zip(t.shape, t.stride()) if n != 1):
+        if stride != expect:
+            return False
+        expect *= size
+    return True
+
+
+def _dying_writes(a, forward_steps, backward_steps):
+    """The indices of the computes (in forward_steps + backward_steps)
+    whose op may write in place the value it writes instead of a clone:
+    a node of the plan's own, dense, read once by the op and by nothing
+    after it, not part of a gradient, and freed next in the same function
+    (the forward or the backward). The ordinary step's in-place ops write
+    so (relu_ on a batch norm's output, dropout's bernoulli_ on a fresh
+    tensor): the same op on the same layout, one copy fewer."""
+    steps = list(forward_steps) + list(backward_steps)
+    boundary = len(forward_steps)
+    in_grads = {d for g in a.grads for d in a.needs[g]}
+    nxt = {}   # node -> ("free" or "read", step index) of its next use
+    out = set()
+    for k in range(len(steps) - 1, -1, -1):
+        op, r = steps[k]
+        if op == "free":
+            nxt[r] = ("free", k)
+            continue
+        w = None if isinstance(r, Synthetic) else written_arg(r.target)
+        x = (r.kwargs.get(w) if isinstance(w, str) else
+             r.args[w] if isinstance(w, int) and w < len(r.args) else None)
+        if isinstance(x, torch.fx.Node) and a.kind.get(x) == "real" and x not in in_grads \
+                and isinstance(a.fake.get(x), torch.Tensor) \
+                and _dense(a.fake[x]) \
+                and sum(1 for y in list(r.args) + list(r.kwargs.values()) if y is x) == 1:
+            kind, at = nxt.get(x, ("end", len(steps)))
+            if kind == "free" and (k < boundary) == (at < boundary):
+                out.add(k)
+        for d in a.deps.get(r, ()):
+            nxt[d] = ("read", k)
+    return out
+
+
 class Program:
     """The generated forward and backward of one plan (see the module
     comment)."""
@@ -93,6 +138,7 @@ class Program:
         self._consts = {}
         self._var = {}
         self.read = {d for r in a.real for d in a.deps[r]}
+        self.in_place = _dying_writes(a, forward_steps, backward_steps)
         fwd = self._forward(forward_steps)
         bwd = self._backward(backward_steps, len(forward_steps))
         self.source = fwd + "\n\n" + bwd
@@ -184,9 +230,10 @@ class Program:
                 out.append("del %s" % w)
                 del self.views[n]
 
-    def _call(self, n, replace=None):
+    def _call(self, n, replace=None, in_place=False):
         """Source for call(n) (graph.call): the clone of what the op
-        writes, view as reshape, group norm's contiguous arguments."""
+        writes (none with in_place: the plan frees it next), view as
+        reshape, group norm's contiguous arguments."""
         target = n.target
         args = list(n.args)
         if target in _RESHAPES:
@@ -195,7 +242,7 @@ class Program:
         for i, v in (replace or {}).items():
             src[i] = v
         kwargs = {k: self._arg(v) for k, v in n.kwargs.items()}
-        w = written_arg(target)
+        w = None if in_place else written_arg(target)
         if isinstance(w, str) and isinstance(n.kwargs.get(w), torch.fx.Node):
             kwargs[w] = "_clone(%s)" % kwargs[w]
         elif isinstance(w, int) and w < len(args) and isinstance(args[w], torch.fx.Node):
@@ -213,7 +260,7 @@ class Program:
 
     # --- steps ----------------------------------------------------------
 
-    def _compute(self, r, out):
+    def _compute(self, r, out, k):
         a = self.a
         if r in self.env:
             raise PlanError("compute '%s': already resident" % r.name)
@@ -236,20 +283,20 @@ class Program:
             if r not in self.computed:
                 self.rng_kept.append(r)
                 out.append("%s = _rng_state(%s)" % (state, dev))
-                self._emit(out, "%s = %s" % (v, self._call(r)))
+                self._emit(out, "%s = %s" % (v, self._call(r, in_place=k in self.in_place)))
             else:
                 out.append("_now = _rng_state(%s)" % dev)
                 out.append("_set_rng_state(%s, R[%d])" % (dev, self.rng_forward.index(r))
                            if self.in_backward and r in self.rng_forward
                            else "_set_rng_state(%s, %s)" % (dev, state))
-                self._emit(out, "%s = %s" % (v, self._call(r)))
+                self._emit(out, "%s = %s" % (v, self._call(r, in_place=k in self.in_place)))
                 out.append("_set_rng_state(%s, _now)" % dev)
         else:
             replace = None
             if r in a.cumulative:
                 i, count, k = a.cumulative[r]
                 replace = {i: "1.0 / float(%s + %d)" % (self.fixed_name[count], k)}
-            self._emit(out, "%s = %s" % (v, self._call(r, replace)))
+            self._emit(out, "%s = %s" % (v, self._call(r, replace, k in self.in_place)))
         self.env.add(r)
         self.computed.add(r)
         self._grads(a.grads_needing.get(r, ()), out)
@@ -302,7 +349,7 @@ class Program:
         for k, (op, r) in enumerate(steps):
             try:
                 if op == "compute":
-                    self._compute(r, out)
+                    self._compute(r, out, start + k)
                 else:
                     self._free(r, out)
             except PlanError as e:
