@@ -27,11 +27,12 @@ produced) raises PlanError here, when the plan is made. A backward whose
 tangents include ABSENT (outputs the loss does not reach) runs in the
 executor instead: resume() makes one from a forward's state."""
 import math
+import operator
 
 import torch
 
 from .execute import Executor, PlanError, _device_of, rng_state, set_rng_state
-from .functional import clone_strided, written_arg
+from .functional import clone_strided, functional_op, written_arg, written_op, written_value
 from .graph import _FORMULA_CONTIGUOUS, Synthetic, _formula_contiguous, is_random
 
 _aten = torch.ops.aten
@@ -91,37 +92,95 @@ def _dense(t):
     return True
 
 
-def _dying_writes(a, forward_steps, backward_steps):
-    """The indices of the computes (in forward_steps + backward_steps)
-    whose op may write in place the value it writes instead of a clone:
-    a node of the plan's own, dense, read once by the op and by nothing
-    after it, not part of a gradient, and freed next in the same function
-    (the forward or the backward). The ordinary step's in-place ops write
-    so (relu_ on a batch norm's output, dropout's bernoulli_ on a fresh
-    tensor): the same op on the same layout, one copy fewer."""
+def _written(r):
+    """The fx nodes compute r writes: its written_arg's, or a
+    functional_op's mutated arguments (by index into its op's args)."""
+    if isinstance(r, Synthetic):
+        return {}
+    if r.target is functional_op:
+        args = r.args[2:]
+        return {i: args[i] for i in r.args[1] if isinstance(args[i], torch.fx.Node)}
+    x = written_value(r)
+    return {written_arg(r.target): x} if x is not None else {}
+
+
+def _step_reads(a, r):
+    """The placeholders whose values as the step began compute r reads
+    (through views of them; BatchNorm(momentum=None) reads its count)."""
+    if isinstance(r, Synthetic):
+        return set()
+    out = {p for p in map(a._root, r.all_input_nodes) if p.op == "placeholder"}
+    if r in a.cumulative:
+        out.add(a.cumulative[r][1])
+    return out
+
+
+def in_place_writes(a, forward_steps, backward_steps):
+    """(in_place, snapshot): which writes the generated code makes in place
+    and which written placeholders it snapshots.
+
+    in_place maps the index of a compute (in forward_steps +
+    backward_steps) to the fx nodes its op may write in place instead of
+    a clone, as the ordinary step writes them:
+      - a dense value of the plan's, read once by the op and by nothing
+        after it, not part of a gradient, and freed next in the same
+        function (relu_ on a batch norm's output, dropout's bernoulli_ on
+        a fresh tensor);
+      - a parameter, buffer or input the step writes, where the op makes
+        its last version and nothing reads its first one afterwards (a
+        batch norm's running statistics, num_batches_tracked): the op
+        writes the model's tensor, and the write-back at the forward's
+        end finds it written.
+    snapshot: the written placeholders whose first version something reads
+    after the forward (a recompute in the backward, an output): they are
+    read from a copy taken when the step starts; the others from the
+    tensor itself, which the step writes only once nothing reads it."""
     steps = list(forward_steps) + list(backward_steps)
     boundary = len(forward_steps)
+    last_read, snapshot = {}, set()
+    for k, (op, r) in enumerate(steps):
+        if op == "compute":
+            for p in _step_reads(a, r):
+                last_read[p] = k
+                if k >= boundary:
+                    snapshot.add(p)
+    for v in a.outputs + a.grads + list(a.final.values()):
+        p = a._root(v)
+        if p.op == "placeholder":
+            snapshot.add(p)
+    snapshot &= set(a.final)
     in_grads = {d for g in a.grads for d in a.needs[g]}
     nxt = {}   # node -> ("free" or "read", step index) of its next use
-    out = set()
+    in_place = {}
     for k in range(len(steps) - 1, -1, -1):
         op, r = steps[k]
         if op == "free":
             nxt[r] = ("free", k)
             continue
-        w = None if isinstance(r, Synthetic) else written_arg(r.target)
-        x = (r.kwargs.get(w) if isinstance(w, str) else
-             r.args[w] if isinstance(w, int) and w < len(r.args) else None)
-        if isinstance(x, torch.fx.Node) and a.kind.get(x) == "real" and x not in in_grads \
-                and isinstance(a.fake.get(x), torch.Tensor) \
-                and _dense(a.fake[x]) \
-                and sum(1 for y in list(r.args) + list(r.kwargs.values()) if y is x) == 1:
-            kind, at = nxt.get(x, ("end", len(steps)))
-            if kind == "free" and (k < boundary) == (at < boundary):
-                out.add(k)
+        args = list(r.args) + list(r.kwargs.values()) if not isinstance(r, Synthetic) else []
+        for x in _written(r).values():
+            if sum(1 for y in args if y is x) != 1:
+                continue
+            own = x
+            if a.kind.get(x) == "real-element" and isinstance(a.needs[x][0], Synthetic):
+                own = a.needs[x][0]   # a projection: a name of its own
+            elif a.kind.get(x) != "real":
+                own = None
+            if own is not None:
+                fake = a.fake.get(x) if own is x else a.fake[own.base][own.index]
+                kind, at = nxt.get(own, ("end", len(steps)))
+                ok = own not in in_grads and isinstance(fake, torch.Tensor) and _dense(fake) \
+                    and kind == "free" and (k < boundary) == (at < boundary)
+            else:
+                last = a.final.get(x)
+                ok = x.op == "placeholder" and last is not None and x not in snapshot \
+                    and k < boundary and last_read.get(x, -1) <= k \
+                    and (last is r or last.target is operator.getitem and last.args[0] is r)
+            if ok:
+                in_place.setdefault(k, set()).add(x)
         for d in a.deps.get(r, ()):
             nxt[d] = ("read", k)
-    return out
+    return in_place, snapshot
 
 
 class Program:
@@ -138,7 +197,7 @@ class Program:
         self._consts = {}
         self._var = {}
         self.read = {d for r in a.real for d in a.deps[r]}
-        self.in_place = _dying_writes(a, forward_steps, backward_steps)
+        self.in_place, self.snapshot = in_place_writes(a, forward_steps, backward_steps)
         fwd = self._forward(forward_steps)
         bwd = self._backward(backward_steps, len(forward_steps))
         self.source = fwd + "\n\n" + bwd
@@ -230,9 +289,9 @@ class Program:
                 out.append("del %s" % w)
                 del self.views[n]
 
-    def _call(self, n, replace=None, in_place=False):
+    def _call(self, n, replace=None, in_place=()):
         """Source for call(n) (graph.call): the clone of what the op
-        writes (none with in_place: the plan frees it next), view as
+        writes (but of the nodes in_place: in_place_writes), view as
         reshape, group norm's contiguous arguments."""
         target = n.target
         args = list(n.args)
@@ -241,8 +300,13 @@ class Program:
         src = [self._arg(x) for x in args]
         for i, v in (replace or {}).items():
             src[i] = v
+        if target is functional_op and in_place:
+            cloned = tuple(i for i in args[1] if args[2 + i] not in in_place)
+            target, src = written_op, src[:2] + [self._literal(cloned)] + src[2:]
         kwargs = {k: self._arg(v) for k, v in n.kwargs.items()}
-        w = None if in_place else written_arg(target)
+        w = written_arg(target)
+        if w is not None and written_value(n) in in_place:
+            w = None
         if isinstance(w, str) and isinstance(n.kwargs.get(w), torch.fx.Node):
             kwargs[w] = "_clone(%s)" % kwargs[w]
         elif isinstance(w, int) and w < len(args) and isinstance(args[w], torch.fx.Node):
@@ -283,20 +347,20 @@ class Program:
             if r not in self.computed:
                 self.rng_kept.append(r)
                 out.append("%s = _rng_state(%s)" % (state, dev))
-                self._emit(out, "%s = %s" % (v, self._call(r, in_place=k in self.in_place)))
+                self._emit(out, "%s = %s" % (v, self._call(r, in_place=self.in_place.get(k, ()))))
             else:
                 out.append("_now = _rng_state(%s)" % dev)
                 out.append("_set_rng_state(%s, R[%d])" % (dev, self.rng_forward.index(r))
                            if self.in_backward and r in self.rng_forward
                            else "_set_rng_state(%s, %s)" % (dev, state))
-                self._emit(out, "%s = %s" % (v, self._call(r, in_place=k in self.in_place)))
+                self._emit(out, "%s = %s" % (v, self._call(r, in_place=self.in_place.get(k, ()))))
                 out.append("_set_rng_state(%s, _now)" % dev)
         else:
             replace = None
             if r in a.cumulative:
                 i, count, k = a.cumulative[r]
                 replace = {i: "1.0 / float(%s + %d)" % (self.fixed_name[count], k)}
-            self._emit(out, "%s = %s" % (v, self._call(r, replace, k in self.in_place)))
+            self._emit(out, "%s = %s" % (v, self._call(r, replace, self.in_place.get(k, ()))))
         self.env.add(r)
         self.computed.add(r)
         self._grads(a.grads_needing.get(r, ()), out)
@@ -375,15 +439,19 @@ class Program:
                 j += 1
             else:
                 out.append("F%d = %s" % (i, self._const(getattr(a.traced.gm, n.target))))
-        # the placeholders the step writes: read from snapshots
+        # the placeholders the step writes: read from snapshots where
+        # something reads them after the forward (in_place_writes)
         self.targets = {}
         for p in a.final:
             self.targets[p] = self.fixed_name[p]
-            self.fixed_name[p] = "S%d" % self.fixed.index(p)
-            out.append("%s = %s.clone()" % (self.fixed_name[p], self.targets[p]))
+            if p in self.snapshot:
+                self.fixed_name[p] = "S%d" % self.fixed.index(p)
+                out.append("%s = %s.clone()" % (self.fixed_name[p], self.targets[p]))
         self._steps(steps, 0, out)
         if a.final:
-            copies = ["    %s.copy_(%s)" % (self.targets[p], self._value(v))
+            # a last version written in place is the tensor itself
+            copies = ["    if {v} is not {t}: {t}.copy_({v})".format(t=self.targets[p],
+                                                                    v=self._value(v))
                       for p, v in a.final.items()]
             self._emit(out, "with torch.no_grad():")
             out += copies

@@ -109,8 +109,15 @@ def aliased_arg(target):
 def functional_op(op, mutated, *args, **kwargs):
     """op on clones of the arguments at the indices `mutated`: its results
     (a tuple), then those clones, as op left them."""
+    return written_op(op, mutated, mutated, *args, **kwargs)
+
+
+def written_op(op, mutated, cloned, *args, **kwargs):
+    """functional_op where only the arguments at the indices `cloned` (of
+    `mutated`) are cloned: op writes the others in place, as the ordinary
+    step does, where nothing reads them afterwards (codegen.py)."""
     args = list(args)
-    for i in mutated:
+    for i in cloned:
         args[i] = args[i].clone()
     out = op(*args, **kwargs)
     out = tuple(out) if isinstance(out, (tuple, list)) else (out,)

@@ -3,7 +3,8 @@
 executor that interprets the same plan (execute.py): on models with
 dropout recomputed in the backward, batch norm (also momentum=None),
 group norm, in-place ops and a buffer the step writes, at budgets that
-force recomputation, both give the same outputs, gradients, buffers and
+force recomputation and at the checkpoint-all plan (which writes the
+buffers in place), both give the same outputs, gradients, buffers and
 generator state, bit for bit; a plan the executor would stop on is
 refused when the code is generated, naming the step."""
 import os
@@ -28,7 +29,8 @@ from checkmate_torch.trace import Inputs  # noqa: E402
 
 class Mixed(nn.Module):
     """Dropout, batch norm (one with momentum=None), group norm, in-place
-    activations and a counter buffer written by the step."""
+    activations and a counter buffer written by the step, read before and
+    after the write."""
 
     def __init__(self):
         super().__init__()
@@ -42,7 +44,9 @@ class Mixed(nn.Module):
         self.register_buffer("n", torch.zeros(()))
 
     def forward(self, x):
-        h = self.bn(self.c1(x)).relu_()
+        # reads n before the step writes it: a recompute in the backward
+        # must read it as the step began
+        h = self.bn(self.c1(x)).relu_() + self.n
         h = self.drop(h)
         h = h + self.gn(self.bn2(self.c2(h))).mul_(0.5)
         self.n += 1
@@ -95,11 +99,14 @@ def same(xs, ys):
 
 def main():
     for what, build, inputs in CASES:
-        for frac in (0.5, 0.8):
+        for frac in (0.5, 0.8, 1):
             torch.manual_seed(0)
             model = build()
             args, kwargs = inputs()
-            m = checkmate_torch.remat(model, args, kwargs, strategy="dtr", cache=False,
+            # 1: the checkpoint-all plan, in traced order (a counter's add_
+            # before the batch norm that reads it)
+            m = checkmate_torch.remat(model, args, kwargs, cache=False,
+                                      strategy="dtr" if frac < 1 else "checkpoint-all",
                                       budget=lambda f, p, frac=frac: f + int((p - f) * frac))
             c = m._last
             recomputes = m.plan_info["computes"] - m.plan_info["nodes"]
@@ -115,10 +122,16 @@ def main():
                     outs, grads = run(c, tensors, [t.clone() for t in tangents])
                 results.append((outs, grads, tensors, torch.get_rng_state()))
             (o1, g1, t1, r1), (o2, g2, t2, r2) = results
-            ok(same(o1, o2) and same(g1, g2) and same(t1, t2) and torch.equal(r1, r2),
-               "%s, %.0f%% of the activations (%d recomputes): generated code = executor, "
-               "bitwise (outputs, %d gradients, buffers, generator)"
-               % (what, frac * 100, recomputes, len(g1)))
+            # writes made in place (codegen.in_place_writes): the checkpoint-
+            # all plan snapshots nothing and writes every buffer in place
+            writes = sum(map(len, c.program.in_place.values()))
+            snaps = len(c.program.snapshot)
+            ok(same(o1, o2) and same(g1, g2) and same(t1, t2) and torch.equal(r1, r2)
+               and writes > 0 and (frac < 1 or snaps == 0),
+               "%s, %.0f%% of the activations (%d recomputes, %d writes in place, %d of %d "
+               "written tensors snapshot): generated code = executor, bitwise (outputs, %d "
+               "gradients, buffers, generator)"
+               % (what, frac * 100, recomputes, writes, snaps, len(a.final), len(g1)))
 
     # a broken plan is refused when its code is generated
     torch.manual_seed(0)
