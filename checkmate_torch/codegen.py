@@ -9,7 +9,8 @@ and writes two functions whose bodies are the ATen calls themselves:
   forward(X)              X: the placeholders' tensors in order, the
                           tangents left out (as execute.fixed_values takes
                           them); returns (outputs, state)
-  backward(state, T, take)  T: the tangents; take(i, g) as Executor.on_grad;
+  backward(state, T, A)   T: the tangents; A[i]: the tensor gradient i is
+                          added into (in place) when it is complete, or None;
                           returns the gradients, in the order of a.grads;
                           empties state (a list), whose values it frees
 
@@ -19,8 +20,8 @@ compute keeps its generator state and its recomputes run from it. What
 the executor does besides, the generated code does the same way: the same
 clones of what an op writes (functional.py), snapshots of the written
 parameters, buffers and inputs and write_back at the end of the forward,
-a gradient handed to take() as soon as it is complete and released when
-taken. The results are the executor's, bit for bit.
+a gradient added into its A[i] as soon as it is complete and released
+then (Executor.on_grad's work). The results are the executor's, bit for bit.
 
 A plan the executor would stop on (a value not resident, a gradient never
 produced) raises PlanError here, when the plan is made. A backward whose
@@ -388,13 +389,15 @@ class Program:
             self._emit(out, "g = %s" % self._value(g))
             o = self.a.owner(g)
             self._drop_views({o, getattr(o, "base", None)}, out)
-            out.append("if take(%d, g):" % i)
+            out.append("t = A[%d]" % i)
+            out.append("if t is not None:")
+            out.append("    t.add_(g)")
             out += ["    " + line for line in self._release(g)]
             out.append("    g = None")
             out.append("G[%d] = g" % i)
 
     def _release(self, g):
-        """Executor._release: the references to a gradient take() took."""
+        """Executor._release: the references to a gradient added into A."""
         o = self.a.owner(g)
         lines = []
         for c in (o, getattr(o, "base", None)):
@@ -489,7 +492,7 @@ class Program:
         out.append("return G")
         # the state's references go as the values are unpacked, so that a
         # `del` frees a value as the executor's free does
-        return "def backward(state, T, take):\n    V, FS, R, E = state\n    state.clear()\n" + \
+        return "def backward(state, T, A):\n    V, FS, R, E = state\n    state.clear()\n" + \
             "".join("    %s\n" % line for line in out[:1] + ["del V"] + out[1:])
 
     # --- the executor's way, for a backward with absent tangents ---------

@@ -89,6 +89,7 @@ class Compiled:
         self.on_cpu = _device_name(tensors).startswith("cpu")
         self.n_params = len(traced.param_names)
         self.wants = set(traced.grad_of)
+        self.grad_meta = [_meta(a.fake.get(g)) for g in a.grads]
 
     def timed(self, ms):
         """Records a step's own time, forward and backward (on the CPU;
@@ -147,6 +148,11 @@ def state_tensors(model):
                 walk(c)
     walk(model)
     return params, buffers
+
+
+def _meta(fake):
+    """(shape, dtype, is_sparse) of a traced tensor, or None."""
+    return (fake.shape, fake.dtype, fake.is_sparse) if isinstance(fake, torch.Tensor) else None
 
 
 def _device_name(tensors):
@@ -233,16 +239,16 @@ class _Step(torch.autograd.Function):
         unreached = {j for j, ts in enumerate(c.analysis.grad_tangents) if ts and not ts & given}
         _quiet_hooks([ctx.params[i] for j, (kind, i) in enumerate(c.traced.grad_of)
                       if j in unreached and kind == "param"])
-        take = _accumulate_into(ctx.params, c.traced.grad_of, unreached)
+        into = _accumulate_into(ctx.params, c.traced.grad_of, c.grad_meta)
         with no_autocast():
             if len(given) == len(tangents):
-                grads = c.program.backward(state, tangents, take)
+                grads = c.program.backward(state, tangents, into)
             else:
                 # outputs the loss does not reach: the executor's way
                 # (execute.Executor._call), from the forward's state
                 ex = c.program.resume(state)
                 ex.tangent_values = tangents
-                ex.on_grad = take
+                ex.on_grad = _taker(into, unreached)
                 try:
                     ex.run(c.backward_steps, len(c.forward_steps))
                     grads = ex.finish()
@@ -277,26 +283,34 @@ def _quiet_hooks(params):
         torch.autograd.Variable._execution_engine.queue_callback(refill)
 
 
-def _accumulate_into(params, grad_of, unreached):
-    """on_grad for the executor: a parameter gradient is added into the
-    parameter's existing .grad as soon as it is produced, as autograd's
-    AccumulateGrad would add it (in place), so that the step does not hold
-    every new gradient until the backward ends. Gradients of parameters
-    whose .grad is None or that have hooks go back through autograd; those
-    in unreached nowhere."""
+def _accumulate_into(params, grad_of, meta):
+    """For each gradient of the step (in the order of grad_of), the .grad
+    tensor it is added into as soon as it is produced, or None: a
+    parameter gradient is added in place into the parameter's existing
+    .grad, as autograd's AccumulateGrad would add it, so that the step
+    does not hold every new gradient until the backward ends. Gradients
+    of inputs, of parameters whose .grad is None or that have hooks, or
+    whose .grad differs from the gradient (meta: its traced shape, dtype
+    and sparsity) go back through autograd."""
+    out = []
+    for (kind, k), m in zip(grad_of, meta):
+        old = params[k].grad if kind == "param" else None
+        p = params[k] if kind == "param" else None
+        out.append(old if old is not None and m is not None and not p._backward_hooks
+                   and not getattr(p, "_post_accumulate_grad_hooks", None)
+                   and (old.shape, old.dtype, False) == m and not old.is_sparse else None)
+    return out
+
+
+def _taker(into, unreached):
+    """Executor.on_grad over _accumulate_into's list: gradients of
+    unreached (from outputs the loss does not reach) are dropped."""
     def take(i, g):
-        kind, k = grad_of[i]
         if i in unreached:
             return True
-        if kind != "param":
+        if into[i] is None:
             return False
-        p = params[k]
-        old = p.grad
-        if old is None or p._backward_hooks or getattr(p, "_post_accumulate_grad_hooks", None) \
-                or old.shape != g.shape or old.dtype != g.dtype \
-                or old.is_sparse or g.is_sparse:
-            return False
-        old.add_(g)
+        into[i].add_(g)
         return True
     return take
 
@@ -327,7 +341,7 @@ class Remat(torch.nn.Module):
         the model's parameters (how many, tied or not, which require
         gradients)."""
         return inputs.key(), autocast_key(), \
-            tuple((p.requires_grad, tuple(p.shape), p.dtype) for p in params)
+            tuple([(p.requires_grad, p.shape, p.dtype) for p in params])
 
     def _compile(self, args, kwargs):
         key = self._key(Inputs(args, kwargs), state_tensors(self.model)[0])

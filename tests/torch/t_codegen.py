@@ -87,7 +87,7 @@ def run_executor(c, tensors, tangents):
 def run_program(c, tensors, tangents):
     p = c.program
     outs, state = p.forward(tensors)
-    return outs, p.backward(state, tangents, lambda i, g: False)
+    return outs, p.backward(state, tangents, [None] * len(c.analysis.grads))
 
 
 def same(xs, ys):
