@@ -6,7 +6,8 @@ Usage: build/venv-torch2/bin/python bench/torch_compiled.py
            [--models gpt,gpt-dropout,resnet] [--rounds 7] [--threads 1]
            [--device cpu|cuda] [--time-limit 20] [--fractions 1,.7,.55,.45,.4]
            [--budgets BYTES,...]
-           [--tries 3] [--costs flops,time] [--lr 1e-3] [--json FILE] [--markdown FILE]
+           [--tries 3] [--costs flops,time] [--lr 1e-3] [--kernels]
+           [--json FILE] [--markdown FILE]
            (and bench/torch_peers.py's model sizes: --gpt-layers ...)
 
 The models are bench/torch_peers.py's (bench/torch_cases.py). Variants of
@@ -46,6 +47,9 @@ up to rounding). Below the table: whether the measured peaks of the
 remat-F are monotone in F, and the remat variant with the least time among
 those whose peak is at most compile-0.5's, for each of --costs (flops,
 time: remat's cost argument; a variant of cost time is labelled /time).
+--kernels profiles one more step of each variant (kernel_profile): on
+CUDA the kernels launched and their summed device time, to tell a step
+that launches more kernels from one whose kernels take longer.
 """
 import argparse
 import copy
@@ -106,6 +110,36 @@ def measure(v, case, device):
             tp.mb(info["budget"]), tp.mb(info["plan_peak"]), info["saved"],
             tp.mb(info["saved_bytes"]), info["overhead"])),
         flush=True)
+
+
+def kernel_profile(v, case, device):
+    """One step under torch.profiler: on CUDA the kernels it launches and
+    their summed device time; everywhere the step's wall time under the
+    profiler and its top-level aten:: ops (the extern kernels: matrix
+    products, convolutions; inductor's own CPU kernels are no events)."""
+    from torch.profiler import ProfilerActivity, profile
+    acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
+    torch.manual_seed(0)
+    tp.sync(device)
+    with profile(activities=acts) as prof:
+        t0 = time.perf_counter()
+        v.fwd_bwd(case)
+        tp.sync(device)
+        wall = time.perf_counter() - t0
+    events = list(prof.events())
+    kernels = [e for e in events if e.device_type == torch.autograd.DeviceType.CUDA]
+    aten = sorted((e for e in events if e.name.startswith("aten::")
+                   and e.device_type == torch.autograd.DeviceType.CPU),
+                  key=lambda e: (e.thread, e.time_range.start))
+    top, end = 0, {}
+    for e in aten:
+        if e.time_range.start >= end.get(e.thread, -1):
+            top += 1
+            end[e.thread] = e.time_range.end
+    return {"kernels": len(kernels) if device.type == "cuda" else None,
+            "device_ms": sum(e.time_range.elapsed_us() for e in kernels) / 1e3
+            if device.type == "cuda" else None,
+            "profiled_ms": wall * 1e3, "aten_ops": top}
 
 
 def tries(variants, case, base, args, device, target, cost):
@@ -174,6 +208,11 @@ def bench_model(name, args, device):
         tries(variants, case, base, args, device, target, cost)
 
     tp.timed_rounds(variants, init, case, device, args.rounds)
+    if args.kernels:
+        for v in variants:
+            if v.error is None:
+                v.extra["kernels"] = tp.guarded(v, "profile", kernel_profile, v, case, device)
+                print("  %s: %s" % (v.label, v.extra["kernels"]), flush=True)
 
     ref = variants[0]
     ref_ms = statistics.median(ref.wall) if ref.error is None else None
@@ -183,6 +222,7 @@ def bench_model(name, args, device):
         r = {"label": v.label, "kind": v.kind, "error": v.error, "memory": v.mem,
              "wall_ms": v.wall, "losses": v.losses,
              "compile_s": v.extra.get("compile_s"), "plan_info": v.extra.get("plan_info"),
+             "kernels": v.extra.get("kernels"),
              "ms_median": statistics.median(v.wall) if ok else None}
         r["time_ratio"] = r["ms_median"] / ref_ms if ok and ref_ms else None
         n = min(5, len(v.losses), len(ref.losses))
@@ -223,6 +263,15 @@ def table(m):
             tp.mb(i.get("budget")), tp.mb(i.get("plan_peak")),
             tp.mb(i.get("saved_bytes")),
             tp.ratio(i.get("overhead"))))
+    if any(r.get("kernels") for r in m["rows"]):
+        lines += ["", "| variant | kernels | device ms | profiled step ms | top-level ATen ops |",
+                  "|---|---:|---:|---:|---:|"]
+        for r in m["rows"]:
+            k = r.get("kernels") or {}
+            lines.append("| %s | %s | %s | %s | %s |" % (
+                r["label"], k.get("kernels", "-") if k.get("kernels") is not None else "-",
+                "-" if k.get("device_ms") is None else "%.2f" % k["device_ms"],
+                "-" if not k else "%.2f" % k["profiled_ms"], k.get("aten_ops", "-")))
     for cost in m["monotone"]:
         lines += ["", "costs %s: remat-F measured peaks monotone in F: %s; fastest remat at "
                   "most compile-0.5's peak: %s" % (cost, m["monotone"][cost],
@@ -243,6 +292,8 @@ def main():
     ap.add_argument("--tries", type=int, default=3)
     ap.add_argument("--costs", default="flops", type=lambda s: s.split(","))
     ap.add_argument("--lr", type=float, default=1e-3)
+    ap.add_argument("--kernels", action="store_true",
+                    help="profile one step of each variant (kernel_profile)")
     torch_cases.add_size_arguments(ap)
     ap.add_argument("--json")
     ap.add_argument("--markdown")
