@@ -95,14 +95,13 @@ def _dense(t):
 
 def _written(r):
     """The fx nodes compute r writes: its written_arg's, or a
-    functional_op's mutated arguments (by index into its op's args)."""
+    functional_op's mutated arguments."""
     if isinstance(r, Synthetic):
-        return {}
+        return []
     if r.target is functional_op:
-        args = r.args[2:]
-        return {i: args[i] for i in r.args[1] if isinstance(args[i], torch.fx.Node)}
+        return [x for x in (r.args[2 + i] for i in r.args[1]) if isinstance(x, torch.fx.Node)]
     x = written_value(r)
-    return {written_arg(r.target): x} if x is not None else {}
+    return [x] if x is not None else []
 
 
 def _step_reads(a, r):
@@ -159,7 +158,7 @@ def in_place_writes(a, forward_steps, backward_steps):
             nxt[r] = ("free", k)
             continue
         args = list(r.args) + list(r.kwargs.values()) if not isinstance(r, Synthetic) else []
-        for x in _written(r).values():
+        for x in _written(r):
             if sum(1 for y in args if y is x) != 1:
                 continue
             own = x
@@ -359,8 +358,8 @@ class Program:
         else:
             replace = None
             if r in a.cumulative:
-                i, count, k = a.cumulative[r]
-                replace = {i: "1.0 / float(%s + %d)" % (self.fixed_name[count], k)}
+                i, count, calls = a.cumulative[r]
+                replace = {i: "1.0 / float(%s + %d)" % (self.fixed_name[count], calls)}
             self._emit(out, "%s = %s" % (v, self._call(r, replace, self.in_place.get(k, ()))))
         self.env.add(r)
         self.computed.add(r)
