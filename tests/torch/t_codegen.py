@@ -133,6 +133,40 @@ def main():
                "gradients, buffers, generator)"
                % (what, frac * 100, recomputes, writes, snaps, len(a.final), len(g1)))
 
+    # views called as Tensor methods dispatch what their ATen ops do
+    from torch.utils._python_dispatch import TorchDispatchMode
+    from checkmate_torch.codegen import _METHODS
+
+    class Record(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.ops = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.ops.append(func)
+            return func(*args, **(kwargs or {}))
+
+    x = torch.randn(2, 3, 4).transpose(0, 2)   # (4, 3, 2), not contiguous
+    examples = {"t": (torch.randn(3, 4),), "reshape": (x, [6, 4]), "transpose": (x, 0, 1),
+                "permute": (x, [2, 0, 1]), "expand": (torch.randn(3, 1), [3, 5]),
+                "unsqueeze": (x, 1), "squeeze": (torch.randn(3, 1, 2), 1),
+                "select": (x, 1, 2), "unbind": (x, 0), "as_strided": (torch.randn(10), [2, 2],
+                                                                      [1, 2], 1)}
+    bad = []
+    for op, method in _METHODS.items():
+        args = examples[op.overloadpacket.__name__]
+        runs = []
+        for fn in (op._op, method):
+            with Record() as rec:
+                out = fn(*args)
+            outs = out if isinstance(out, (tuple, list)) else (out,)
+            runs.append((rec.ops, [(o.shape, o.stride(), o.storage_offset(), o.tolist())
+                                   for o in outs]))
+        if runs[0] != runs[1]:
+            bad.append(str(op))
+    ok(not bad, "%d views called as Tensor methods dispatch the ATen ops of their OpOverloads, "
+       "with the same results%s" % (len(_METHODS), "" if not bad else ": not " + ", ".join(bad)))
+
     # a broken plan is refused when its code is generated
     torch.manual_seed(0)
     model = Mixed()
