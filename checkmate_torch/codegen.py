@@ -275,10 +275,14 @@ class Program:
             self.pre.append("%s = %s" % (w, src))
         return self.views[n]
 
-    def _emit(self, out, line):
-        """Appends line to out after the views it reads (self.pre)."""
+    def _flush(self, out):
+        """Appends the views bound since the last line (self.pre) to out."""
         out.extend(self.pre)
         self.pre.clear()
+
+    def _emit(self, out, line):
+        """Appends line to out after the views it reads."""
+        self._flush(out)
         out.append(line)
 
     def _drop_views(self, roots, out):
@@ -458,8 +462,7 @@ class Program:
             self._emit(out, "with torch.no_grad():")
             out += copies
         outs = "[%s]" % ", ".join(self._value(o) for o in a.outputs)
-        out += self.pre
-        self.pre.clear()
+        self._flush(out)
         self.boundary = sorted(self.env, key=lambda r: self._name(r))
         self.forward_computed = set(self.computed)
         self.rng_forward = list(self.rng_kept)

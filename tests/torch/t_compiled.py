@@ -373,9 +373,8 @@ class Picks(Breaks):
         return h[torch.nonzero(h[:, 0] > 0)[:, 0]].sum(0)
 
 
-torch._dynamo.config.capture_dynamic_output_shape_ops = True
-e = error_of(lambda: train(*remat("90%", model=Picks()), steps=1))
-torch._dynamo.config.capture_dynamic_output_shape_ops = False
+with torch._dynamo.config.patch(capture_dynamic_output_shape_ops=True):
+    e = error_of(lambda: train(*remat("90%", model=Picks()), steps=1))
 ok(e is not None and "nonzero" in e and "known only when the step runs" in e and "\n" not in e,
    "a data-dependent shape: one line naming the node", e)
 finish()
