@@ -201,10 +201,82 @@ class Program:
         fwd = self._forward(forward_steps)
         bwd = self._backward(backward_steps, len(forward_steps))
         self.source = fwd + "\n\n" + bwd
+        self._build()
+
+    def _build(self):
         code = compile(self.source, "<checkmate plan %x>" % id(self), "exec")
         exec(code, self._globals)
         self.forward = self._globals["forward"]
         self.backward = self._globals["backward"]
+
+    # --- what a dialect writes its own way (script.py: TorchScript's) ------
+
+    _RNG_GET, _RNG_SET = "_rng_state", "_set_rng_state"
+    _NONES = "[None] * %d"
+
+    def _element(self, owner, i):
+        """Source for element i of the tuple value of node owner."""
+        return "%s[%d]" % (self._name(owner), i)
+
+    def _assigned(self, r, out):
+        """After the line that computes real node r."""
+
+    def _del(self, name):
+        """The lines that free a value's name."""
+        return ["del %s" % name]
+
+    def _cumulative(self, count, calls):
+        """BatchNorm(momentum=None)'s factor: 1 / (its counter + calls)."""
+        return "1.0 / float(%s + %d)" % (count, calls)
+
+    def _op_call(self, target, args, src, kwargs):
+        """Source for a call of op target (an OpOverload or a function
+        like functional_op) on args (the node's), whose sources are src,
+        and kwargs (sources)."""
+        if getattr(target, "overloadpacket", None) in _FORMULA_CONTIGUOUS:
+            return "_formula(%s, [%s], {%s})" % (
+                self._const(target, "f"), ", ".join(src),
+                ", ".join("%r: %s" % kv for kv in kwargs.items()))
+        # an OpOverload's __call__ is a Python frame around its _op
+        fn = _METHODS.get(target) if not kwargs else None
+        if fn is None:
+            fn = target._op if isinstance(target, torch._ops.OpOverload) else target
+        f = self._const(fn, "f")
+        return "%s(%s)" % (f, ", ".join(src + ["%s=%s" % kv for kv in kwargs.items()]))
+
+    def _accumulate(self, i, g, out):
+        """Adds gradient i (just bound to g) into A[i], or keeps it as
+        the returned G[i]."""
+        out.append("t = A[%d]" % i)
+        out.append("if t is not None:")
+        out.append("    t.add_(g)")
+        out += ["    " + line for line in self._release(g)]
+        out.append("    g = None")
+        out.append("G[%d] = g" % i)
+
+    def _write_back(self, pairs, out):
+        """Writes each value into its placeholder (pairs: target and
+        value sources) at the forward's end."""
+        self._emit(out, "with torch.no_grad():")
+        out += ["    if {v} is not {t}: {t}.copy_({v})".format(t=t, v=v) for t, v in pairs]
+
+    def _forward_source(self, out, outs, parts):
+        """The forward function: body lines out, the outputs' sources,
+        parts: the state's names (the resident values, the fixed values,
+        the generator states, the early gradients)."""
+        out.append("return [%s], [%s]" % (", ".join(outs), ", ".join(
+            "(%s)" % "".join("%s, " % x for x in part) for part in parts)))
+        return "def forward(X):\n" + "".join("    %s\n" % line for line in out)
+
+    def _backward_source(self, out):
+        """The backward function: its prologue unpacks the state."""
+        out = ["%s = V" % ("".join("%s, " % self._name(r) for r in self.boundary) or "_"),
+               "del V",
+               "%s = FS" % ("".join("%s, " % self.fixed_name[n] for n in self.fixed) or "_")] + out
+        # the state's references go as the values are unpacked, so that a
+        # `del` frees a value as the executor's free does
+        return "def backward(state, T, A):\n    V, FS, R, E = state\n    state.clear()\n" + \
+            "".join("    %s\n" % line for line in out)
 
     # --- names ----------------------------------------------------------
 
@@ -257,7 +329,7 @@ class Program:
                 raise PlanError("'%s' is needed but not resident" % owner.name)
             if isinstance(owner, Synthetic):
                 return self._name(owner)
-            return "%s[%d]" % (self._name(owner), n.args[1])
+            return self._element(owner, n.args[1])
         if n.op == "placeholder" and a.role[n] == "tangent":
             if a.tangents not in self.env:
                 raise PlanError("the tangents are needed but not resident")
@@ -290,7 +362,7 @@ class Program:
         that the storage goes when the plan frees it."""
         for n, w in list(self.views.items()):
             if any(r in roots for r in self.a.needs[n]):
-                out.append("del %s" % w)
+                out += self._del(w)
                 del self.views[n]
 
     def _call(self, n, replace=None, in_place=()):
@@ -315,16 +387,7 @@ class Program:
             kwargs[w] = "_clone(%s)" % kwargs[w]
         elif isinstance(w, int) and w < len(args) and isinstance(args[w], torch.fx.Node):
             src[w] = "_clone(%s)" % src[w]
-        if getattr(target, "overloadpacket", None) in _FORMULA_CONTIGUOUS:
-            return "_formula(%s, [%s], {%s})" % (
-                self._const(target, "f"), ", ".join(src),
-                ", ".join("%r: %s" % kv for kv in kwargs.items()))
-        # an OpOverload's __call__ is a Python frame around its _op
-        fn = _METHODS.get(target) if not kwargs else None
-        if fn is None:
-            fn = target._op if isinstance(target, torch._ops.OpOverload) else target
-        f = self._const(fn, "f")
-        return "%s(%s)" % (f, ", ".join(src + ["%s=%s" % kv for kv in kwargs.items()]))
+        return self._op_call(target, args, src, kwargs)
 
     # --- steps ----------------------------------------------------------
 
@@ -338,7 +401,7 @@ class Program:
         v = self._name(r)
         if isinstance(r, Synthetic):
             if r.kind == "projection":
-                out.append("%s = %s[%d]" % (v, self._name(r.base), r.index))
+                out.append("%s = %s" % (v, self._element(r.base, r.index)))
             elif r.kind == "tangents":
                 if not self.in_backward:
                     raise PlanError("the tangents are computed before the backward")
@@ -350,21 +413,23 @@ class Program:
             state = "r_" + v
             if r not in self.computed:
                 self.rng_kept.append(r)
-                out.append("%s = _rng_state(%s)" % (state, dev))
+                out.append("%s = %s(%s)" % (state, self._RNG_GET, dev))
                 self._emit(out, "%s = %s" % (v, self._call(r, in_place=self.in_place.get(k, ()))))
             else:
-                out.append("_now = _rng_state(%s)" % dev)
-                out.append("_set_rng_state(%s, R[%d])" % (dev, self.rng_forward.index(r))
+                out.append("_now = %s(%s)" % (self._RNG_GET, dev))
+                out.append("%s(%s, R[%d])" % (self._RNG_SET, dev, self.rng_forward.index(r))
                            if self.in_backward and r in self.rng_forward
-                           else "_set_rng_state(%s, %s)" % (dev, state))
+                           else "%s(%s, %s)" % (self._RNG_SET, dev, state))
                 self._emit(out, "%s = %s" % (v, self._call(r, in_place=self.in_place.get(k, ()))))
-                out.append("_set_rng_state(%s, _now)" % dev)
+                out.append("%s(%s, _now)" % (self._RNG_SET, dev))
+            self._assigned(r, out)
         else:
             replace = None
             if r in a.cumulative:
                 i, count, calls = a.cumulative[r]
-                replace = {i: "1.0 / float(%s + %d)" % (self.fixed_name[count], calls)}
+                replace = {i: self._cumulative(self.fixed_name[count], calls)}
             self._emit(out, "%s = %s" % (v, self._call(r, replace, self.in_place.get(k, ()))))
+            self._assigned(r, out)
         self.env.add(r)
         self.computed.add(r)
         self._grads(a.grads_needing.get(r, ()), out)
@@ -374,7 +439,7 @@ class Program:
             raise PlanError("free '%s': not resident" % r.name)
         self.env.discard(r)
         self._drop_views({r}, out)
-        out.append("del %s" % self._name(r))
+        out += self._del(self._name(r))
 
     def _grads(self, candidates, out):
         a = self.a
@@ -392,12 +457,7 @@ class Program:
             self._emit(out, "g = %s" % self._value(g))
             o = self.a.owner(g)
             self._drop_views({o, getattr(o, "base", None)}, out)
-            out.append("t = A[%d]" % i)
-            out.append("if t is not None:")
-            out.append("    t.add_(g)")
-            out += ["    " + line for line in self._release(g)]
-            out.append("    g = None")
-            out.append("G[%d] = g" % i)
+            self._accumulate(i, g, out)
 
     def _release(self, g):
         """Executor._release: the references to a gradient added into A."""
@@ -456,32 +516,21 @@ class Program:
         self._steps(steps, 0, out)
         if a.final:
             # a last version written in place is the tensor itself
-            copies = ["    if {v} is not {t}: {t}.copy_({v})".format(t=self.targets[p],
-                                                                    v=self._value(v))
-                      for p, v in a.final.items()]
-            self._emit(out, "with torch.no_grad():")
-            out += copies
-        outs = "[%s]" % ", ".join(self._value(o) for o in a.outputs)
+            self._write_back([(self.targets[p], self._value(v)) for p, v in a.final.items()], out)
+        outs = [self._value(o) for o in a.outputs]
         self._flush(out)
         self.boundary = sorted(self.env, key=lambda r: self._name(r))
         self.forward_computed = set(self.computed)
         self.rng_forward = list(self.rng_kept)
-        fixed_all = [self.fixed_name[n] for n in self.fixed]
-        state = "(%s), (%s), (%s), (%s)" % (
-            "".join("%s, " % self._name(r) for r in self.boundary),
-            "".join("%s, " % f for f in fixed_all),
-            "".join("r_%s, " % self._name(r) for r in self.rng_kept),
-            "".join("e%d, " % i for i in self.early))
-        out.append("return %s, [%s]" % (outs, state))
-        return "def forward(X):\n" + "".join("    %s\n" % line for line in out)
+        return self._forward_source(out, outs, (
+            [self._name(r) for r in self.boundary], [self.fixed_name[n] for n in self.fixed],
+            ["r_%s" % self._name(r) for r in self.rng_kept], ["e%d" % i for i in self.early]))
 
     def _backward(self, steps, start):
         a = self.a
         self.in_backward = True
         self.views, self.n_views = {}, 0   # the forward's are its locals
-        out = ["%s = V" % ("".join("%s, " % self._name(r) for r in self.boundary) or "_"),
-               "%s = FS" % ("".join("%s, " % self.fixed_name[n] for n in self.fixed) or "_"),
-               "G = [None] * %d" % len(a.grads)]
+        out = ["G = %s" % (self._NONES % len(a.grads))]
         out += ["G[%d] = E[%d]" % (i, k) for k, i in enumerate(self.early)]
         self._steps(steps, start, out)
         missing = [r.name for r in a.real if r not in self.computed]
@@ -492,10 +541,7 @@ class Program:
             raise PlanError("%d of %d gradients were never produced"
                             % (len(a.grads) - len(self.collected), len(a.grads)))
         out.append("return G")
-        # the state's references go as the values are unpacked, so that a
-        # `del` frees a value as the executor's free does
-        return "def backward(state, T, A):\n    V, FS, R, E = state\n    state.clear()\n" + \
-            "".join("    %s\n" % line for line in out[:1] + ["del V"] + out[1:])
+        return self._backward_source(out)
 
     # --- the executor's way, for a backward with absent tangents ---------
 

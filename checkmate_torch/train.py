@@ -2,6 +2,7 @@
 plan. Each training step runs the plan's forward steps in the module's
 forward and the rest in its backward (docs/torch.md, "Training with a
 plan")."""
+import os
 import platform
 import time
 
@@ -12,6 +13,7 @@ from .cache import cost_key, open_cache
 from .codegen import Program
 from .execute import ABSENT, PlanError, fixed_values, measure_costs, resolve
 from .graph import Analysis
+from .script import ScriptError, ScriptProgram
 from .strides import Corrections, measure
 from .trace import Inputs, autocast_key, no_autocast, trace
 
@@ -67,10 +69,7 @@ class Compiled:
         if at is None:
             raise RematError("the plan never computes the tangents")
         self.forward_steps, self.backward_steps = steps[:at], steps[at:]
-        try:
-            self.program = Program(a, self.forward_steps, self.backward_steps)
-        except PlanError as e:
-            raise RematError("plan: %s" % e) from None
+        self.program, runner_note = _program(a, self.forward_steps, self.backward_steps)
         floor = sum(a.cost.values())
         self.info = {
             "budget": plan.get("budget"), "peak": plan.get("peak_memory"),
@@ -83,6 +82,8 @@ class Compiled:
             "computes": sum(1 for op, _ in steps if op == "compute"),
             "steps": len(steps), "cost_unit": a.cost_unit,
             "stride_corrections": len(corrections),
+            "runner": "torchscript" if isinstance(self.program, ScriptProgram) else "python",
+            "runner_note": runner_note,
             "cached": hit if cache is not None else None,
             "step_ms": None, "measured_overhead": None,   # after a step (timed)
         }
@@ -184,6 +185,23 @@ def _time_costs(a, tensors, cache):
     if cache is not None:
         cache.put(key, {r.name: ms for r, ms in times.items()})
     return times
+
+
+def _program(a, forward_steps, backward_steps):
+    """(the plan's generated code, why it is Python or None): compiled by
+    TorchScript where it gives the same ops (script.py), else Python; the
+    environment's CHECKMATE_TORCHSCRIPT=0 keeps it Python."""
+    try:
+        if os.environ.get("CHECKMATE_TORCHSCRIPT", "1") != "0":
+            try:
+                return ScriptProgram(a, forward_steps, backward_steps), None
+            except ScriptError as e:
+                note = str(e)
+        else:
+            note = "CHECKMATE_TORCHSCRIPT=0"
+        return Program(a, forward_steps, backward_steps), note
+    except PlanError as e:
+        raise RematError("plan: %s" % e) from None
 
 
 class _Step(torch.autograd.Function):

@@ -1,0 +1,453 @@
+"""A plan's generated code run by TorchScript's interpreter.
+
+codegen.Program writes a plan's forward and backward as Python, where
+each ATen op is a Python call: about 1.5 us on the CPU through an
+OpOverload's _op, 1.1 through a Tensor method. ScriptProgram writes the
+same steps in TorchScript's language and compiles them
+(torch.jit.CompilationUnit); its interpreter calls each op from C++, in
+about 0.6 us. The same ops on the same arguments in the same order give
+the same results bit for bit, provided three things, which are checked
+or made so here:
+
+  - Each call resolves to the overload the trace recorded. TorchScript's
+    language names an op without its overload (torch.ops.aten.mul) and
+    picks the overload by the arguments' types, so the compiled graphs'
+    ops are counted against the plan's before the program is used. A
+    Python number where add, sub, mul or div (and their in-place forms)
+    take a Tensor resolves to their Scalar overload, which ATen
+    implements as the Tensor one on the number wrapped, as the Python
+    binding wraps it: that is expected, nothing else is.
+  - Every op runs. The compiler and the interpreter's pipeline (with the
+    optimizer off, as every call here runs it: no fusion, no profiling)
+    drop ops whose results nothing reads, random ones included, whose
+    draws would then be missing. So each such result is read once, by an
+    append to the state list and a pop; the count above is taken on the
+    graphs after that pipeline (inlining, RemoveExpands, CanonicalizeOps,
+    dead code elimination: runNooptPassPipeline in torch/csrc/jit).
+  - Generator states are saved and restored by two ops of ours,
+    checkmate::rng_state and checkmate::set_rng_state, whose kernels are
+    execute.rng_state and set_rng_state.
+
+The interpreter frees a value after its last read, not at a `del`: at or
+before the plan's free. A tuple result is taken apart at once, so that
+each element lives as long as something reads it. The state handed from
+the forward to the backward is a torch.ScriptList, passed by reference:
+the backward empties it, and its registers then hold the only references.
+
+Anything else (a constant the language cannot write, an op that resolves
+to another overload, a value of a type the state cannot hold) raises
+ScriptError, and the plan runs as Python (train.py)."""
+import collections
+import math
+import operator
+import re
+from typing import List
+
+import torch
+
+from .codegen import Program
+from .execute import rng_state, set_rng_state
+from .functional import functional_op
+from .graph import _FORMULA_CONTIGUOUS, Synthetic
+
+
+class ScriptError(Exception):
+    pass
+
+
+_HELPERS = '''
+def _clone(t: Tensor) -> Tensor:
+    if t.is_contiguous():
+        return t.clone()
+    for i in range(t.dim()):
+        if t.size(i) > 1 and t.stride(i) == 0:
+            return t.clone()
+    return torch.empty_strided(t.size(), t.stride(), dtype=t.dtype, device=t.device).copy_(t)
+
+
+def _contiguous(t: Tensor, like: Tensor) -> Tensor:
+    if like.dim() == 4 and like.is_contiguous(memory_format=torch.channels_last) \\
+            and not like.is_contiguous():
+        return t.contiguous(memory_format=torch.channels_last)
+    return t.contiguous()
+'''
+
+# ATen ops whose Scalar overload is their Tensor one on the wrapped number
+_WRAPPED = {"add", "sub", "mul", "div", "add_", "sub_", "mul_", "div_"}
+
+_LIBRARY = []
+
+
+def _register_ops():
+    """checkmate::rng_state(Device) and set_rng_state(Device, Tensor), once
+    a process (by whichever copy of this package comes first)."""
+    try:
+        torch.ops.checkmate.rng_state
+        return
+    except (AttributeError, RuntimeError):
+        pass
+    lib = torch.library.Library("checkmate", "FRAGMENT")
+    # CONSERVATIVE: TorchScript may neither drop nor move them
+    lib.define("rng_state(Device device) -> Tensor", alias_analysis="CONSERVATIVE")
+    lib.define("set_rng_state(Device device, Tensor state) -> ()",
+               alias_analysis="CONSERVATIVE")
+    lib.impl("rng_state", rng_state, "CompositeExplicitAutograd")
+    lib.impl("set_rng_state", set_rng_state, "CompositeExplicitAutograd")
+    _LIBRARY.append(lib)
+
+
+def _schema_name(schema):
+    return str(schema).split("(")[0]
+
+
+def _ops_run(graph):
+    """The ops that TorchScript's interpreter runs for graph (with the
+    optimizer off), by schema name: only those with a Tensor in their
+    schema (the others are list, number and identity operations)."""
+    g = graph.copy()
+    torch._C._jit_pass_inline(g)
+    torch._C._jit_pass_remove_expands(g)
+    torch._C._jit_pass_canonicalize_graph_fuser_ops(g)
+    torch._C._jit_pass_dce(g)
+    count = collections.Counter()
+
+    def walk(block):
+        for n in block.nodes():
+            for b in n.blocks():
+                walk(b)
+            if n.kind().startswith("prim::"):
+                continue
+            s = n.schema()
+            if s == "(no schema)":
+                count[n.kind()] += 1   # never expected: a mismatch
+            elif "Tensor" in s:
+                count[_schema_name(s)] += 1
+    walk(g.block())
+    return count
+
+
+_HELPER_OPS = {}
+
+
+def _helper_ops(name):
+    """The ops one call of helper `name` adds (_ops_run of its body)."""
+    if not _HELPER_OPS:
+        cu = torch.jit.CompilationUnit(_HELPERS)
+        for h in ("_clone", "_contiguous"):
+            _HELPER_OPS[h] = _ops_run(getattr(cu, h).graph)
+    return _HELPER_OPS[name]
+
+
+_ASSIGN = re.compile(r"^( *)([A-Za-z_]\w*(?:, *[A-Za-z_]\w*)*) = (.*)$")
+_NAME = re.compile(r"[A-Za-z_]\w*")
+_STRING = re.compile(r"'[^']*'|\"[^\"]*\"")
+_ELEMENT = re.compile(r"\b([A-Za-z_]\w*)\[(\d+)\]")
+_OP_CALL = re.compile(r"torch\.ops\.|\.clone\(|\b_clone\(|\b_contiguous\(")
+
+
+def _split_tuple(expr):
+    """The parts of a tuple literal "(a, b[1], f(c, d))", split at its
+    top-level commas."""
+    parts, depth, start = [], 0, 1
+    for i, ch in enumerate(expr):
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        if (ch == "," and depth == 1) or (depth == 0 and ch == ")"):
+            parts.append(expr[start:i].strip())
+            start = i + 1
+    return [p for p in parts if p]
+
+
+class _NoOptimizer:
+    """TorchScript's optimizer off in this thread (its setting is per
+    thread: autograd runs a CUDA backward in a thread of its own)."""
+
+    def __enter__(self):
+        self.old = torch._C._get_graph_executor_optimize()
+        torch._C._set_graph_executor_optimize(False)
+
+    def __exit__(self, *exc):
+        torch._C._set_graph_executor_optimize(self.old)
+
+
+class ScriptProgram(Program):
+    """codegen.Program's forward and backward, compiled by TorchScript
+    (see the module comment); the same interface."""
+
+    _RNG_GET, _RNG_SET = "torch.ops.checkmate.rng_state", "torch.ops.checkmate.set_rng_state"
+    _NONES = "torch.jit.annotate(List[Optional[Tensor]], [None]) * %d"
+
+    def __init__(self, analysis, forward_steps, backward_steps):
+        _register_ops()
+        self.expected = collections.Counter()
+        self.helpers = collections.Counter()
+        self.tuples = {}      # name of a tuple value -> its length
+        self.n_tmp = 0
+        self.K = []
+        super().__init__(analysis, forward_steps, backward_steps)
+
+    # --- the language's ways ----------------------------------------------
+
+    def _const(self, value, prefix="k"):
+        if isinstance(value, torch.device):
+            return 'torch.device("%s")' % value
+        if isinstance(value, (torch.dtype, torch.memory_format, torch.layout)):
+            return repr(value)
+        if isinstance(value, float) and not math.isfinite(value):
+            return 'float("%s")' % value
+        if isinstance(value, torch.Tensor):
+            key = (torch.Tensor, id(value))
+            if key not in self._consts:
+                self._consts[key] = "K[%d]" % len(self.K)
+                self.K.append(value)
+            return self._consts[key]
+        raise ScriptError("a constant of type %s" % type(value).__name__)
+
+    def _tmp(self):
+        self.n_tmp += 1
+        return "c%d" % (self.n_tmp - 1)
+
+    def _element(self, owner, i):
+        return "%s_%d" % (self._name(owner), i)
+
+    def _assigned(self, r, out):
+        value = self.a.fake.get(r)
+        if isinstance(value, (tuple, list)):
+            v = self._name(r)
+            self.tuples[v] = len(value)
+            out += ["%s_%d = %s[%d]" % (v, i, v, i) for i in range(len(value))]
+
+    def _del(self, name):
+        return []
+
+    def _cumulative(self, count, calls):
+        self.expected["aten::add.Scalar"] += 1
+        self.expected["aten::Float.Tensor"] += 1
+        return super()._cumulative(count, calls)
+
+    def _aten(self, op, args, src, kwargs):
+        """A call of OpOverload op, counted in the ops expected."""
+        if not isinstance(op, torch._ops.OpOverload):
+            raise ScriptError("a call of %r" % (op,))
+        name = _schema_name(op._schema)
+        ns, packet = op._schema.name.split("::")
+        if packet in _WRAPPED and op._overloadname in ("Tensor", "Tensor_mode") and \
+                len(args) > 1 and isinstance(args[1], (int, float)):
+            name = name.replace(".Tensor", ".Scalar")
+        self.expected[name] += 1
+        return "torch.ops.%s.%s(%s)" % (ns, packet, ", ".join(
+            list(src) + ["%s=%s" % kv for kv in kwargs.items()]))
+
+    def _op_call(self, target, args, src, kwargs):
+        if target is operator.getitem:
+            if src[0] in self.tuples and isinstance(args[1], int):
+                return "%s_%d" % (src[0], args[1])
+            return "%s[%s]" % (src[0], src[1])
+        src = list(src)
+        idx = _FORMULA_CONTIGUOUS.get(getattr(target, "overloadpacket", None), ())
+        like = src[idx[-1]] if idx else None
+        for i in idx:
+            src[i] = "_contiguous(%s, %s)" % (src[i], like)
+            self.helpers["_contiguous"] += 1
+        return self._aten(target, args, src, kwargs)
+
+    def _call(self, n, replace=None, in_place=()):
+        if n.target is functional_op:
+            return self._functional(n, replace, in_place)
+        src = super()._call(n, replace, in_place)
+        self.helpers["_clone"] += src.count("_clone(")
+        return src
+
+    def _functional(self, n, replace, in_place):
+        """functional_op(op, mutated, *args) (functional.written_op): the
+        clones, the op, and the tuple of its results and the mutated."""
+        op, mutated = n.args[0], n.args[1]
+        full = [None, None] + [self._arg(x) for x in n.args[2:]]
+        for i, v in (replace or {}).items():
+            full[i] = v
+        src = full[2:]
+        for i in mutated:
+            if n.args[2 + i] not in in_place:
+                c = self._tmp()
+                self.pre.append("%s = %s.clone()" % (c, src[i]))
+                src[i] = c
+        kwargs = {k: self._arg(v) for k, v in n.kwargs.items()}
+        returns = getattr(op, "_schema", None) and op._schema.returns
+        if not returns or any(str(r.type) != "Tensor" for r in returns):
+            raise ScriptError("%s returns no tensors" % (op,))
+        t = self._tmp()
+        self.pre.append("%s = %s" % (t, self._op_call(op, n.args[2:], src, kwargs)))
+        if len(returns) == 1:
+            outs = [t]
+        else:
+            self.tuples[t] = len(returns)
+            outs = ["%s[%d]" % (t, j) for j in range(len(returns))]
+        return "(%s)" % ", ".join(outs + [src[i] for i in mutated])
+
+    def _accumulate(self, i, g, out):
+        self.expected["aten::add_.Tensor"] += 1
+        out += ["t = A[%d]" % i, "if t is not None:", "    t.add_(g)", "else:",
+                "    G[%d] = g" % i]
+
+    def _write_back(self, pairs, out):
+        self._emit(out, "with torch.no_grad():")
+        for t, v in pairs:
+            self.expected["aten::copy_"] += 1
+            out += ["    if %s is not %s:" % (v, t), "        %s.copy_(%s)" % (t, v)]
+
+    # --- the state between the two functions -------------------------------
+
+    def _state_names(self):
+        """The names the forward appends to the state, in order, and the
+        layout of its resident values: (node, number of elements or
+        None for a tensor, 0 for an rng token)."""
+        names, layout = [], []
+        for r in self.boundary:
+            if isinstance(r, Synthetic) and r.kind == "rng":
+                layout.append((r, 0))
+                continue
+            v = self._name(r)
+            if v in self.tuples:
+                names += ["%s_%d" % (v, i) for i in range(self.tuples[v])]
+                layout.append((r, self.tuples[v]))
+                continue
+            value = self.a.fake[r.base][r.index] if isinstance(r, Synthetic) and \
+                r.kind == "projection" else self.a.fake.get(r)
+            if not isinstance(value, torch.Tensor):
+                raise ScriptError("'%s' is kept for the backward and is no tensor" % r.name)
+            names.append(v)
+            layout.append((r, None))
+        names += [self.fixed_name[n] for n in self.fixed]
+        names += ["r_%s" % self._name(r) for r in self.rng_kept]
+        names += ["e%d" % i for i in self.early]
+        return names, layout
+
+    def _forward_source(self, out, outs, parts):
+        for o in self.a.outputs:
+            if not isinstance(o.meta.get("val"), torch.Tensor):
+                raise ScriptError("output '%s' is no tensor" % o.name)
+        names, self.layout = self._state_names()
+        if names:
+            out.append("state.extend([%s])" % ", ".join(names))
+        out.append("return [%s]" % ", ".join(outs))
+        return ("def forward(X: List[Tensor], K: List[Tensor], state: List[Tensor]) "
+                "-> List[Tensor]:\n") + "".join("    %s\n" % line for line in out)
+
+    def _backward_source(self, out):
+        names, _ = self._state_names()
+        n_rng, n_early = len(self.rng_kept), len(self.early)
+        at = len(names) - n_rng - n_early
+        pro = ["%s = state[%d]" % (v, k) for k, v in enumerate(names[:at])]
+        for var, start, n in (("R", at, n_rng), ("E", at + n_rng, n_early)):
+            pro.append("%s = [%s]" % (var, ", ".join("state[%d]" % k for k in range(start, start + n)))
+                       if n else "%s = torch.jit.annotate(List[Tensor], [])" % var)
+        pro.append("state.clear()")
+        return ("def backward(state: List[Tensor], K: List[Tensor], T: List[Tensor], "
+                "A: List[Optional[Tensor]]) -> List[Optional[Tensor]]:\n") + \
+            "".join("    %s\n" % line for line in pro + out)
+
+    # --- compiling and checking --------------------------------------------
+
+    def _kept(self, source):
+        """source with each op result that nothing reads read once (by
+        the state list), so that TorchScript keeps the op: a backward pass
+        over each function's lines that follows which names, and which
+        elements of tuples, are read below. An op whose results are not
+        read but whose written argument is (a batch norm recomputed for
+        its running statistics) is not kept by TorchScript: its results
+        count, not its writes."""
+        lines = source.split("\n")
+        live, elems, sinks = set(), collections.defaultdict(set), {}
+
+        def read(expr):
+            for base, i in _ELEMENT.findall(expr):
+                elems[base].add(int(i))
+            live.update(_NAME.findall(_ELEMENT.sub("", expr)))
+
+        for k in range(len(lines) - 1, -1, -1):
+            line = _STRING.sub("''", lines[k])
+            if line.startswith("def "):
+                live, elems = set(), collections.defaultdict(set)
+                continue
+            m = _ASSIGN.match(line)
+            if m is None:
+                read(line)
+                continue
+            targets = [t.strip() for t in m.group(2).split(",")]
+            expr = m.group(3)
+            used = [t for t in targets if t in live or elems.get(t)]
+            if len(targets) == 1 and expr.startswith("(") and targets[0] in self.tuples:
+                # a tuple built of parts: each part read as its element is
+                t = targets[0]
+                parts = _split_tuple(expr)
+                for i, part in enumerate(parts):
+                    if t in live or i in elems.get(t, ()):
+                        read(part)
+            elif not used and _OP_CALL.search(expr):
+                v = targets[0]
+                sinks[k] = (m.group(1), "%s[0]" % v if v in self.tuples else v)
+                read(expr)
+            elif used:
+                read(expr)
+            for t in targets:
+                live.discard(t)
+                elems.pop(t, None)
+        for k in sorted(sinks, reverse=True):
+            indent, v = sinks[k]
+            lines[k + 1:k + 1] = ["%sstate.append(%s)" % (indent, v), "%sstate.pop()" % indent]
+        return "\n".join(lines), len(sinks)
+
+    def _build(self):
+        source, self.n_kept = self._kept(self.source)
+        self.source = _HELPERS + "\n" + source
+        try:
+            cu = torch.jit.CompilationUnit(self.source)
+        except Exception as e:   # the language or the types
+            err = ScriptError("TorchScript: %s" % str(e).strip().split("\n")[0])
+            err.detail = str(e)
+            raise err from None
+        expected = collections.Counter(self.expected)
+        # the snapshots' and functional ops' clones, the generator states
+        expected["aten::clone"] += source.count(".clone()")
+        for op in ("rng_state", "set_rng_state"):
+            expected["checkmate::" + op] += source.count("torch.ops.checkmate.%s(" % op)
+        for h, k in self.helpers.items():
+            for name, c in _helper_ops(h).items():
+                expected[name] += c * k
+        got = _ops_run(cu.forward.graph) + _ops_run(cu.backward.graph)
+        if got != expected:
+            diff = sorted(set(got) ^ set(expected) | {k for k in got if got[k] != expected[k]})
+            raise ScriptError("TorchScript runs other ops than the plan's: %s (%d, %d expected)"
+                              % (diff[0], got[diff[0]], expected[diff[0]]))
+        self.cu = cu
+
+    # --- running --------------------------------------------------------------
+
+    def forward(self, X):
+        state = torch.jit.script(torch.jit.annotate(List[torch.Tensor], []))
+        with _NoOptimizer():
+            outs = self.cu.forward(X, self.K, state)
+        return outs, state
+
+    def backward(self, state, T, A):
+        with _NoOptimizer():
+            return self.cu.backward(state, self.K, T, A)
+
+    def resume(self, state):
+        values, items = [], list(state)
+        state.clear()
+        k = 0
+        for r, n in self.layout:
+            if n == 0:
+                values.append(True)
+            elif n is None:
+                values.append(items[k])
+                k += 1
+            else:
+                values.append(tuple(items[k:k + n]))
+                k += n
+        nf, nr = len(self.fixed), len(self.rng_kept)
+        return super().resume([values, items[k:k + nf], items[k + nf:k + nf + nr],
+                               items[k + nf + nr:]])
