@@ -164,6 +164,8 @@ def train(seed, budget, ch, log):
         log.append("plan: %s" % {k: m.plan_info.get(k) for k in
                                  ("budget", "peak", "checkpoint_all_peak", "fixed_memory",
                                   "computes", "nodes", "strategy")})
+        note = m.plan_info.get("runner_note")
+        log.append("runner: %s%s" % (m.plan_info.get("runner"), " (%s)" % note if note else ""))
     params = list(m.parameters())
     if ch["optimizer"] == "sgd":
         opt = torch.optim.SGD(params, lr=0.01, momentum=0.9)
@@ -525,6 +527,15 @@ def summary(records, secs=None, jobs=1):
         lines.append("time per seed: %.2f s (in the worker)%s" % (
             tot / len(records), "" if secs is None else
             "; wall %.0f s for %d jobs" % (secs, jobs)))
+    runners = collections.Counter(line.split()[1] for r in records for line in r.get("log") or []
+                                  if line.startswith("runner: "))
+    if runners:
+        lines.append("generated code run by: %s" % "  ".join(
+            "%s %d" % kv for kv in sorted(runners.items())))
+        why = collections.Counter(line[len("runner: python ("):-1].split(" (")[0]
+                                  for r in records for line in r.get("log") or []
+                                  if line.startswith("runner: python ("))
+        lines += ["  %4d  python: %s" % (c, w) for w, c in why.most_common(5)]
     for outcome in ("wrong", "crash", "refused", "skip"):
         g = group(records, outcome)
         if not g:

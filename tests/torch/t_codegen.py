@@ -1,11 +1,13 @@
 #!/usr/bin/python3
-"""The generated code of a plan (checkmate_torch/codegen.py) against the
-executor that interprets the same plan (execute.py): on models with
-dropout recomputed in the backward, batch norm (also momentum=None),
-group norm, in-place ops and a buffer the step writes, at budgets that
-force recomputation and at the checkpoint-all plan (which writes the
-buffers in place), both give the same outputs, gradients, buffers and
-generator state, bit for bit; a plan the executor would stop on is
+"""The generated code of a plan (checkmate_torch/codegen.py, as Python, and
+script.py, as TorchScript) against the executor that interprets the same
+plan (execute.py): on models with dropout recomputed in the backward,
+batch norm (also momentum=None), group norm, in-place ops and a buffer
+the step writes, at budgets that force recomputation and at the
+checkpoint-all plan (which writes the buffers in place), all three give
+the same outputs, gradients, buffers and generator state, bit for bit;
+TorchScript's program is refused where its ops are not the plan's (shown
+by taking away what makes them so); a plan the executor would stop on is
 refused when the code is generated, naming the step."""
 import os
 import sys
@@ -22,7 +24,9 @@ remat_or_finish()
 from torch import nn  # noqa: E402
 
 import checkmate_torch  # noqa: E402
+from checkmate_torch import script  # noqa: E402
 from checkmate_torch.codegen import Program  # noqa: E402
+from checkmate_torch.script import ScriptError, ScriptProgram  # noqa: E402
 from checkmate_torch.execute import Executor, PlanError, fixed_values  # noqa: E402
 from checkmate_torch.trace import Inputs  # noqa: E402
 
@@ -84,10 +88,17 @@ def run_executor(c, tensors, tangents):
     return outs, ex.finish()
 
 
-def run_program(c, tensors, tangents):
-    p = c.program
-    outs, state = p.forward(tensors)
-    return outs, p.backward(state, tangents, [None] * len(c.analysis.grads))
+def runner(kind):
+    """A run of the plan's code generated as `kind` (Program or
+    ScriptProgram)."""
+    def run(c, tensors, tangents):
+        p = kind(c.analysis, c.forward_steps, c.backward_steps)
+        outs, state = p.forward(tensors)
+        grads = p.backward(state, tangents, [None] * len(c.analysis.grads))
+        run.left = len(state)   # the state the backward leaves: nothing
+        return outs, grads
+    run.__name__ = kind.__name__
+    return run
 
 
 def same(xs, ys):
@@ -115,23 +126,30 @@ def main():
             tangents = [torch.randn(tuple(a.fake[p].shape), generator=gen).to(a.fake[p].dtype)
                         for p in a.placeholders if a.role[p] == "tangent"]
             results = []
-            for run in (run_executor, run_program):
+            runs = (run_executor, runner(Program), runner(ScriptProgram))
+            for run in runs:
                 tensors = placeholders(model, args, kwargs)
                 torch.manual_seed(11)
                 with torch.no_grad():
                     outs, grads = run(c, tensors, [t.clone() for t in tangents])
                 results.append((outs, grads, tensors, torch.get_rng_state()))
-            (o1, g1, t1, r1), (o2, g2, t2, r2) = results
+            (o1, g1, t1, r1) = results[0]
             # writes made in place (codegen.in_place_writes): the checkpoint-
             # all plan snapshots nothing and writes every buffer in place
             writes = sum(map(len, c.program.in_place.values()))
             snaps = len(c.program.snapshot)
-            ok(same(o1, o2) and same(g1, g2) and same(t1, t2) and torch.equal(r1, r2)
-               and writes > 0 and (frac < 1 or snaps == 0),
-               "%s, %.0f%% of the activations (%d recomputes, %d writes in place, %d of %d "
-               "written tensors snapshot): generated code = executor, bitwise (outputs, %d "
-               "gradients, buffers, generator)"
-               % (what, frac * 100, recomputes, writes, snaps, len(a.final), len(g1)))
+            for (o2, g2, t2, r2), name in zip(results[1:], ("Python", "TorchScript")):
+                ok(same(o1, o2) and same(g1, g2) and same(t1, t2) and torch.equal(r1, r2)
+                   and writes > 0 and (frac < 1 or snaps == 0),
+                   "%s, %.0f%% of the activations (%d recomputes, %d writes in place, %d of %d "
+                   "written tensors snapshot): generated code (%s) = executor, bitwise "
+                   "(outputs, %d gradients, buffers, generator)"
+                   % (what, frac * 100, recomputes, writes, snaps, len(a.final), name, len(g1)))
+            ok(m.plan_info["runner"] == "torchscript" and m.plan_info["runner_note"] is None
+               and runs[2].left == 0,
+               "%s, %.0f%%: remat runs the TorchScript program (plan_info runner %s), whose "
+               "backward empties the state (%d left)"
+               % (what, frac * 100, m.plan_info["runner"], runs[2].left))
 
     # views called as Tensor methods dispatch what their ATen ops do
     from torch.utils._python_dispatch import TorchDispatchMode
@@ -167,6 +185,51 @@ def main():
     ok(not bad, "%d views called as Tensor methods dispatch the ATen ops of their OpOverloads, "
        "with the same results%s" % (len(_METHODS), "" if not bad else ": not " + ", ".join(bad)))
 
+    # TorchScript's program is checked against the plan's ops: without the
+    # results read where TorchScript would drop their ops (a recomputed
+    # batch norm read for its running statistics only), or without the
+    # overloads a Python number resolves to, the check refuses the program
+    torch.manual_seed(0)
+    model = Mixed()
+    args, kwargs = CASES[0][2]()
+    c = checkmate_torch.remat(model, args, kwargs, cache=False, strategy="dtr",
+                              budget=lambda f, p: f + (p - f) // 2)._last
+    kept = ScriptProgram(c.analysis, c.forward_steps, c.backward_steps).n_kept
+    saved = ScriptProgram._kept
+    ScriptProgram._kept = lambda self, source: (source, 0)
+    try:
+        ScriptProgram(c.analysis, c.forward_steps, c.backward_steps)
+        ok(False, "a program without the %d kept results is refused" % kept)
+    except ScriptError as e:
+        ok(kept > 0 and "other ops" in str(e),
+           "a program without the %d kept results is refused: %s" % (kept, e))
+    finally:
+        ScriptProgram._kept = saved
+    torch.manual_seed(0)
+    model = gpt()
+    args, kwargs = CASES[1][2]()
+    c = checkmate_torch.remat(model, args, kwargs, cache=False, budget="100%",
+                              strategy="checkpoint-all")._last
+    saved = dict(script._WRAPPED_AS)
+    script._WRAPPED_AS.clear()
+    try:
+        ScriptProgram(c.analysis, c.forward_steps, c.backward_steps)
+        ok(False, "a program whose numbers resolve to other overloads than expected is refused")
+    except ScriptError as e:
+        ok(".Scalar" in str(e), "a program whose numbers resolve to other overloads than "
+           "expected is refused: %s" % e)
+    finally:
+        script._WRAPPED_AS.update(saved)
+    os.environ["CHECKMATE_TORCHSCRIPT"] = "0"
+    try:
+        info = checkmate_torch.remat(model, args, kwargs, cache=False, budget="100%",
+                                     strategy="checkpoint-all").plan_info
+    finally:
+        del os.environ["CHECKMATE_TORCHSCRIPT"]
+    ok(info["runner"] == "python" and info["runner_note"] == "CHECKMATE_TORCHSCRIPT=0",
+       "CHECKMATE_TORCHSCRIPT=0: the plan runs as Python (runner %s, note %s)"
+       % (info["runner"], info["runner_note"]))
+
     # a broken plan is refused when its code is generated
     torch.manual_seed(0)
     model = Mixed()
@@ -184,12 +247,13 @@ def main():
          [s for s in bwd if s[1] is not last], "never"),
     ]
     for what, f, b, words in cases:
-        try:
-            Program(c.analysis, f, b)
-            ok(False, "%s: refused" % what)
-        except PlanError as e:
-            ok(words in str(e) and "\n" not in str(e),
-               "%s: refused when generated: %s" % (what, e))
+        for kind in (Program, ScriptProgram):
+            try:
+                kind(c.analysis, f, b)
+                ok(False, "%s: refused (%s)" % (what, kind.__name__))
+            except PlanError as e:
+                ok(words in str(e) and "\n" not in str(e),
+                   "%s: refused when generated (%s): %s" % (what, kind.__name__, e))
     finish()
 
 

@@ -109,9 +109,11 @@ def equivalence(name, build, autocast):
            "%s: %s" % (type(e).__name__, e))
         return
     same = len(got) == len(want) and all(torch.equal(a, b) for a, b in zip(got, want))
-    ok(same, "%s%s: 3 AdamW steps equal ordinary ones bitwise (plan: %d computes of %d nodes)"
-       % (name, ", bf16 autocast" if autocast else "", m.plan_info["computes"],
-          m.plan_info["nodes"]))
+    ok(same, "%s%s: 3 AdamW steps equal ordinary ones bitwise (plan: %d computes of %d nodes, "
+       "run as %s%s)" % (name, ", bf16 autocast" if autocast else "", m.plan_info["computes"],
+                         m.plan_info["nodes"], m.plan_info["runner"],
+                         ": %s" % m.plan_info["runner_note"] if m.plan_info["runner_note"]
+                         else ""))
 
 
 def compiled(name, build):
