@@ -41,8 +41,6 @@ import collections
 import math
 import operator
 import re
-from typing import List
-
 import torch
 
 from .codegen import Program
@@ -449,7 +447,7 @@ class ScriptProgram(Program):
     # --- running --------------------------------------------------------------
 
     def forward(self, X):
-        state = torch.jit.script(torch.jit.annotate(List[torch.Tensor], []))
+        state = torch._C.ScriptList([])   # torch.jit.script([]) warns on torch 2.14
         with _NoOptimizer():
             outs = self.cu.forward(X, self.K, state)
         return outs, state
