@@ -347,7 +347,7 @@ class ScriptProgram(Program):
 
     def _forward_source(self, out, outs, parts):
         for o in self.a.outputs:
-            if not isinstance(o.meta.get("val"), torch.Tensor):
+            if not isinstance(self.a.fake.get(o, o.meta.get("val")), torch.Tensor):
                 raise ScriptError("output '%s' is no tensor" % o.name)
         names, self.layout = self._state_names()
         if names:
