@@ -41,6 +41,7 @@ import collections
 import math
 import operator
 import re
+
 import torch
 
 from .codegen import Program
@@ -104,19 +105,30 @@ def _schema_name(schema):
 
 def _ops_run(graph):
     """The ops that TorchScript's interpreter runs for graph (with the
-    optimizer off), by schema name: only those with a Tensor in their
-    schema (the others are list, number and identity operations)."""
+    optimizer off: its runNooptPassPipeline), by schema name."""
     g = graph.copy()
     torch._C._jit_pass_inline(g)
     torch._C._jit_pass_remove_expands(g)
     torch._C._jit_pass_canonicalize_graph_fuser_ops(g)
     torch._C._jit_pass_dce(g)
+    return _ops_of(g)
+
+
+def _ops_of(g):
+    """The ops of graph g by schema name: only those with a Tensor in
+    their schema (the others are list, number and identity operations)."""
     count = collections.Counter()
 
     def walk(block):
         for n in block.nodes():
             for b in n.blocks():
                 walk(b)
+            if n.kind() == "prim::CallFunction":
+                # a helper not inlined (torch 2.13 runs it by itself)
+                name = n.inputsAt(0).node().s("name")
+                count.update(_helper_ops(name) if name in ("_clone", "_contiguous")
+                             else {"call " + name: 1})
+                continue
             if n.kind().startswith("prim::"):
                 continue
             s = n.schema()
@@ -161,6 +173,13 @@ def _split_tuple(expr):
             parts.append(expr[start:i].strip())
             start = i + 1
     return [p for p in parts if p]
+
+
+def _difference(got, expected):
+    """The first op counted differently, as 'name (got, expected)', or
+    None."""
+    diff = sorted(k for k in set(got) | set(expected) if got[k] != expected[k])
+    return "%s (%d, %d expected)" % (diff[0], got[diff[0]], expected[diff[0]]) if diff else None
 
 
 class _NoOptimizer:
@@ -438,23 +457,33 @@ class ScriptProgram(Program):
             for name, c in _helper_ops(h).items():
                 expected[name] += c * k
         got = _ops_run(cu.forward.graph) + _ops_run(cu.backward.graph)
-        diff = sorted(k for k in set(got) | set(expected) if got[k] != expected[k])
+        self.ops = {f: _ops_run(getattr(cu, f).graph) for f in ("forward", "backward")}
+        diff = _difference(self.ops["forward"] + self.ops["backward"], expected)
         if diff:
-            raise ScriptError("TorchScript runs other ops than the plan's: %s (%d, %d expected)"
-                              % (diff[0], got[diff[0]], expected[diff[0]]))
+            raise ScriptError("TorchScript runs other ops than the plan's: %s" % diff)
         self.cu = cu
+        self.unchecked = {"forward", "backward"}
 
     # --- running --------------------------------------------------------------
 
+    def _run(self, f, *args):
+        with _NoOptimizer():
+            out = getattr(self.cu, f)(*args)
+        if f in self.unchecked:
+            # the graph TorchScript ran the first time is the one checked
+            self.unchecked.discard(f)
+            diff = _difference(_ops_of(torch._C._last_executed_optimized_graph()), self.ops[f])
+            if diff:
+                raise ScriptError("TorchScript ran other ops in the %s than were checked: %s "
+                                  "(CHECKMATE_TORCHSCRIPT=0 runs plans as Python)" % (f, diff))
+        return out
+
     def forward(self, X):
         state = torch._C.ScriptList([])   # torch.jit.script([]) warns on torch 2.14
-        with _NoOptimizer():
-            outs = self.cu.forward(X, self.K, state)
-        return outs, state
+        return self._run("forward", X, self.K, state), state
 
     def backward(self, state, T, A):
-        with _NoOptimizer():
-            return self.cu.backward(state, self.K, T, A)
+        return self._run("backward", state, self.K, T, A)
 
     def resume(self, state):
         values, items = [], list(state)
