@@ -125,7 +125,8 @@ def in_place_writes(a, forward_steps, backward_steps):
       - a dense value of the plan's, read once by the op and by nothing
         after it, not part of a gradient, and freed next in the same
         function (relu_ on a batch norm's output, dropout's bernoulli_ on
-        a fresh tensor);
+        a fresh tensor); an element of a tuple (a projection) only where
+        nothing takes an element from that tuple again afterwards;
       - a parameter, buffer or input the step writes, where the op makes
         its last version and nothing reads its first one afterwards (a
         batch norm's running statistics, num_batches_tracked): the op
@@ -169,8 +170,11 @@ def in_place_writes(a, forward_steps, backward_steps):
             if own is not None:
                 fake = a.fake.get(x) if own is x else a.fake[own.base][own.index]
                 kind, at = nxt.get(own, ("end", len(steps)))
+                # a projection's tuple holds the same tensor: no later
+                # projection may be taken from it
+                base = nxt.get(getattr(own, "base", None), ("end",))[0]
                 ok = own not in in_grads and isinstance(fake, torch.Tensor) and _dense(fake) \
-                    and kind == "free" and (k < boundary) == (at < boundary)
+                    and kind == "free" and (k < boundary) == (at < boundary) and base != "read"
             else:
                 last = a.final.get(x)
                 ok = x.op == "placeholder" and last is not None and x not in snapshot \

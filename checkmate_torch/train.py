@@ -340,6 +340,13 @@ def _distributed_wrapper(model):
     return None
 
 
+class _Figures:
+    """A copied module's plan_info until its first step."""
+
+    def __init__(self, info):
+        self.info = info
+
+
 class Remat(torch.nn.Module):
     """See remat()."""
 
@@ -375,6 +382,16 @@ class Remat(torch.nn.Module):
     def plan_info(self):
         """The figures of the plan used last (or made for the example)."""
         return dict(self._last.info)
+
+    def __getstate__(self):
+        """A copy (copy.deepcopy, pickle, torch.save) leaves the plans
+        behind: their traced graphs hold fake tensors and compiled code,
+        and they belong to this module's tensors. The copy makes its own
+        on its first steps (from the plan cache when there is one)."""
+        state = self.__dict__.copy()
+        state["_plans"] = {}
+        state["_last"] = _Figures(dict(self._last.info))
+        return state
 
     def forward(self, *args, **kwargs):
         if not (self.training and torch.is_grad_enabled()):

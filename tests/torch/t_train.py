@@ -240,6 +240,40 @@ def cumulative_batch_norm():
                                                    m.plan_info["nodes"]), which)
 
 
+def copies():
+    """A remat module after a step can be deep-copied and saved whole
+    (torch.save, torch.load): the copy makes its own plans and trains as
+    the original does, bitwise; the original is left as it was."""
+    import io
+    import torch
+    from torch import nn
+    from checkmate_torch import remat
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Linear(6, 16), nn.BatchNorm1d(16), nn.ReLU(), nn.Dropout(0.2),
+                        nn.Linear(16, 3))
+    x = torch.randn(8, 6)
+    m = remat(net, (x,), budget="90%", strategy="dtr", cache=False)
+    m(x).pow(2).mean().backward()
+    c = copy.deepcopy(m)
+    buf = io.BytesIO()
+    torch.save(m, buf)
+    buf.seek(0)
+    loaded = torch.load(buf, weights_only=False)
+    runs = []
+    for mod in (m, c, loaded):
+        torch.manual_seed(5)
+        mod.zero_grad()
+        loss = mod(x).pow(2).mean()
+        loss.backward()
+        runs.append([loss.detach()] + [p.grad.clone() for p in mod.parameters()] +
+                    [b.clone() for b in mod.buffers()])
+    same = all(len(r) == len(runs[0]) and all(torch.equal(a, b) for a, b in zip(r, runs[0]))
+               for r in runs[1:])
+    ok(same and c.model is not m.model and c._plans and c._last is not m._last,
+       "a remat module copied (copy.deepcopy) and saved whole (torch.save, torch.load) "
+       "after a step: each copy plans anew and its next step equals the original's, bitwise")
+
+
 def readme_example():
     """The README's training example runs as printed (from the repository
     root, with this python and this binary)."""
@@ -264,6 +298,7 @@ def main():
         if r is not None:
             memory(name, r[0], r[1], r[2], loss_fn)
     cumulative_batch_norm()
+    copies()
     readme_example()
     if torch.cuda.is_available():
         for name, build, make_batch, loss_fn in models():
