@@ -324,6 +324,8 @@ class ScriptProgram(Program):
             v = w
         self.pre.append("%s.copy_(%s)" % (v, self._arg(part)))
         self.expected["aten::copy_"] += 1
+        # read once: TorchScript drops the write into a detach's result
+        self.pre += ["state.append(%s)" % v, "state.pop()"]
         return out
 
     def _accumulate(self, i, g, out):

@@ -57,7 +57,8 @@ def choices(seed, torch_major=2):
         "optimizer": r.choice(["sgd", "adamw"]),
         "set_to_none": r.random() < 0.5,
         "frac": round(r.uniform(0.3, 1.0), 2),
-        "strategy": "auto" if r.random() < 0.15 else "dtr",
+        # one draw, so that the choices after it stay the seed's
+        "strategy": _strategy(r.random()),
         "time_limit": 2,
         # bf16 autocast (CPU) around the forward and the loss: "step" with
         # the plan made outside autocast, "both" with it made inside
@@ -66,6 +67,12 @@ def choices(seed, torch_major=2):
     if torch_major < 2:
         ch["autocast"] = None
     return ch
+
+
+def _strategy(u):
+    """auto 15%, lns 15%, approx 15%, dtr 55%: plans of every kind (lns
+    and approx recompute in other patterns than dtr)."""
+    return "auto" if u < 0.15 else "lns" if u < 0.3 else "approx" if u < 0.45 else "dtr"
 
 
 def choice_features(ch):
