@@ -447,9 +447,7 @@ class ScriptProgram(Program):
         try:
             cu = torch.jit.CompilationUnit(self.source)
         except Exception as e:   # the language or the types
-            err = ScriptError("TorchScript: %s" % str(e).strip().split("\n")[0])
-            err.detail = str(e)
-            raise err from None
+            raise ScriptError("TorchScript: %s" % str(e).strip().split("\n")[0]) from None
         expected = collections.Counter(self.expected)
         # the snapshots' and functional ops' clones, the generator states
         expected["aten::clone"] += source.count(".clone()")
@@ -458,7 +456,6 @@ class ScriptProgram(Program):
         for h, k in self.helpers.items():
             for name, c in _helper_ops(h).items():
                 expected[name] += c * k
-        got = _ops_run(cu.forward.graph) + _ops_run(cu.backward.graph)
         self.ops = {f: _ops_run(getattr(cu, f).graph) for f in ("forward", "backward")}
         diff = _difference(self.ops["forward"] + self.ops["backward"], expected)
         if diff:
