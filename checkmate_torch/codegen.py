@@ -26,7 +26,11 @@ then (Executor.on_grad's work). The results are the executor's, bit for bit.
 A plan the executor would stop on (a value not resident, a gradient never
 produced) raises PlanError here, when the plan is made. A backward whose
 tangents include ABSENT (outputs the loss does not reach) runs in the
-executor instead: resume() makes one from a forward's state."""
+executor instead: resume() makes one from a forward's state.
+
+What differs between languages goes through the methods under "what a
+dialect writes its own way": script.py's ScriptProgram writes the same
+steps in TorchScript's."""
 import math
 import operator
 
