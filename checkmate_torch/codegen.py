@@ -467,6 +467,12 @@ class Program:
             self._drop_views({o, getattr(o, "base", None)}, out)
             self._accumulate(i, g, out)
 
+    def _fake(self, r):
+        """The traced value of node r (of a projection, its element)."""
+        if isinstance(r, Synthetic) and r.kind == "projection":
+            return self.a.fake[r.base][r.index]
+        return self.a.fake.get(r)
+
     def _release(self, g):
         """Executor._release: the references to a gradient added into A."""
         o = self.a.owner(g)
@@ -475,8 +481,7 @@ class Program:
             if c is None or c not in self.env:
                 continue
             v = self._name(c)
-            fake = self.a.fake[c.base][c.index] if isinstance(c, Synthetic) and \
-                c.kind == "projection" else self.a.fake.get(c)
+            fake = self._fake(c)
             if isinstance(fake, (tuple, list)):
                 lines.append("%s = tuple(None if t is g else t for t in %s)" % (v, v))
             elif isinstance(fake, torch.Tensor) and c not in self.read:

@@ -341,10 +341,10 @@ class ScriptProgram(Program):
 
     # --- the state between the two functions -------------------------------
 
-    def _state_names(self):
-        """The names the forward appends to the state, in order, and the
-        layout of its resident values: (node, number of elements or
-        None for a tensor, 0 for an rng token)."""
+    def _resident(self):
+        """The names of the resident values the forward hands over (a
+        tuple's elements, no rng token), and their layout: (node, number
+        of elements, None for a tensor, 0 for an rng token)."""
         names, layout = [], []
         for r in self.boundary:
             if isinstance(r, Synthetic) and r.kind == "rng":
@@ -355,22 +355,21 @@ class ScriptProgram(Program):
                 names += ["%s_%d" % (v, i) for i in range(self.tuples[v])]
                 layout.append((r, self.tuples[v]))
                 continue
-            value = self.a.fake[r.base][r.index] if isinstance(r, Synthetic) and \
-                r.kind == "projection" else self.a.fake.get(r)
-            if not isinstance(value, torch.Tensor):
+            if not isinstance(self._fake(r), torch.Tensor):
                 raise ScriptError("'%s' is kept for the backward and is no tensor" % r.name)
             names.append(v)
             layout.append((r, None))
-        names += [self.fixed_name[n] for n in self.fixed]
-        names += ["r_%s" % self._name(r) for r in self.rng_kept]
-        names += ["e%d" % i for i in self.early]
         return names, layout
 
     def _forward_source(self, out, outs, parts):
         for o in self.a.outputs:
             if not isinstance(self.a.fake.get(o, o.meta.get("val")), torch.Tensor):
                 raise ScriptError("output '%s' is no tensor" % o.name)
-        names, self.layout = self._state_names()
+        resident, self.layout = self._resident()
+        # the state's parts: the resident values, the fixed values, the
+        # generator states, the early gradients
+        self.parts = (resident,) + tuple(parts[1:])
+        names = [x for part in self.parts for x in part]
         if names:
             out.append("state.extend([%s])" % ", ".join(names))
         out.append("return [%s]" % ", ".join(outs))
@@ -378,11 +377,10 @@ class ScriptProgram(Program):
                 "-> List[Tensor]:\n") + "".join("    %s\n" % line for line in out)
 
     def _backward_source(self, out):
-        names, _ = self._state_names()
-        n_rng, n_early = len(self.rng_kept), len(self.early)
-        at = len(names) - n_rng - n_early
-        pro = ["%s = state[%d]" % (v, k) for k, v in enumerate(names[:at])]
-        for var, start, n in (("R", at, n_rng), ("E", at + n_rng, n_early)):
+        resident, fixed, rng, early = self.parts
+        pro = ["%s = state[%d]" % (v, k) for k, v in enumerate(resident + fixed)]
+        at = len(resident) + len(fixed)
+        for var, start, n in (("R", at, len(rng)), ("E", at + len(rng), len(early))):
             pro.append("%s = [%s]" % (var, ", ".join("state[%d]" % k for k in range(start, start + n)))
                        if n else "%s = torch.jit.annotate(List[Tensor], [])" % var)
         pro.append("state.clear()")

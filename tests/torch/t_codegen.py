@@ -119,6 +119,22 @@ def runner(kind):
     return run
 
 
+def run_all(c, model, args, kwargs, tangents):
+    """The executor's run, the Python program's and TorchScript's, each on
+    fresh copies of the placeholders from seed 11: their (outputs,
+    gradients, placeholders after, generator state), and how much state
+    TorchScript's backward left."""
+    runs = (run_executor, runner(Program), runner(ScriptProgram))
+    results = []
+    for run in runs:
+        tensors = placeholders(model, args, kwargs)
+        torch.manual_seed(11)
+        with torch.no_grad():
+            outs, grads = run(c, tensors, [t.clone() for t in tangents])
+        results.append((outs, grads, tensors, torch.get_rng_state()))
+    return results, runs[2].left
+
+
 def same(xs, ys):
     return len(xs) == len(ys) and all(
         (x is None and y is None) or (isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor)
@@ -143,14 +159,7 @@ def main():
             gen = torch.Generator().manual_seed(3)
             tangents = [torch.randn(tuple(a.fake[p].shape), generator=gen).to(a.fake[p].dtype)
                         for p in a.placeholders if a.role[p] == "tangent"]
-            results = []
-            runs = (run_executor, runner(Program), runner(ScriptProgram))
-            for run in runs:
-                tensors = placeholders(model, args, kwargs)
-                torch.manual_seed(11)
-                with torch.no_grad():
-                    outs, grads = run(c, tensors, [t.clone() for t in tangents])
-                results.append((outs, grads, tensors, torch.get_rng_state()))
+            results, left = run_all(c, model, args, kwargs, tangents)
             (o1, g1, t1, r1) = results[0]
             # writes made in place (codegen.in_place_writes): the checkpoint-
             # all plan snapshots nothing and writes every buffer in place
@@ -164,10 +173,10 @@ def main():
                    "(outputs, %d gradients, buffers, generator)"
                    % (what, frac * 100, recomputes, writes, snaps, len(a.final), name, len(g1)))
             ok(m.plan_info["runner"] == "torchscript" and m.plan_info["runner_note"] is None
-               and runs[2].left == 0,
+               and left == 0,
                "%s, %.0f%%: remat runs the TorchScript program (plan_info runner %s), whose "
                "backward empties the state (%d left)"
-               % (what, frac * 100, m.plan_info["runner"], runs[2].left))
+               % (what, frac * 100, m.plan_info["runner"], left))
 
     # approx's plan for Residual computes a norm's output again from its
     # tuple after the `+=` that wrote it (found on ResNet-50 by an lns plan)
@@ -179,12 +188,8 @@ def main():
     a = c.analysis
     tangents = [torch.ones(tuple(a.fake[p].shape)) for p in a.placeholders
                 if a.role[p] == "tangent"]
-    results = []
-    for run in (run_executor, runner(Program), runner(ScriptProgram)):
-        tensors = placeholders(model, (x,), {})
-        with torch.no_grad():
-            results.append(run(c, tensors, [t.clone() for t in tangents]))
-    ok(all(same(o, results[0][0]) and same(g, results[0][1]) for o, g in results[1:]),
+    results, _ = run_all(c, model, (x,), {}, tangents)
+    ok(all(same(o, results[0][0]) and same(g, results[0][1]) for o, g, _, _ in results[1:]),
        "residual blocks, approx's plan (%d computes of %d nodes): both programs = executor, "
        "bitwise" % (sum(1 for op, _ in c.forward_steps + c.backward_steps if op == "compute"),
                     len(a.real)))
