@@ -619,9 +619,22 @@ def _fake_call(node, value_of):
     return call(node, value_of)
 
 
+def _recorded_values(gm):
+    """The fake values make_fx recorded for every node but the output
+    (torch 2), or None where some are missing (torch 1.13)."""
+    nodes = [n for n in gm.graph.nodes if n.op != "output"]
+    if all("val" in n.meta for n in nodes):
+        return {n: n.meta["val"] for n in nodes}
+    return None
+
+
 def _fake_values(gm, fixed):
-    """Every fx node's value on fake tensors (shapes and dtypes only).
-    Raises AnalysisError naming the node whose op fails."""
+    """Every fx node's value on fake tensors (shapes and dtypes only): the
+    recorded ones, else each op run again on fake tensors. Raises
+    AnalysisError naming the node whose op fails."""
+    val = _recorded_values(gm)
+    if val is not None:
+        return val
     from torch._subclasses.fake_tensor import FakeTensorMode
     mode = FakeTensorMode()
     inputs = iter([mode.from_tensor(t.detach()) for t in fixed])

@@ -13,11 +13,10 @@ torch.autograd.grad. Two kinds:
             (`export`'s default: a graph with a loss node, for the CLI).
 """
 import os
-import re
 import traceback
 
 import torch
-from torch.fx.experimental.proxy_tensor import make_fx
+from torch.fx.experimental.proxy_tensor import disable_autocast_cache, make_fx
 from torch.utils import _pytree as pytree
 
 
@@ -267,40 +266,54 @@ def _outside(filename):
     return not path.startswith(_TORCH) and os.path.dirname(path) != _HERE
 
 
-def _check_static(gm):
-    """Torch 2's fake tensors give .item() and data-dependent shapes
-    (nonzero, masked indexing) a symbol instead of failing: the same error
-    as on 1.13, naming the op and the user's line (from the node's stack
-    trace)."""
+def _dynamic_node(gm):
+    """The first node of gm whose value is not static, and why. Torch 2's
+    fake tensors give .item() and data-dependent shapes (nonzero, masked
+    indexing) a symbol instead of failing."""
     for n in gm.graph.nodes:
         vals = pytree.tree_flatten(n.meta.get("val"))[0]
         if n.target is torch.ops.aten._local_scalar_dense.default:
-            why = _DATA_DEPENDENT
-        elif any(isinstance(t, torch.Tensor) and not all(isinstance(d, int) for d in t.shape)
-                 for t in vals):
-            why = "its output shape depends on tensor values"
-        else:
-            continue
-        frames = re.findall(r'File "([^"]+)", line (\d+)', n.stack_trace or "")
-        user = [(f, ln) for f, ln in frames if _outside(f)]
-        where = " (called from %s:%s)" % (os.path.basename(user[-1][0]), user[-1][1]) \
-            if user else ""
-        raise TraceError("tracing failed at op %s%s: %s" % (n.target, where, why))
+            return n, _DATA_DEPENDENT
+        if any(isinstance(t, torch.Tensor) and not all(isinstance(d, int) for d in t.shape)
+               for t in vals):
+            return n, "its output shape depends on tensor values"
+    return None, None
 
 
 def _make_fx(f, *args):
+    """f traced by make_fx over fake tensors, without stack traces (they
+    cost a tenth of the trace). Torch 2's fake tensors give .item() and
+    data-dependent shapes (nonzero, masked indexing) a symbol instead of
+    failing; where the graph has one, f runs again on fake tensors without
+    symbols, which fails at that op with the user's line in its traceback
+    (the same error as on 1.13)."""
     try:
-        try:
-            tracer = make_fx(f, tracing_mode="fake", record_stack_traces=True)
-        except TypeError:  # torch 1.13: no stack traces, and no symbolic shapes
-            tracer = make_fx(f, tracing_mode="fake")
-        gm = tracer(*args)
+        gm = make_fx(f, tracing_mode="fake")(*args)
     except TraceError:
         raise
     except Exception as exc:  # anything the tracer or the model raised
         raise TraceError(_explain(exc)) from exc
-    _check_static(gm)
+    n, why = _dynamic_node(gm)
+    if n is not None:
+        _fake_run(f, *args)
+        raise TraceError("tracing failed at op %s: %s" % (n.target, why))
     return gm
+
+
+def _fake_run(f, *args):
+    """f called on fake copies of args, without building a graph (a third
+    of a trace's time): what the probe of a step needs to know is the
+    outputs' structure, shapes and which are differentiable."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    try:
+        mode = FakeTensorMode(allow_fallback_kernels=True)
+        fake = [[mode.from_tensor(t) for t in ts] for ts in args]
+        with mode, disable_autocast_cache():
+            return f(*fake)
+    except TraceError:
+        raise
+    except Exception as exc:
+        raise TraceError(_explain(exc)) from exc
 
 
 # The momentum a BatchNorm(momentum=None) is traced with, so that its batch
@@ -385,7 +398,7 @@ def _trace(model, args, kwargs, mode, within):
 
     tangents = []
     if mode == "tangents":
-        _make_fx(probe, params, buffers, inputs.tensors)
+        _fake_run(probe, params, buffers, inputs.tensors)
         out = seen["out"]
         tangents = [torch.zeros(out.metas[i][0], dtype=out.metas[i][1], device=out.metas[i][2])
                     for i in out.diff]

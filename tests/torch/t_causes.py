@@ -23,6 +23,7 @@ from torch.nn import functional as F  # noqa: E402
 
 import checkmate_torch  # noqa: E402
 from checkmate_torch.solve import SolveError  # noqa: E402
+from checkmate_torch.trace import TraceError, trace  # noqa: E402
 
 
 def flat(out):
@@ -444,6 +445,15 @@ def errors():
         return h[h.nonzero()[:, 0]]
     refused("10. nonzero in forward", lambda: Module(nonzero, a=lin()), x3d,
             ["nonzero", "t_causes.py:", "depends on tensor values"])
+    # export's trace (sum of the outputs) has no probe before it: make_fx
+    # gives nonzero's shape a symbol, and the step runs again on fake
+    # tensors without symbols for the error to name the user's line
+    try:
+        trace(Module(nonzero, a=lin()), x3d(0)[0], mode="sum")
+        ok(False, "10. nonzero in an export's trace refused")
+    except TraceError as e:
+        ok("nonzero" in str(e) and "t_causes.py:" in str(e) and "\n" not in str(e),
+           "10. nonzero in an export's trace: refused in one line naming the line: %s" % e)
 
     # A tied model untied by load_state_dict(assign=True) gets a plan of its own.
     torch.manual_seed(0)
