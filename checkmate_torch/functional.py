@@ -15,16 +15,19 @@ graph, in traced order, so that no op writes a value another node reads
     arguments, returning its results and then the written clones, the new
     versions;
   - a write to a view of a value (t[:, 0] = x, relu_ on a reshaped linear
-    output) that is read whole afterwards gets write_through: a clone of
+    output) that is read afterwards, whole or through another view, gets
+    write_through: a clone of
     the whole with the view's new values copied in, the whole's new
-    version;
+    version; a view of that whole taken before the write and read after
+    it (h.t() before h[:, 0] = 0) is taken again from the new version
+    with the same view ops, for its later readers;
   - a version of a parameter, buffer or input (s.n += 1, an EMA buffer,
     Embedding(max_norm=) renormalising its weight) is recorded: the last
     one is written back into the real tensor once, at the end of the
     forward (Executor.write_back), as an ordinary step leaves it.
 
-Refused (FunctionalError naming the node): a write to a view of a value
-while another view of it, taken before, is read after the write.
+Refused (FunctionalError naming the node): a write through views whose
+shapes depend on other tensors.
 """
 import functools
 import operator
@@ -205,38 +208,57 @@ class _Pass:
 
     def in_place(self, n, value):
         """n writes value in place (on a copy, graph.call): n is value's new
-        version; where value is a view of a whole read later, or of a
-        parameter, buffer or input, write_through makes the whole's."""
+        version; where value is a view of a whole read later (whole, or
+        through another of its views), or of a parameter, buffer or input,
+        write_through makes the whole's, and each view of the whole taken
+        before the write and read after it is taken again from it."""
         chain, v = [], value
         while _view_source(v) is not None:
             chain.append(v)
             v = _view_source(v)
         root = v
+        stale = []
         if chain:
-            keep = set(chain) | {value}
-            for w in self._views(root):
-                if w not in keep and self.pos[w] < self.pos[n] and self._later_users(w, n):
-                    raise FunctionalError(
-                        "node %s (op %s): writes a view of %s in place while its view %s, "
-                        "taken before, is read afterwards; not supported"
-                        % (n.name, n.target, root.name, w.name))
-            for c in chain[1:]:
-                if self._later_users(c, n):
-                    raise FunctionalError(
-                        "node %s (op %s): writes a view of %s in place while its view %s is "
-                        "read afterwards; not supported" % (n.name, n.target, root.name, c.name))
+            stale = [w for w in self._views(root) if w is not value and self.pos[w] < self.pos[n]
+                     and self._later_users(w, n)]
         self._new_version(value, n, n)
-        if chain and (self._later_users(root, n) or root.op == "placeholder"
+        if chain and (stale or self._later_users(root, n) or root.op == "placeholder"
                       or root in self.version_of):
-            for c in chain:
+            for c in set(chain) | {x for w in stale for x in self._chain(w, root)}:
                 if any(isinstance(a, torch.fx.Node) for a in
                        list(c.args[1:]) + list(c.kwargs.values())):
-                    raise FunctionalError("node %s (op %s): writes a view of %s whose shape "
-                                          "depends on other tensors; not supported"
-                                          % (n.name, n.target, root.name))
+                    raise FunctionalError("node %s (op %s): writes a view of %s through view %s, "
+                                          "whose shape depends on other tensors; not supported"
+                                          % (n.name, n.target, root.name, c.name))
             steps = tuple((c.target, tuple(c.args[1:])) for c in reversed(chain))
             wt = self._insert_after(n, write_through, (root, n, steps))
             self._new_version(root, wt, wt)
+            self._take_again(root, wt, n, stale)
+
+    @staticmethod
+    def _chain(w, root):
+        """The views from w up to root, w first."""
+        out = []
+        while w is not root:
+            out.append(w)
+            w = _view_source(w)
+        return out
+
+    def _take_again(self, root, new_root, write, stale):
+        """Each view of `stale` (of root, read after `write`) taken again,
+        with the same view ops, from root's new version new_root (right
+        after it): its readers after the write read the new view, which
+        sees the written values as the old one does in an ordinary step."""
+        again, at = {root: new_root}, new_root
+        for w in sorted(stale, key=self.pos.__getitem__):
+            for x in reversed(self._chain(w, root)):
+                if x not in again:
+                    at = self._insert_after(at, x.target, (again[_view_source(x)],) +
+                                            tuple(x.args[1:]), x.kwargs)
+                    again[x] = at
+            for u in self._later_users(w, write):
+                if u is not again[w]:
+                    u.replace_input_with(w, again[w])
 
     def side_writes(self, n, mutated):
         multi = len(n.target._schema.returns) != 1 or \

@@ -301,9 +301,10 @@ def _make_fx(f, *args):
 
 
 def _fake_run(f, *args):
-    """f called on fake copies of args, without building a graph (a third
-    of a trace's time): what the probe of a step needs to know is the
-    outputs' structure, shapes and which are differentiable."""
+    """f called on fake copies of args (lists of tensors) without building
+    a graph, in a third of make_fx's time: for the probe of a step (its
+    outputs' structure, shapes and which are differentiable), and for an
+    error that names the user's line."""
     from torch._subclasses.fake_tensor import FakeTensorMode
     try:
         mode = FakeTensorMode(allow_fallback_kernels=True)

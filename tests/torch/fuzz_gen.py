@@ -28,6 +28,7 @@ from torch import nn
 from torch.nn import functional as F
 
 HAS_SDPA = hasattr(F, "scaled_dot_product_attention")
+NORM_RESIDUAL_RATE = 0.04   # a ResNet basic block after a block
 
 
 class Description(str):
@@ -228,6 +229,14 @@ def _residual(s, h, ctx, j):
     return h + ctx["acts"][j]
 
 
+def _norm_residual(s, h, ctx):
+    """A ResNet basic block: the block's input added in place into a
+    norm's output (an element of the norm op's tuple), then relu_."""
+    out = s.norm(s.proj(h))
+    out += h
+    return out.relu_()
+
+
 def _res_mlp(s, h, ctx, act):
     return h + s.l2(ACTS[act](s.l1(h)))
 
@@ -384,6 +393,7 @@ RUN = {
     "act": _act, "norm": _norm, "bn_unused": _bn_unused, "bn_twice": _bn_twice,
     "bn_running_read": _bn_running_read, "conv1d": _conv1d, "conv2d": _conv2d,
     "attn": _attn, "dropout": _dropout, "residual": _residual, "res_mlp": _res_mlp,
+    "norm_residual": _norm_residual,
     "branch_cat": _branch_cat, "save": _save, "view": _view, "index_write": _index_write,
     "masked": _masked, "scale": _scale, "buffer": _buffer, "emit": _emit,
     "data_dep": _data_dep, "unused_param": _unused_param, "act_hook": _act_hook,
@@ -738,6 +748,24 @@ def _pick_view(r, st):
     return b, "view %s%s -> %s" % (how, "" if arg is None else " %s" % arg, st.shape)
 
 
+def _norm_residual_block(r, st):
+    """A ResNet basic block on the current layout: (Block, description)."""
+    lay, shape = st.layout, st.shape
+    b = Block("norm_residual")
+    if lay == "img":
+        b.proj = nn.Conv2d(shape[0], shape[0], 3, padding=1)
+        b.norm, nd = _bn_module(r, st, 2, shape[0])
+    elif lay == "vec":
+        b.proj = nn.Linear(shape[-1], shape[-1])
+        b.norm, nd = _bn_module(r, st, 1, shape[-1])
+    else:
+        b.proj = nn.Linear(shape[-1], shape[-1])
+        b.norm, nd = nn.LayerNorm(shape[-1]), "LayerNorm(%d)" % shape[-1]
+    st.fresh = False
+    st.flags.update(["residual", "norm_residual_inplace"])
+    return b, "relu_(%s(%s(h)) += h)" % (nd, type(b.proj).__name__)
+
+
 def build(seed, data_dep_rate=0.06, device="cpu"):
     """(model, make_batch, loss_fn, description) for seed; see the module's
     docstring. The model, the batches and the loss's constants are made on
@@ -799,6 +827,7 @@ def build(seed, data_dep_rate=0.06, device="cpu"):
     st.flags = flags
     cfg = {"emitted": [], "data_dep_rate": data_dep_rate, "scale_used": False}
     blocks = []
+    extra = random.Random("norm_residual %d" % seed)
     n_blocks = r.randint(3, 9)
     tries = 0
     while len(blocks) < n_blocks and tries < 200:
@@ -809,6 +838,15 @@ def build(seed, data_dep_rate=0.06, device="cpu"):
         b, text = got
         blocks.append(b)
         lines.append("block %d: %s" % (len(blocks) - 1, text))
+        # ResNet basic blocks (added after 2730f53) draw from generators
+        # of their own, so that every other seed's model stays the one
+        # the seed named before (docs/fuzzing.md's seeds)
+        if extra.random() < NORM_RESIDUAL_RATE:
+            with torch.random.fork_rng(devices=[]):
+                torch.manual_seed(extra.randrange(2 ** 31))
+                b, text = _norm_residual_block(extra, st)
+            blocks.append(b)
+            lines.append("block %d: %s" % (len(blocks) - 1, text))
     # head and output
     K = r.randint(2, 10)
     dup = r.choice([0] * 8 + [1, 2])

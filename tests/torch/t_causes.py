@@ -273,6 +273,25 @@ def refusals_gone():
         return t * 2
     same_training("6. t[:, 0] = ...", lambda: Module(setitem, a=lin()), x3d)
 
+    # A write through a view while other views of the same value, taken
+    # before it, are read after it: they see the written values.
+    def view_read_after(s, x):
+        h = s.a(x).tanh() * 1
+        flat, tr = h.view(-1, 16), h.transpose(1, 2)
+        h[:, 0] = 0.5
+        return flat.sum(0) * tr.mean(1).sum()
+    same_training("6. h[:, 0] = ... while h.view() and h.transpose() taken before are read after",
+                  lambda: Module(view_read_after, a=lin()), x3d)
+
+    def nested_view_write(s, x):
+        h = s.a(x).tanh() * 1
+        rows = h[:, 1:]
+        col = rows.transpose(1, 2)[0]
+        h[:, 1:][:, :, 0].mul_(3)
+        return (rows.tanh() * col.sum()).sum(1, keepdim=True) + h
+    same_training("6. a write through a view of a view while views of it are read after",
+                  lambda: Module(nested_view_write, a=lin()), x3d)
+
     def ids(step):
         return (torch.randint(0, 10, (4, 6), generator=torch.Generator().manual_seed(step)),), {}
     same_training("6. Embedding(max_norm=1.0)",
