@@ -35,6 +35,11 @@ import operator
 import torch
 
 
+# The meta key of the views this pass takes again: ops the traced step did
+# not call (strides.calls leaves them out of its count of each op's calls).
+TAKEN_AGAIN = "checkmate_taken_again"
+
+
 class FunctionalError(Exception):
     """A write the pass cannot make functional; names the node."""
 
@@ -255,6 +260,7 @@ class _Pass:
                 if x not in again:
                     at = self._insert_after(at, x.target, (again[_view_source(x)],) +
                                             tuple(x.args[1:]), x.kwargs)
+                    at.meta[TAKEN_AGAIN] = True
                     again[x] = at
             for u in self._later_users(w, write):
                 if u is not again[w]:

@@ -23,7 +23,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from .execute import Executor, fixed_values, kept_rng, zero_tangents
-from .functional import op_of
+from .functional import TAKEN_AGAIN, op_of
 from .graph import Synthetic, _tensor_inputs
 
 
@@ -47,10 +47,11 @@ def _strides(value):
 
 def calls(analysis):
     """fx call node -> (its ATen op, k): it is the k-th call of that op in
-    traced order."""
+    traced order (the views functional.py took again are not the traced
+    step's calls)."""
     seen, out = {}, {}
     for n in analysis.nodes:
-        if n.op == "call_function":
+        if n.op == "call_function" and not n.meta.get(TAKEN_AGAIN):
             op = op_of(n)
             if isinstance(op, torch._ops.OpOverload):
                 k = seen.get(op, 0)
@@ -80,8 +81,22 @@ def measure(analysis, tensors, steps):
                 ex.free(r)
                 continue
             fresh = r not in ex.computed
-            ex.compute(r)
-            if not fresh or isinstance(r, Synthetic) or r not in which:
+            try:
+                ex.compute(r)
+            except Exception:
+                # an op the trace took on the wrong strides (a view the
+                # kernel's layout does not allow) after a difference
+                # found: the step is traced again with it corrected
+                if found and any(tainted(i) for i in _tensor_inputs(r)):
+                    return found
+                raise
+            if not fresh or isinstance(r, Synthetic):
+                continue
+            if r not in which:
+                # not an ATen op (write_through): nothing to correct in it,
+                # and its result is off where what it copies is
+                if any(tainted(i) for i in _tensor_inputs(r)):
+                    differ.add(r)
                 continue
             if _layout(ex.env[r]) != _layout(a.fake[r]):
                 if not any(tainted(i) for i in _tensor_inputs(r)):

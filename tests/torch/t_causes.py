@@ -292,6 +292,28 @@ def refusals_gone():
     same_training("6. a write through a view of a view while views of it are read after",
                   lambda: Module(nested_view_write, a=lin()), x3d)
 
+    # The kernel gives the norm's output other strides than the trace: the
+    # strides check must see through write_through (a correction found
+    # past it, on the residual add, once trained another model)
+    def bnt_write(s, x):
+        h = s.bn(s.a(x).transpose(1, 2)).transpose(1, 2)
+        h[:, 0] = 0
+        return h + s.b(torch.relu(s.a2(h)))
+    same_training("6. h[:, 0] = 0 on a transposed BatchNorm's output, then read",
+                  lambda: Module(bnt_write, a=lin(), bn=nn.BatchNorm1d(16, affine=False),
+                                 a2=lin(), b=lin()), x3d)
+
+    # ... and where the trace's view of it (reshape) is a copy for the
+    # kernel's strides: the strides check's run of the plan cannot take
+    # that view, and stops there with the correction it found
+    def bnt_flat_write(s, x):
+        h = s.bn(s.a(x).transpose(1, 2)).transpose(1, 2)
+        f = h.reshape(h.shape[0], -1)
+        f[:, 0] = 0
+        return f.tanh()
+    same_training("6. a write into a reshape of a transposed BatchNorm's output",
+                  lambda: Module(bnt_flat_write, a=lin(), bn=nn.BatchNorm1d(16)), x3d)
+
     def ids(step):
         return (torch.randint(0, 10, (4, 6), generator=torch.Generator().manual_seed(step)),), {}
     same_training("6. Embedding(max_norm=1.0)",
