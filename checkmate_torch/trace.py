@@ -93,9 +93,10 @@ def _autocast_devices():
 
 
 def autocast_key():
-    """For each device type, whether autocast is on and its dtype: the ops
-    a step runs depend on it, so a plan does."""
-    out = []
+    """For each device type, whether autocast is on and its dtype, and
+    whether its cast cache is on: the ops a step runs depend on them, so a
+    plan does."""
+    out = [("cache", torch.is_autocast_cache_enabled())]
     for dev in _autocast_devices():
         try:
             on, dtype = torch.is_autocast_enabled(dev), torch.get_autocast_dtype(dev)
@@ -359,13 +360,27 @@ def _trace(model, args, kwargs, mode, within):
     p_names = _all_names(model, list(model.parameters()))
     b_names = _all_names(model, list(model.buffers()))
 
+    # Autocast casts a parameter once per autocast region where its cache
+    # is on (the default), and the gradients of that cast's uses add up in
+    # the low precision before the cast back: ALBERT's layers, or any
+    # module applied twice. make_fx turns the cache off while it traces;
+    # the forward turns it back as the caller has it. Its entries are
+    # keyed by the trace's own fake parameters, and leave with the
+    # caller's autocast region.
+    cache = torch.is_autocast_cache_enabled()
+
     def forward(ps, bs, xs):
         ps = [p.requires_grad_(True) if w else p for p, w in zip(ps, wants_grad)]
         xs = [x.requires_grad_(True) if w else x for x, w in zip(xs, input_grad)]
         state = {name: ps[i] for name, i in p_names}
         state.update((name, bs[i]) for name, i in b_names)
         a, k = inputs.rebuild(xs)
-        return ps, xs, functional_call(model, state, a, k)
+        traced = torch.is_autocast_cache_enabled()
+        torch.set_autocast_cache_enabled(cache)
+        try:
+            return ps, xs, functional_call(model, state, a, k)
+        finally:
+            torch.set_autocast_cache_enabled(traced)
 
     seen = {}
 

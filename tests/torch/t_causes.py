@@ -368,6 +368,12 @@ def autocast():
                           "plan made %s autocast" % (name, "inside" if inside else "outside"),
                           build, tokens, ce, optimizer="adamw",
                           steps=5, autocast=True, plan_autocast=inside)
+    # Autocast casts a weight once per region (its cache): the gradients
+    # of a layer applied three times add up in bf16 before the cast back
+    # (ALBERT's shared layers)
+    same_training("7. bf16 autocast, one Linear applied three times",
+                  lambda: Module(lambda s, x: s.b(torch.tanh(s.a(torch.tanh(s.a(torch.tanh(
+                      s.a(x))))))), a=lin(), b=lin()), x3d, autocast=True)
 
 
 def _ddp_worker(rank, path, wrap_first, out):
