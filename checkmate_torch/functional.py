@@ -16,11 +16,10 @@ graph, in traced order, so that no op writes a value another node reads
     versions;
   - a write to a view of a value (t[:, 0] = x, relu_ on a reshaped linear
     output) that is read afterwards, whole or through another view, gets
-    write_through: a clone of
-    the whole with the view's new values copied in, the whole's new
-    version; a view of that whole taken before the write and read after
-    it (h.t() before h[:, 0] = 0) is taken again from the new version
-    with the same view ops, for its later readers;
+    write_through: a clone of the whole with the view's new values copied
+    in, the whole's new version; a view of that whole taken before the
+    write and read after it (h.t() before h[:, 0] = 0) is taken again
+    from the new version with the same view ops, for its later readers;
   - a version of a parameter, buffer or input (s.n += 1, an EMA buffer,
     Embedding(max_norm=) renormalising its weight) is recorded: the last
     one is written back into the real tensor once, at the end of the
