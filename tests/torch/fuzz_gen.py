@@ -29,6 +29,7 @@ from torch.nn import functional as F
 
 HAS_SDPA = hasattr(F, "scaled_dot_product_attention")
 NORM_RESIDUAL_RATE = 0.04   # a ResNet basic block after a block
+SHARED_RATE = 0.04          # a Linear applied several times after a block
 
 
 class Description(str):
@@ -237,6 +238,15 @@ def _norm_residual(s, h, ctx):
     return out.relu_()
 
 
+def _shared(s, h, ctx, times):
+    """One Linear applied `times` times (shared weights, as ALBERT's
+    layers): under autocast one cast of its weight, whose uses' gradients
+    add up in bf16."""
+    for _ in range(times):
+        h = torch.tanh(s.lin(h))
+    return h
+
+
 def _res_mlp(s, h, ctx, act):
     return h + s.l2(ACTS[act](s.l1(h)))
 
@@ -393,7 +403,7 @@ RUN = {
     "act": _act, "norm": _norm, "bn_unused": _bn_unused, "bn_twice": _bn_twice,
     "bn_running_read": _bn_running_read, "conv1d": _conv1d, "conv2d": _conv2d,
     "attn": _attn, "dropout": _dropout, "residual": _residual, "res_mlp": _res_mlp,
-    "norm_residual": _norm_residual,
+    "norm_residual": _norm_residual, "shared": _shared,
     "branch_cat": _branch_cat, "save": _save, "view": _view, "index_write": _index_write,
     "masked": _masked, "scale": _scale, "buffer": _buffer, "emit": _emit,
     "data_dep": _data_dep, "unused_param": _unused_param, "act_hook": _act_hook,
@@ -766,6 +776,17 @@ def _norm_residual_block(r, st):
     return b, "relu_(%s(%s(h)) += h)" % (nd, type(b.proj).__name__)
 
 
+def _shared_block(r, st):
+    """A Linear(D, D) applied 2 or 3 times: (Block, description)."""
+    D = st.shape[-1]
+    times = r.choice([2, 3])
+    b = Block("shared", times=times)
+    b.lin = nn.Linear(D, D)
+    st.fresh = False
+    st.flags.update(["linear", "shared_weights"])
+    return b, "tanh(Linear(%d, %d)) applied %d times" % (D, D, times)
+
+
 def build(seed, data_dep_rate=0.06, device="cpu"):
     """(model, make_batch, loss_fn, description) for seed; see the module's
     docstring. The model, the batches and the loss's constants are made on
@@ -828,6 +849,7 @@ def build(seed, data_dep_rate=0.06, device="cpu"):
     cfg = {"emitted": [], "data_dep_rate": data_dep_rate, "scale_used": False}
     blocks = []
     extra = random.Random("norm_residual %d" % seed)
+    shared = random.Random("shared %d" % seed)
     n_blocks = r.randint(3, 9)
     tries = 0
     while len(blocks) < n_blocks and tries < 200:
@@ -838,15 +860,18 @@ def build(seed, data_dep_rate=0.06, device="cpu"):
         b, text = got
         blocks.append(b)
         lines.append("block %d: %s" % (len(blocks) - 1, text))
-        # ResNet basic blocks (added after 2730f53) draw from generators
-        # of their own, so that every other seed's model stays the one
-        # the seed named before (docs/fuzzing.md's seeds)
-        if extra.random() < NORM_RESIDUAL_RATE:
-            with torch.random.fork_rng(devices=[]):
-                torch.manual_seed(extra.randrange(2 ** 31))
-                b, text = _norm_residual_block(extra, st)
-            blocks.append(b)
-            lines.append("block %d: %s" % (len(blocks) - 1, text))
+        # ResNet basic blocks and shared layers (added after 2730f53)
+        # draw from generators of their own, so that every other seed's
+        # model stays the one the seed named before (docs/fuzzing.md's
+        # seeds)
+        for rng, rate, make in ((extra, NORM_RESIDUAL_RATE, _norm_residual_block),
+                                (shared, SHARED_RATE, _shared_block)):
+            if rng.random() < rate:
+                with torch.random.fork_rng(devices=[]):
+                    torch.manual_seed(rng.randrange(2 ** 31))
+                    b, text = make(rng, st)
+                blocks.append(b)
+                lines.append("block %d: %s" % (len(blocks) - 1, text))
     # head and output
     K = r.randint(2, 10)
     dup = r.choice([0] * 8 + [1, 2])
