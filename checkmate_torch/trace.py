@@ -182,6 +182,10 @@ class Outputs(_Leaves):
         self.unique = sorted(set(self.first))
         self.slot = {i: k for k, i in enumerate(self.unique)}   # flat index -> returned
         self.diff = [i for i in self.unique if self.tensors[i].requires_grad]
+        # Outputs whose backward reads a tensor the forward wrote in place
+        # afterwards (set by the trace): differentiable, but an ordinary
+        # backward that reaches one fails, so no plan differentiates them
+        self.unreadable = []
         self.tensors = None
 
 
@@ -412,18 +416,58 @@ def _trace(model, args, kwargs, mode, within):
         kept = [grads[k] for k in used]
         return (loss, kept) if mode == "sum" else (flat, kept)
 
+    def backward_of(i):
+        def run(ps, bs, xs):
+            ps, xs, out = forward(ps, bs, xs)
+            t = tensors_of(out)[i]
+            wrt = [ps[k] if kind == "param" else xs[k] for kind, k in wrt_index]
+            with no_autocast():
+                torch.autograd.grad(t, wrt, grad_outputs=torch.zeros_like(t),
+                                    allow_unused=True)
+        return run
+
+    def tangents_of(out):
+        return [torch.zeros(out.metas[i][0], dtype=out.metas[i][1], device=out.metas[i][2])
+                for i in out.diff]
+
     tangents = []
     if mode == "tangents":
         _fake_run(probe, params, buffers, inputs.tensors)
-        out = seen["out"]
-        tangents = [torch.zeros(out.metas[i][0], dtype=out.metas[i][1], device=out.metas[i][2])
-                    for i in out.diff]
+        tangents = tangents_of(seen["out"])
     if within is not None:
         plain = step
 
         def step(*a):
             with within():
                 return plain(*a)
-    gm = _make_fx(step, params, buffers, inputs.tensors, tangents)
+    try:
+        gm = _make_fx(step, params, buffers, inputs.tensors, tangents)
+    except TraceError as e:
+        # A returned value whose backward reads a tensor the forward wrote
+        # in place afterwards (side = head(h); h[:, 0] = 0): an ordinary
+        # loop whose loss leaves it out never runs that backward
+        out = seen.get("out")
+        if mode != "tangents" or _WRITTEN_AFTER not in str(e.__cause__):
+            raise
+        out.unreadable = [i for i in out.diff
+                          if _fails(backward_of(i), params, buffers, inputs.tensors)]
+        if not out.unreadable:
+            raise
+        out.diff = [i for i in out.diff if i not in out.unreadable]
+        tangents = tangents_of(out)
+        gm = _make_fx(step, params, buffers, inputs.tensors, tangents)
     return Traced(gm, (param_names, buffer_names), inputs, seen.get("out"),
                   seen["grad_of"]), params + buffers + inputs.tensors + tangents
+
+
+_WRITTEN_AFTER = "modified by an inplace operation"
+
+
+def _fails(f, *args):
+    """Whether f, run on fake tensors, fails with autograd's error on a
+    saved tensor written in place."""
+    try:
+        _fake_run(f, *args)
+    except TraceError as e:
+        return _WRITTEN_AFTER in str(e.__cause__)
+    return False

@@ -229,7 +229,7 @@ class _Step(torch.autograd.Function):
                 o = o.clone()
             seen.add(id(o))
             res.append(o)
-        diff = set(out.diff)
+        diff = set(out.diff) | set(out.unreadable)
         ctx.mark_non_differentiable(*[o for i, o in zip(out.unique, res) if i not in diff])
         ctx.state = state
         ctx.compiled = compiled
@@ -244,6 +244,13 @@ class _Step(torch.autograd.Function):
                              "(retain_graph is not supported)")
         ctx.state = None
         c = ctx.compiled
+        for i in c.traced.out.unreadable:
+            if grad_outputs[c.traced.out.slot[i]] is not None:
+                raise RematError(
+                    "the loss reaches output %d of the model, whose gradient reads a tensor "
+                    "the forward wrote in place afterwards (an ordinary backward fails too: "
+                    "one of the variables needed for gradient computation has been modified "
+                    "by an inplace operation)" % i)
         t0 = time.perf_counter()
         tangents, given = [], set()
         for k, i in enumerate(c.traced.out.diff):

@@ -24,6 +24,7 @@ from torch.nn import functional as F  # noqa: E402
 import checkmate_torch  # noqa: E402
 from checkmate_torch.solve import SolveError  # noqa: E402
 from checkmate_torch.trace import TraceError, trace  # noqa: E402
+from checkmate_torch.train import RematError  # noqa: E402
 
 
 def flat(out):
@@ -235,6 +236,28 @@ def gradients():
     same_training("5. an activation returned as an output the loss ignores, and read on",
                   lambda: Module(lambda s, x: (lambda h: (s.n(h.permute(0, 2, 3, 1)), h))(s.c(x)),
                                  c=conv(), n=nn.LayerNorm(8)), images)
+
+    # A side output whose gradient reads a tensor written in place after
+    # it: an ordinary loop trains while its loss leaves the side output
+    # out, and fails in backward where it uses it; so does the plan
+    def side_then_write(s, x):
+        h = s.a(x) * 1
+        side = s.b(h)
+        h[:, 0] = 0
+        return s.c(torch.tanh(h)), side
+    same_training("5. a side output the loss ignores, computed before an in-place write",
+                  lambda: Module(side_then_write, a=lin(), b=lin(), c=lin()), x3d)
+    torch.manual_seed(0)
+    what = "5. a loss that uses that side output: the backward fails, as an ordinary one"
+    try:
+        m = plan(Module(side_then_write, a=lin(), b=lin(), c=lin()), x3d)
+        sum(o.sum() for o in m(*x3d(0)[0])).backward()
+        ok(False, what)
+    except RematError as e:
+        ok("modified by an inplace operation" in str(e) and "\n" not in str(e),
+           "%s: %s" % (what, e))
+    except Exception as e:  # a refusal at remat(), or another error
+        ok(False, what, "%s: %s" % (type(e).__name__, e))
 
     def permuted_loss(out, step):
         w = torch.randn(out.shape[0], out.shape[2], out.shape[3], out.shape[1],
