@@ -396,9 +396,12 @@ def _trace(model, args, kwargs, mode, within):
     wrt_index = [("param", i) for i, w in enumerate(wants_grad) if w] + \
                 [("input", i) for i, w in enumerate(input_grad) if w]
 
+    def wrt_of(ps, xs):
+        return [ps[i] if kind == "param" else xs[i] for kind, i in wrt_index]
+
     def step(ps, bs, xs, tangents):
         ps, xs, out = forward(ps, bs, xs)
-        wrt = [ps[i] if kind == "param" else xs[i] for kind, i in wrt_index]
+        wrt = wrt_of(ps, xs)
         flat = tensors_of(out)
         if mode == "sum":
             loss = loss_of(out)
@@ -420,9 +423,8 @@ def _trace(model, args, kwargs, mode, within):
         def run(ps, bs, xs):
             ps, xs, out = forward(ps, bs, xs)
             t = tensors_of(out)[i]
-            wrt = [ps[k] if kind == "param" else xs[k] for kind, k in wrt_index]
             with no_autocast():
-                torch.autograd.grad(t, wrt, grad_outputs=torch.zeros_like(t),
+                torch.autograd.grad(t, wrt_of(ps, xs), grad_outputs=torch.zeros_like(t),
                                     allow_unused=True)
         return run
 
