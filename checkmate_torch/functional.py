@@ -216,11 +216,7 @@ class _Pass:
         through another of its views), or of a parameter, buffer or input,
         write_through makes the whole's, and each view of the whole taken
         before the write and read after it is taken again from it."""
-        chain, v = [], value
-        while _view_source(v) is not None:
-            chain.append(v)
-            v = _view_source(v)
-        root = v
+        chain, root = self._chain(value)
         stale = []
         if chain:
             stale = [w for w in self._views(root) if w is not value and self.pos[w] < self.pos[n]
@@ -228,7 +224,7 @@ class _Pass:
         self._new_version(value, n, n)
         if chain and (stale or self._later_users(root, n) or root.op == "placeholder"
                       or root in self.version_of):
-            for c in set(chain) | {x for w in stale for x in self._chain(w, root)}:
+            for c in set(chain) | {x for w in stale for x in self._chain(w)[0]}:
                 if any(isinstance(a, torch.fx.Node) for a in
                        list(c.args[1:]) + list(c.kwargs.values())):
                     raise FunctionalError("node %s (op %s): writes a view of %s through view %s, "
@@ -240,13 +236,14 @@ class _Pass:
             self._take_again(root, wt, n, stale)
 
     @staticmethod
-    def _chain(w, root):
-        """The views from w up to root, w first."""
+    def _chain(v):
+        """(the views from v up to the value they are taken from, v first;
+        that value)."""
         out = []
-        while w is not root:
-            out.append(w)
-            w = _view_source(w)
-        return out
+        while _view_source(v) is not None:
+            out.append(v)
+            v = _view_source(v)
+        return out, v
 
     def _take_again(self, root, new_root, write, stale):
         """Each view of `stale` (of root, read after `write`) taken again,
@@ -255,7 +252,7 @@ class _Pass:
         sees the written values as the old one does in an ordinary step."""
         again, at = {root: new_root}, new_root
         for w in sorted(stale, key=self.pos.__getitem__):
-            for x in reversed(self._chain(w, root)):
+            for x in reversed(self._chain(w)[0]):
                 if x not in again:
                     at = self._insert_after(at, x.target, (again[_view_source(x)],) +
                                             tuple(x.args[1:]), x.kwargs)

@@ -71,9 +71,12 @@ def measure(analysis, tensors, steps):
     which = calls(a)
 
     def tainted(n):
+        # a view or an element is off where its source is, and so is what
+        # no ATen op computes (write_through: nothing to correct in it)
         if n not in memo:
-            memo[n] = n in differ or (a.kind.get(n) in ("alias", "real-element") and
-                                      any(tainted(i) for i in _tensor_inputs(n)))
+            memo[n] = n in differ or (
+                (a.kind.get(n) in ("alias", "real-element") or n not in which) and
+                any(tainted(i) for i in _tensor_inputs(n)))
         return memo[n]
     with kept_rng(tensors), torch.no_grad():
         for op, r in steps:
@@ -90,13 +93,7 @@ def measure(analysis, tensors, steps):
                 if found and any(tainted(i) for i in _tensor_inputs(r)):
                     return found
                 raise
-            if not fresh or isinstance(r, Synthetic):
-                continue
-            if r not in which:
-                # not an ATen op (write_through): nothing to correct in it,
-                # and its result is off where what it copies is
-                if any(tainted(i) for i in _tensor_inputs(r)):
-                    differ.add(r)
+            if not fresh or isinstance(r, Synthetic) or r not in which:
                 continue
             if _layout(ex.env[r]) != _layout(a.fake[r]):
                 if not any(tainted(i) for i in _tensor_inputs(r)):

@@ -16,7 +16,7 @@ import os
 import traceback
 
 import torch
-from torch.fx.experimental.proxy_tensor import disable_autocast_cache, make_fx
+from torch.fx.experimental.proxy_tensor import make_fx
 from torch.utils import _pytree as pytree
 
 
@@ -314,7 +314,7 @@ def _fake_run(f, *args):
     try:
         mode = FakeTensorMode(allow_fallback_kernels=True)
         fake = [[mode.from_tensor(t) for t in ts] for ts in args]
-        with mode, disable_autocast_cache():
+        with mode:
             return f(*fake)
     except TraceError:
         raise
