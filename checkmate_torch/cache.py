@@ -66,6 +66,12 @@ def cost_key(code, doc, device, threads, torch_version):
                             code.encode(), doc)
 
 
+def rate_key(device, dtype, threads, torch_version):
+    """The key of jointcost.flops_per_byte's measurement."""
+    return "costs", _digest({"rate": "flops per byte", "device": device, "dtype": dtype,
+                             "threads": threads, "torch": torch_version})
+
+
 class Cache:
     """Values (dicts) in directory root (made on first put), by key."""
 

@@ -216,10 +216,23 @@ class JointGraph:
                 return True
         return False
 
-    def to_json(self, name, costs=None):
+    def passes(self, n):
+        """How many passes over memory saving forward node n's value
+        adds to a step: the backward's read, and the forward's write
+        unless the forward writes it anyway (an extern kernel's output,
+        one of the forward's outputs)."""
+        return 1 if _is_compute_intensive(n) or n in self.outputs else 2
+
+    def keep_all(self):
+        """The forward nodes whose values the backward reads."""
+        return {d for b in self.backward for d in self.deps(b) if d in self.fwd_set}
+
+    def to_json(self, name, costs=None, save_costs=None):
         """(the checkmate graph as a dict, node -> cost): costs given
-        (node -> cost), or FLOPs."""
+        (node -> cost), or FLOPs; save_costs (node -> cost of keeping
+        its value for the backward) on the forward nodes."""
         nodes = []
+        save_costs = save_costs or {}
         costs = costs or {n: self.cost(n) for n in self.forward + self.backward}
         total = sum(costs.values())
         reachable = self.recomputed(set())   # what the backward could compute again
@@ -237,6 +250,8 @@ class JointGraph:
                 node["backward"] = True
             elif self.materialized(n):
                 node["materialized"] = True
+            if save_costs.get(n):
+                node["save_cost"] = save_costs[n]
             nodes.append(node)
         return {"format": "checkmate-graph", "version": 1, "name": name,
                 "fixed_memory": self.fixed, "nodes": nodes}, costs
@@ -304,7 +319,11 @@ class Partitioner:
                     len(draws), ", ".join(sorted({str(n.target) for n in draws}))))
         doc, costs = jg.to_json("joint graph")
         if cost == "time":
-            doc, costs = jg.to_json("joint graph", self._times(joint_graph, jg, doc, costs, cache))
+            costs, saves = self._times(joint_graph, jg, doc, costs, cache)
+        else:
+            rate = self._flops_per_byte(jg, costs, cache)
+            saves = {n: rate * _bytes(n) * jg.passes(n) for n in jg.forward if not _is_alias(n)}
+        doc, costs = jg.to_json("joint graph", costs, saves)
         memory = {jg.by_name[n["name"]]: n["memory"] for n in doc["nodes"]}
         order = jg.forward + jg.backward
         ca_peak = steps_peak(in_order_steps(order, jg.deps), memory) + jg.fixed
@@ -315,10 +334,10 @@ class Partitioner:
             raise CompiledError("the partition names node %s, which the joint graph lacks"
                                 % missing[0])
         saved = saved_values(jg, [jg.by_name[n] for n in part["saved"]], node_info.inputs)
-        floor = sum(costs.values())
+        floor = self._cost(jg, jg.keep_all(), costs, saves)
         info = {"budget": part["budget"], "plan_peak": part["memory"],
                 "least": part["least_memory"],
-                "overhead": self._cost(jg, saved, costs) / floor if floor else 1.0,
+                "overhead": self._cost(jg, saved, costs, saves) / floor if floor else 1.0,
                 "recomputed": len(jg.recomputed({jg.owner(n) for n in saved})),
                 "strategy": "partition", "status": part["status"],
                 "fixed_memory": jg.fixed, "checkpoint_all_peak": ca_peak,
@@ -331,28 +350,66 @@ class Partitioner:
 
     @staticmethod
     def _times(joint_graph, jg, doc, flop_costs, cache):
-        """node -> measured milliseconds (jointcost.py), from the cache
-        where it has them (keyed by the graph, its FLOP graph, the device,
-        the threads and torch's version)."""
+        """(node -> measured milliseconds, forward node -> milliseconds
+        of saving its value: half a copy's time per pass), jointcost.py's,
+        from the cache where it has them (keyed by the graph, its FLOP
+        graph, the device, the threads and torch's version)."""
         from .cache import cost_key
-        from .jointcost import device_of, measure
+        from .jointcost import copy_costs, device_of, measure
         nodes = jg.forward + jg.backward
         key = cost_key(str(joint_graph), doc, str(device_of(nodes)), torch.get_num_threads(),
                        torch.__version__)
         kept = cache.get(key) if cache is not None else None
-        if kept is not None and all(n.name in kept for n in nodes):
-            return {n: kept[n.name] for n in nodes}
-        times = measure(nodes, flop_costs, _is_compute_intensive)
-        if cache is not None:
-            cache.put(key, {n.name: ms for n, ms in times.items()})
-        return times
+        if kept is not None and isinstance(kept.get("ops"), dict) \
+                and isinstance(kept.get("copies"), dict) \
+                and all(n.name in kept["ops"] for n in nodes) \
+                and all(n.name in kept["copies"] for n in jg.forward):
+            times = {n: kept["ops"][n.name] for n in nodes}
+            copies = {n: kept["copies"][n.name] for n in jg.forward}
+        else:
+            times = measure(nodes, flop_costs, _is_compute_intensive)
+            copies = copy_costs(jg.forward)
+            if cache is not None:
+                cache.put(key, {"ops": {n.name: ms for n, ms in times.items()},
+                                "copies": {n.name: ms for n, ms in copies.items()}})
+        return times, {n: copies[n] / 2 * jg.passes(n) for n in jg.forward if not _is_alias(n)}
 
     @staticmethod
-    def _cost(jg, saved, costs):
+    def _flops_per_byte(jg, flop_costs, cache):
+        """jointcost.flops_per_byte on the graph's device, for the dtype
+        of most of its compute-intensive FLOPs (float32 when none), from
+        the cache where it has it (keyed by the device, the dtype, the
+        threads and torch's version): a measurement would make every run's
+        graph, and so its plan's key, another."""
+        from .cache import rate_key
+        from .jointcost import device_of, flops_per_byte
+        by_dtype = {}
+        for n in jg.forward + jg.backward:
+            v = n.meta.get("val")
+            if _is_compute_intensive(n) and isinstance(v, torch.Tensor) \
+                    and v.dtype.is_floating_point:
+                by_dtype[v.dtype] = by_dtype.get(v.dtype, 0) + flop_costs[n]
+        dtype = max(by_dtype, key=by_dtype.get) if by_dtype else torch.float32
+        device = device_of(jg.forward + jg.backward)
+        key = rate_key(str(device), str(dtype), torch.get_num_threads(), torch.__version__)
+        kept = cache.get(key) if cache is not None else None
+        if kept is not None and isinstance(kept.get("flops_per_byte"), (int, float)):
+            return kept["flops_per_byte"]
+        rate = flops_per_byte(device, dtype)
+        if cache is not None:
+            cache.put(key, {"flops_per_byte": rate})
+        return rate
+
+    @staticmethod
+    def _cost(jg, saved, costs, saves):
         """The step's cost when the forward saves `saved`: every node of
-        costs once, and again each the backward computes again."""
-        again = jg.recomputed({jg.owner(n) for n in saved})
-        return sum(costs.values()) + sum(costs.get(n, 0) for n in again)
+        costs once, again each the backward computes again, and the save
+        cost of each saved value the backward or those read."""
+        owners = {jg.owner(n) for n in saved}
+        again = jg.recomputed(owners)
+        read = {d for n in jg.backward + list(again) for d in jg.deps(n)}
+        return sum(costs.values()) + sum(costs.get(n, 0) for n in again) \
+            + sum(saves.get(n, 0) for n in owners & read)
 
     def __call__(self, gm, joint_inputs, **kwargs):
         from torch._functorch import partitioners

@@ -11,7 +11,10 @@ output (the memory pass fusion spares), never below 0. A transcendental
 op (erf, exp, tanh) keeps most of its time that way; a multiply keeps
 next to none. Each op runs on random inputs of its example values' shapes
 and dtypes, once to warm up and then `repeats` times (the median); an op
-that will not run so gets its FLOPs at the device's measured matmul rate."""
+that will not run so gets its FLOPs at the device's measured matmul rate.
+
+A value the forward saves for the backward costs memory traffic: the
+forward writes it, the backward reads it (copy_costs, flops_per_byte)."""
 import statistics
 import time
 
@@ -74,14 +77,50 @@ def _args(n, device):
     return None if bad else (args, kwargs)
 
 
+def _ms_per_flop(device, dtype, repeats):
+    a = torch.randn(_M, _K, device=device, dtype=dtype)
+    b = torch.randn(_K, _N, device=device, dtype=dtype)
+    return _timed(lambda: a @ b, device, repeats) / (2 * _M * _K * _N)
+
+
+def _copy_ms(v, device, repeats, copies):
+    """The time of a copy of a value like v (a tensor, or a tuple of
+    them: their sum), by (numel, dtype) in copies."""
+    ms = 0.0
+    for t in (v if isinstance(v, (tuple, list)) else (v,)):
+        if not isinstance(t, torch.Tensor):
+            continue
+        key = (t.numel(), t.dtype)
+        if key not in copies:
+            x = _example(t, device)
+            copies[key] = _timed(lambda: x.clone(), device, repeats)
+        ms += copies[key]
+    return ms
+
+
+def flops_per_byte(device, dtype, repeats=5):
+    """What one pass over a byte of memory (a read or a write) costs in
+    FLOPs on device: half the time of a copy of 4 MiB, per byte, over the
+    time per FLOP of a matmul of dtype. The FLOP costs' price of a saved
+    value's memory traffic (compiled.py)."""
+    x = torch.randn(1 << 20, device=device)
+    per_byte = _timed(lambda: x.clone(), device, repeats) / (2 * x.numel() * x.element_size())
+    return per_byte / _ms_per_flop(device, dtype, repeats)
+
+
+def copy_costs(nodes, repeats=5):
+    """node -> milliseconds of a copy of its value, for the fx nodes."""
+    device, copies = device_of(nodes), {}
+    with torch.no_grad():
+        return {n: _copy_ms(n.meta.get("val"), device, repeats, copies) for n in nodes}
+
+
 def measure(nodes, flop_costs, is_heavy, repeats=5):
     """node -> milliseconds, for the fx nodes of a joint graph
     (flop_costs: node -> FLOPs, the fallback; is_heavy(node): a
     compute-intensive op, timed whole)."""
     device = device_of(nodes)
-    a = torch.randn(_M, _K, device=device)
-    b = torch.randn(_K, _N, device=device)
-    ms_per_flop = _timed(lambda: a @ b, device, repeats) / (2 * _M * _K * _N)
+    ms_per_flop = _ms_per_flop(device, torch.float32, repeats)
     copies = {}
     out = {}
     with torch.no_grad():
@@ -98,10 +137,6 @@ def measure(nodes, flop_costs, is_heavy, repeats=5):
                 out[n] = flop_costs[n] * ms_per_flop
                 continue
             if not is_heavy(n):
-                key = (v.numel(), v.dtype)
-                if key not in copies:
-                    x = _example(v, device)
-                    copies[key] = _timed(lambda: x.clone(), device, repeats)
-                ms = max(0.0, ms - copies[key])
+                ms = max(0.0, ms - _copy_ms(v, device, repeats, copies))
             out[n] = ms
     return out

@@ -18,8 +18,9 @@ static const char partition_usage[] =
 	"and a backward program, as a graph compiler runs a training step: the\n"
 	"forward keeps some of its values for the backward, and the backward\n"
 	"computes the other forward values it reads again. Finds the set of kept\n"
-	"values of least cost whose memory fits SIZE: fixed memory, the kept values\n"
-	"until the backward is done with them, and the backward's own values; the\n"
+	"values of least cost (the nodes computed again, and each kept value's\n"
+	"save_cost) whose memory fits SIZE: fixed memory, the kept values until the\n"
+	"backward is done with them, and the backward's own values; the\n"
 	"intermediates inside each program are not counted (a compiler fuses them\n"
 	"away). 'optimal' means the solver proved it. Exits 3 when SIZE is below\n"
 	"fixed memory and the backward's own values at their peak.\n\n"
@@ -96,9 +97,8 @@ static void name_list(FILE *f, const struct graph *g, const char *set)
 
 /* The partition file (docs/formats.md, Partitions), whole or not at all. */
 static int write_partition(struct out *o, const struct graph *g, uint64_t budget,
-			   const struct partition *p, double seconds)
+			   const struct partition *p, double floor_cost, double seconds)
 {
-	double floor_cost = graph_total_cost(g);
 	struct cm_error err;
 
 	fprintf(o->f, "{\"format\": \"checkmate-partition\", \"version\": 1, \"graph\": ");
@@ -121,9 +121,8 @@ static int write_partition(struct out *o, const struct graph *g, uint64_t budget
 }
 
 static void print_summary(FILE *f, const struct graph *g, uint64_t budget,
-			  const struct partition *p, double seconds)
+			  const struct partition *p, double floor_cost, double seconds)
 {
-	double floor_cost = graph_total_cost(g);
 	char h[32], h2[32];
 
 	fprintf(f, "graph        %s\nbudget       %llu (%s)\nstatus       %s\n", g->id,
@@ -168,7 +167,7 @@ int cmd_partition_main(int argc, char **argv)
 	const struct solver_ops *ops;
 	struct graph *g;
 	uint64_t budget, keep_all;
-	double t0;
+	double t0, keep_cost;
 	int rc = cmd_partition_parse(argc, argv, &a);
 
 	if (rc)
@@ -177,7 +176,7 @@ int cmd_partition_main(int argc, char **argv)
 	g = cli_load_graph(a.graph, a.quiet);
 	if (g == NULL)
 		return CM_EXIT_ERROR;
-	if (partition_keep_all(g, &keep_all)) {
+	if (partition_keep_all(g, &keep_all, &keep_cost)) {
 		rc = cli_error("%s: out of memory", g->id);
 		goto out;
 	}
@@ -199,18 +198,18 @@ int cmd_partition_main(int argc, char **argv)
 	}
 	if (p.status == PARTITION_INFEASIBLE || p.status == PARTITION_NO_PLAN) {
 		print_summary(a.plan && strcmp(a.plan, "-") == 0 ? stderr : stdout, g, budget, &p,
-			      cm_clock() - t0);
+			      keep_cost, cm_clock() - t0);
 		rc = p.status == PARTITION_INFEASIBLE ? CM_EXIT_INFEASIBLE : CM_EXIT_NO_PLAN;
 		goto out;
 	}
-	if (a.plan && (rc = write_partition(&out, g, budget, &p, cm_clock() - t0)))
+	if (a.plan && (rc = write_partition(&out, g, budget, &p, keep_cost, cm_clock() - t0)))
 		goto out;
 	if (a.plan && strcmp(a.plan, "-") == 0) {
 		fflush(stdout);
 		if (!a.quiet)
-			print_summary(stderr, g, budget, &p, cm_clock() - t0);
+			print_summary(stderr, g, budget, &p, keep_cost, cm_clock() - t0);
 	} else {
-		print_summary(stdout, g, budget, &p, cm_clock() - t0);
+		print_summary(stdout, g, budget, &p, keep_cost, cm_clock() - t0);
 	}
 	if (fflush(stdout) != 0)
 		rc = cli_error("standard output: write failed");

@@ -164,6 +164,7 @@ int graph_add_node(struct graph *g, const char *name, double cost,
 	v->backward = backward != 0;
 	v->grad_of = -1;
 	v->materialized = 0;
+	v->save_cost = 0;
 	g->dep_off[k + 1] = g->dep_off[k];
 	g->mark[k] = 0;
 	g->n++;
@@ -303,6 +304,7 @@ struct graph *graph_at_batch(const struct graph *g, uint64_t batch, struct cm_er
 			goto fail;
 		h->nodes[k].grad_of = g->nodes[k].grad_of;
 		h->nodes[k].materialized = g->nodes[k].materialized;
+		h->nodes[k].save_cost = g->nodes[k].save_cost * ratio;
 		for (int e = g->dep_off[k]; e < g->dep_off[k + 1]; e++)
 			if (graph_add_dep(h, g->deps[e], err))
 				goto fail;

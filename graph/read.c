@@ -36,14 +36,14 @@ static int resolve_ref(struct reader *r, const char *who, const char *what,
 	return 0;
 }
 
-/* One node of format 1: name, cost, memory, backward, materialized, deps,
- * grad_of. */
+/* One node of format 1: name, cost, memory, backward, materialized,
+ * save_cost, deps, grad_of. */
 static int read_node(struct reader *r, json_t *node, int k)
 {
 	char who[300];
 	json_t *name, *deps, *grad;
 	const char *nm;
-	double cost;
+	double cost, save = 0;
 	uint64_t mem;
 	int bw, mat, dep;
 
@@ -64,11 +64,14 @@ static int read_node(struct reader *r, json_t *node, int k)
 	    reader_bytes(r, who, "memory", json_object_get(node, "memory"),
 		      GRAPH_MAX_MEMORY, &mem) ||
 	    reader_bool(r, who, "backward", json_object_get(node, "backward"), &bw) ||
-	    reader_bool(r, who, "materialized", json_object_get(node, "materialized"), &mat))
+	    reader_bool(r, who, "materialized", json_object_get(node, "materialized"), &mat) ||
+	    (json_object_get(node, "save_cost") != NULL &&
+	     reader_cost(r, who, "save_cost", json_object_get(node, "save_cost"), &save)))
 		return -1;
 	if (graph_add_node(r->g, nm, cost, mem, bw, r->err) < 0)
 		return reader_fail_builder(r);
 	r->g->nodes[k].materialized = mat;
+	r->g->nodes[k].save_cost = save;
 	deps = json_object_get(node, "deps");
 	if (deps != NULL && !json_is_array(deps))
 		return reader_fail(r, "%s'deps' must be an array", who);

@@ -564,6 +564,16 @@ run partition "$TMP/chain.json" --budget 25 -o "$TMP/part.json" -q
 	grep -q '"memory": 22,' "$TMP/part.json"
 ok $? "partition of a materialized chain at 25 B: optimal, cost 41, memory 22 (two values computed again, held)"
 rm -f "$TMP/part.json"
+# The chain unmaterialized, with a cost for saving each value: at the
+# keep-all memory, saving f0 and f2 and computing f1 and f3 again (1 + 1
+# + 4 + 4) costs less than saving all (14) or none (16).
+sed -e 's/"materialized": true/"save_cost": 1/' -e '/"name": "f[13]"/s/"save_cost": 1/"save_cost": 6/' \
+	"$TMP/chain.json" >"$TMP/save.json"
+run partition "$TMP/save.json" --budget 100% --gap 0 -o "$TMP/part.json" -q
+[ "$rc" -eq 0 ] && grep -q '"status": "optimal", "cost": 43,' "$TMP/part.json" &&
+	grep -q '"saved": \["f0", "f2"\]' "$TMP/part.json"
+ok $? "partition with save costs at 100%: optimal, cost 43 (33 + 8 computed again + 2 saved), f0 and f2 saved"
+rm -f "$TMP/part.json"
 run partition "$TMP/chain.json" --budget 20 -o "$TMP/part.json"
 [ "$rc" -eq 3 ] && [[ "$out" == *"status       infeasible"* ]] && [[ "$out" == *"solver proved"* ]] &&
 	[ ! -e "$TMP/part.json" ]

@@ -4,7 +4,8 @@
  * values (half the random graphs, and chains where every value is),
  * every answer is within the budget as derived, none is cheaper than the
  * enumeration, optimal only at its cost, and infeasible only where no set
- * fits; its figures are partition_derive's; a budget below the least
+ * fits; with save costs, the answer is still the enumeration's; its
+ * figures are partition_derive's; a budget below the least
  * memory is infeasible and one at it has an answer; the shared 12-layer
  * GPT's answers are within the default gap of their bounds and cost less
  * as the budget grows. */
@@ -141,6 +142,61 @@ static void test_random(void)
 	   checked[1] - infeasible[1]);
 }
 
+/* Random training graphs whose forward values cost something to save
+ * (seeded, up to twice the node's cost), half of them with materialized
+ * values: every answer is right (as in test_random; without materialized
+ * values, the cheapest saved set enumerated, save costs included), and
+ * at the keep-all memory, where without save costs nothing is computed
+ * again, some answers compute values again to save less. */
+static void test_save_costs(void)
+{
+	int cases = tap_cases(24, 6), checked = 0, bad = 0, trade = 0;
+	unsigned seed = 11;
+	double keep_cost;
+
+	for (int c = 0; c < cases; c++) {
+		struct graph *g = gen_random_training(3 + c % 8, 35);
+		uint64_t lo = g->fixed_memory, hi = graph_peak_all(g);
+
+		for (int v = 0; v < g->n; v++) {
+			seed = seed * 1103515245u + 12345u;
+			if (g->nodes[v].backward)
+				continue;
+			g->nodes[v].save_cost = g->nodes[v].cost * ((seed >> 16) % 9) / 4;
+			g->nodes[v].materialized = c % 2 && (seed >> 20) % 2;
+		}
+		if (partition_keep_all(g, &hi, &keep_cost)) {
+			bad++;
+			break;
+		}
+		for (int f = 0; f <= 4; f++) {
+			uint64_t b = lo + (hi - lo) * (uint64_t)f / 4;
+			double best = enumerate(g, b);
+			struct partition p;
+			struct cm_error err;
+
+			if (partition_solve(g, b, &solver_cbc, &opts, &p, &err)) {
+				bad++;
+				diag("case %d f %d: %s", c, f, err.msg);
+				continue;
+			}
+			checked++;
+			trade += f == 4 && p.n_again > 0;
+			if (!right(g, &p, b, best, c % 2 == 0)) {
+				bad++;
+				diag("case %d f %d: status %s cost %g (enumerated %g)", c, f,
+				     partition_status_names[p.status], p.cost, best);
+			}
+			partition_release(&p);
+		}
+		graph_free(g);
+	}
+	ok(bad == 0 && trade > 0,
+	   "random training graphs with save costs: %d answers, each right (optimal and as cheap "
+	   "as every saved set enumerated without materialized values); %d at the keep-all "
+	   "memory compute values again", checked, trade);
+}
+
 /* The built-in chains, every forward value materialized: nothing saved
  * computes the whole chain again before the backward's first node, which
  * the model's rows do not count, so first answers can be over the budget
@@ -237,6 +293,7 @@ static void test_shapes(void)
 int main(void)
 {
 	test_random();
+	test_save_costs();
 	test_chains();
 	test_shapes();
 	return tap_done();

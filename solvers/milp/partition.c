@@ -135,6 +135,7 @@ static int profile(const struct graph *g, const struct timeline *t, struct parti
 		}
 		p->saved[v] = p->saved[v] && !g->nodes[v].backward && read;
 		if (p->saved[v]) {
+			p->cost += g->nodes[v].save_cost;
 			saved += g->nodes[v].memory;
 			diff[t->last[v] + 1] -= (int64_t)g->nodes[v].memory;
 			p->n_saved++;
@@ -191,7 +192,7 @@ int partition_derive(const struct graph *g, struct partition *p)
 	return 0;
 }
 
-int partition_keep_all(const struct graph *g, uint64_t *memory)
+int partition_keep_all(const struct graph *g, uint64_t *memory, double *cost)
 {
 	struct partition p = { .saved = calloc((size_t)g->n + 1, 1),
 			       .again = calloc((size_t)g->n + 1, 1) };
@@ -201,8 +202,10 @@ int partition_keep_all(const struct graph *g, uint64_t *memory)
 		for (int v = 0; v < g->n; v++)
 			p.saved[v] = !g->nodes[v].backward;
 		rc = partition_derive(g, &p);
-		if (rc == 0)
+		if (rc == 0) {
 			*memory = p.memory;
+			*cost = p.cost;
+		}
 	}
 	partition_release(&p);
 	return rc;
@@ -276,7 +279,7 @@ static void memory_row(const struct graph *g, const struct timeline *t, int i, i
 
 /* The model: for each forward node v the backward needs (last[v] >= 0),
  * x_v (computed again; objective cost / unit, unit the largest cost) and
- * r_v (saved). Rows: x_v + r_v >= 1 for the values a backward node reads;
+ * r_v (saved; objective save_cost / unit, or 0 without save_costs). Rows: x_v + r_v >= 1 for the values a backward node reads;
  * x_u + r_u >= x_v for each input u of v; and memory rows within room
  * (memory_row): at each backward position whose own memory exceeds that
  * at every earlier one and at each first read of a materialized value,
@@ -285,7 +288,7 @@ static void memory_row(const struct graph *g, const struct timeline *t, int i, i
  * partition's memory, exact where it has a full row. col[v] is x_v's
  * column and r_v's the next; -1 for the nodes without. */
 static int build(const struct graph *g, const struct timeline *t, double room, double unit,
-		 const char *cut, int *col, struct milp *m, struct cm_error *err)
+		 int save_costs, const char *cut, int *col, struct milp *m, struct cm_error *err)
 {
 	struct milp_row mem = { 0 };
 	uint64_t top = 0;
@@ -309,7 +312,7 @@ static int build(const struct graph *g, const struct timeline *t, double room, d
 		snprintf(name, sizeof(name), "x%d", v);
 		col[v] = milp_add_col(m, name, 0, 1, g->nodes[v].cost / unit, 1);
 		snprintf(name, sizeof(name), "r%d", v);
-		milp_add_col(m, name, 0, 1, 0, 1);
+		milp_add_col(m, name, 0, 1, save_costs ? g->nodes[v].save_cost / unit : 0, 1);
 		if (g->nodes[v].materialized && t->first[v] >= 0)
 			row[t->first[v]] = 1;
 	}
@@ -340,17 +343,34 @@ static int build(const struct graph *g, const struct timeline *t, double room, d
 	return milp_ok(m, err);
 }
 
-/* One round of the solve: the model at room with full rows at cut (start:
- * a partition that fits it, or NULL). *answered: p holds the solver's
- * answer, its figures from profile (live). *proven_none: the model has
- * none, proven. *bound: a lower bound on the cost of the model's answers,
- * or -1. 0, or -1 with err set. */
-static int round_solve(const struct graph *g, const struct timeline *t, double room,
-		       double unit, const char *cut, const struct solver_ops *ops,
-		       struct solve_opts *so, const struct partition *start, struct partition *p,
-		       uint64_t *live, int *answered, int *proven_none, double *bound,
-		       struct cm_error *err)
+/* The solve's state: the budget, the objective's unit, whether the
+ * objective counts save costs, profile's scratch, the positions with full
+ * rows, the best answer within the budget (when have), the largest bound
+ * of the rounds (or -1), and whether the graph has materialized values
+ * (without, the first round's rows are exact). */
+struct solve_state {
+	const struct graph *g;
+	const struct timeline *t;
+	uint64_t budget;
+	double unit, bound;
+	int save_costs;
+	uint64_t *live;
+	char *cut;
+	struct partition best;
+	int have, relaxed;
+};
+
+/* One round of the solve: the model at room with s's full rows, started
+ * from s's best when it has one. *answered: p holds the solver's answer,
+ * its figures from profile (s->live). *proven_none: the model has none,
+ * proven. *bound: a lower bound on the cost of every partition within
+ * the model, or -1. 0, or -1 with err set. */
+static int round_solve(struct solve_state *s, double room, const struct solver_ops *ops,
+		       struct solve_opts *so, struct partition *p, int *answered,
+		       int *proven_none, double *bound, struct cm_error *err)
 {
+	const struct graph *g = s->g;
+	const struct partition *start = s->have ? &s->best : NULL;
 	int *col = malloc(((size_t)g->n + 1) * sizeof(int)), rc = -1;
 	double *x0 = NULL;
 	struct milp m;
@@ -363,7 +383,7 @@ static int round_solve(const struct graph *g, const struct timeline *t, double r
 		cm_errorf(err, "out of memory");
 		goto out;
 	}
-	if (build(g, t, room, unit, cut, col, &m, err))
+	if (build(g, s->t, room, s->unit, s->save_costs, s->cut, col, &m, err))
 		goto out;
 	if (start != NULL) {
 		if ((x0 = calloc((size_t)m.ncols + 1, sizeof(double))) == NULL) {
@@ -386,7 +406,7 @@ static int round_solve(const struct graph *g, const struct timeline *t, double r
 	memset(p->saved, 0, (size_t)g->n);
 	for (int v = 0; v < g->n && res.x != NULL; v++)
 		p->saved[v] = col[v] >= 0 && res.x[col[v] + 1] > 0.5;
-	if (*answered && profile(g, t, p, live)) {
+	if (*answered && profile(g, s->t, p, s->live)) {
 		cm_errorf(err, "out of memory");
 		goto out;
 	}
@@ -395,7 +415,7 @@ static int round_solve(const struct graph *g, const struct timeline *t, double r
 	if (*answered && (m.ncols == 1 || (res.status == MILP_OPTIMAL && so->gap <= 0)))
 		*bound = p->cost;
 	else if (res.has_bound)
-		*bound = unit * (res.bound - 1e-9 * m.ncols);
+		*bound = s->unit * (res.bound - 1e-9 * m.ncols);
 	rc = 0;
 out:
 	so->start = NULL;
@@ -440,21 +460,6 @@ static int settle_memory(const struct graph *g, const struct timeline *t, const 
 	return n;
 }
 
-/* The solve's state: the budget, the objective's unit, profile's
- * scratch, the positions with full rows, the best answer within the
- * budget (when have), the largest bound of the rounds (or -1), and
- * whether the graph has materialized values (without, the first round's
- * rows are exact). */
-struct solve_state {
-	const struct graph *g;
-	const struct timeline *t;
-	uint64_t budget;
-	double unit, bound;
-	uint64_t *live;
-	char *cut;
-	struct partition best;
-	int have, relaxed;
-};
 
 /* The rounds (partition_solve, below): p holds the last round's answer.
  * Returns 1 when a round's relaxation has no answer (proven infeasible),
@@ -480,8 +485,7 @@ static int run_rounds(struct solve_state *s, const struct solver_ops *ops,
 		if (end > 0 && s->relaxed && r + 1 < PARTITION_ROUNDS &&
 		    so.time_limit > 4 * PARTITION_ROUND_MIN)
 			so.time_limit = fmax(PARTITION_ROUND_MIN, so.time_limit / 4);
-		if (round_solve(g, s->t, (double)room, s->unit, s->cut, ops, &so,
-				s->have ? &s->best : NULL, p, s->live, &answered, &none, &b, err))
+		if (round_solve(s, (double)room, ops, &so, p, &answered, &none, &b, err))
 			return -1;
 		s->bound = b > s->bound ? b : s->bound;
 		if (none)
@@ -504,9 +508,10 @@ int partition_solve(const struct graph *g, uint64_t budget, const struct solver_
 		    const struct solve_opts *o, struct partition *p, struct cm_error *err)
 {
 	struct timeline t;
-	struct solve_state s = { g, &t, budget, 0, -1, NULL, NULL,
-				 { .saved = calloc((size_t)g->n + 1, 1),
-				   .again = calloc((size_t)g->n + 1, 1) }, 0, 0 };
+	struct solve_state s = { .g = g, .t = &t, .budget = budget, .bound = -1,
+				 .best = { .saved = calloc((size_t)g->n + 1, 1),
+					   .again = calloc((size_t)g->n + 1, 1) } };
+	double end = o->time_limit > 0 ? cm_clock() + o->time_limit : 0;
 	int rc = -1, proven;
 
 	*p = (struct partition){ .saved = calloc((size_t)g->n + 1, 1),
@@ -526,7 +531,8 @@ int partition_solve(const struct graph *g, uint64_t budget, const struct solver_
 		if (g->fixed_memory + t.own[i] > p->least)
 			p->least = g->fixed_memory + t.own[i];
 	for (int v = 0; v < g->n; v++) {
-		s.unit = g->nodes[v].cost > s.unit ? g->nodes[v].cost : s.unit;
+		s.unit = fmax(s.unit, fmax(g->nodes[v].cost, g->nodes[v].save_cost));
+		s.save_costs |= g->nodes[v].save_cost > 0;
 		s.relaxed |= !g->nodes[v].backward && g->nodes[v].materialized;
 	}
 	s.unit = s.unit > 0 ? s.unit : 1;
@@ -544,6 +550,19 @@ int partition_solve(const struct graph *g, uint64_t budget, const struct solver_
 	 * for another's sake), and the solve runs again. Every round's bound
 	 * holds for every partition within the budget. */
 	proven = budget < p->least ? 1 : run_rounds(&s, ops, o, p, err);
+	/* Save costs lead the solver to compute more again, where the rows
+	 * count least of what is held. Where no round found a partition
+	 * within the budget, the rounds run again, in the time left, with the
+	 * objective of the values computed again alone, whose answers save
+	 * more, and with the full rows made so far. Their bounds hold too:
+	 * save costs are >= 0. */
+	if (proven == 0 && !s.have && s.save_costs && (end == 0 || cm_clock() < end)) {
+		struct solve_opts rest = *o;
+
+		rest.time_limit = end > 0 ? end - cm_clock() : 0;
+		s.save_costs = 0;
+		proven = run_rounds(&s, ops, &rest, p, err);
+	}
 	if (proven < 0)
 		goto out;
 	p->by_solver = proven && budget >= p->least;

@@ -11,7 +11,7 @@
  * the backward's own values (each from its compute to its last use; a
  * gradient, which the backward returns, to the end). The cost is the
  * checkpoint-all cost plus the cost of the values computed again (each
- * once). The cheapest partition within a budget is a MILP: two binaries
+ * once) and the save cost of the values saved. The cheapest partition within a budget is a MILP: two binaries
  * per forward node (the turn bound's variables, solvers/milp/turn.h) and
  * memory rows that relax the memory above (exact without materialized
  * values), solved again with exact rows where its answer was over the
@@ -55,7 +55,8 @@ struct partition {
 	int status;      /* enum partition_status */
 	char *saved;     /* g->n flags: 1 for a forward value the forward keeps */
 	char *again;     /* g->n flags: 1 for a forward node the backward computes again */
-	double cost;     /* checkpoint-all cost + the cost of again */
+	double cost;     /* checkpoint-all cost + the cost of again + the save cost
+			  * of saved */
 	uint64_t memory; /* the peak: fixed memory + the most held at once of the
 			  * saved values and the backward's own */
 	uint64_t least;  /* a lower bound on any partition's memory: fixed
@@ -84,10 +85,10 @@ int partition_solve(const struct graph *g, uint64_t budget, const struct solver_
  * -1 when out of memory. */
 int partition_derive(const struct graph *g, struct partition *p);
 
-/* The memory of the partition whose forward saves every value the
- * backward reads (nothing computed again): what the budget's percentages
- * are of. 0, or -1 when out of memory. */
-int partition_keep_all(const struct graph *g, uint64_t *memory);
+/* The memory and the cost of the partition whose forward saves every
+ * value the backward reads (nothing computed again): what the budget's
+ * percentages and the overhead are of. 0, or -1 when out of memory. */
+int partition_keep_all(const struct graph *g, uint64_t *memory, double *cost);
 
 void partition_release(struct partition *p);
 

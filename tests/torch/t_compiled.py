@@ -1,9 +1,10 @@
 #!/usr/bin/python3
 """remat(compile=True) (checkmate_torch/compiled.py): the step through
 inductor with the partition's saved values trains as torch.compile does (same
-losses and gradients up to rounding, dropout's masks the forward's), saves
-fewer bytes as the budget falls, never recomputes a random op, plans with
-measured costs too, and bad settings or models get one line."""
+losses and gradients up to rounding, dropout's masks the forward's),
+takes less memory as the budget falls, never recomputes a random op, plans with
+measured costs too, prices the saved values' memory traffic, and bad settings or
+models get one line."""
 import os
 import sys
 
@@ -115,8 +116,16 @@ for frac in (1.0, 0.6, 0.4):
        "as torch.compile's" % frac,
        "loss rel. diff %.2e, gradient rel. diff %.2e" % (rel, gd))
 compiled.Partitioner.choose = orig_choose
-ok(infos[1.0]["saved_bytes"] > infos[0.6]["saved_bytes"] > infos[0.4]["saved_bytes"],
-   "saved bytes fall with the budget", str({f: i["saved_bytes"] for f, i in infos.items()}))
+# With the traffic of saved values priced (save costs), the partition at
+# the checkpoint-all peak saves less than everything the backward reads,
+# and a lower budget can save more bytes to compute fewer matmul values
+# again, which take memory: the partition's memory is what falls.
+ok(infos[1.0]["plan_peak"] >= infos[0.6]["plan_peak"] >= infos[0.4]["plan_peak"]
+   and infos[0.4]["plan_peak"] < infos[1.0]["plan_peak"]
+   and infos[1.0]["plan_peak"] < infos[1.0]["checkpoint_all_peak"] and infos[1.0]["overhead"] < 1,
+   "the partition's memory falls with the budget; at the checkpoint-all peak it saves less "
+   "than keep-all, at less cost (save costs)",
+   str({f: (i["plan_peak"], i["saved_bytes"], i["overhead"]) for f, i in infos.items()}))
 ok(all(i["plan_peak"] <= i["budget"] and i["status"] in ("optimal", "feasible")
        for i in infos.values()),
    "every partition's memory within its budget",
@@ -329,7 +338,7 @@ r, m = remat(infos[0.4]["budget"], cost="time")
 losses, grads = train(r, m)
 rel = fuzz_compiled.rel(losses, ref[0])
 ok(rel < 1e-5 and r.plan_info["plan_peak"] <= r.plan_info["budget"]
-   and r.plan_info["overhead"] >= 1,
+   and r.plan_info["overhead"] > 0,
    "cost='time': 3 steps' losses as torch.compile's, within the budget, overhead %.3f"
    % r.plan_info["overhead"], "loss rel. diff %.2e, %s" % (rel, r.plan_info))
 
