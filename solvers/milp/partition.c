@@ -228,17 +228,108 @@ static int again_by(const struct timeline *t, const int *col, const int *hcol, i
 	return t->first[w] >= 0 && t->first[w] <= i ? col[w] : hcol[w];
 }
 
+/* Whether materialized v, computed again, can be held at backward
+ * position i for a value computed again from it later than v's own reads:
+ * i is past v's last backward read (or the backward reads v nowhere) and
+ * not past the last read of a value computed from it. */
+static int held_for_later(const struct graph *g, const struct timeline *t, int v, int i)
+{
+	return g->nodes[v].materialized && g->nodes[v].memory > 0 && t->last[v] >= i &&
+	       (t->first[v] < 0 || i > t->final[v]);
+}
+
+/* bcol[u] for the forward nodes u whose "computed again by position
+ * i - 1" a full row at i reads (the forward users of each v of
+ * held_for_later, and on through users where u's first read is later):
+ * x_u where u's first read is at or before i - 1, else a column b_u with
+ * b_u <= x_u and b_u <= the sum of b_w over u's forward users w (u is
+ * computed again by i - 1 only where one of them is), so that b_u is at
+ * most 1 where u is; -1 elsewhere. */
+static void before_cols(const struct graph *g, const struct timeline *t, int i, const int *col,
+			int *bcol, struct milp *m, struct milp_row *r)
+{
+	for (int v = 0; v < g->n; v++)
+		bcol[v] = -1;
+	for (int v = 0; v < g->n; v++)
+		if (col[v] >= 0 && held_for_later(g, t, v, i))
+			for (int e = g->user_off[v]; e < g->user_off[v + 1]; e++)
+				bcol[g->users[e]] = col[g->users[e]] >= 0 ? -2 : -1;
+	for (int v = 0; v < g->n; v++)   /* users come after v */
+		if (bcol[v] == -2 && !(t->first[v] >= 0 && t->first[v] <= i - 1))
+			for (int e = g->user_off[v]; e < g->user_off[v + 1]; e++)
+				if (col[g->users[e]] >= 0)
+					bcol[g->users[e]] = -2;
+	for (int v = g->n - 1; v >= 0; v--) {
+		char name[48];
+
+		if (bcol[v] != -2)
+			continue;
+		if (t->first[v] >= 0 && t->first[v] <= i - 1) {
+			bcol[v] = col[v];
+			continue;
+		}
+		snprintf(name, sizeof(name), "b%d_%d", v, i);
+		bcol[v] = milp_add_col(m, name, 0, 1, 0, 0);
+		milp_add_row(m, -MILP_INF, 0, 2, (int[]){ bcol[v], col[v] }, (double[]){ 1, -1 });
+		milp_row_add(r, bcol[v], 1);
+		for (int e = g->user_off[v]; e < g->user_off[v + 1]; e++)
+			milp_row_add(r, bcol[g->users[e]], -1);
+		milp_row_emit(m, r, -MILP_INF, 0);
+	}
+}
+
+/* k_v of memory_row (v of held_for_later at i), its rows added to m;
+ * returns its column. */
+static int held_col(const struct graph *g, const struct timeline *t, int v, int i,
+		    const int *col, const int *hcol, const int *bcol, struct milp *m)
+{
+	char name[48];
+	int k;
+
+	snprintf(name, sizeof(name), "k%d_%d", v, i);
+	k = milp_add_col(m, name, 0, 1, 0, 0);
+	for (int e = g->user_off[v]; e < g->user_off[v + 1]; e++) {
+		int u = g->users[e];
+
+		if (col[u] < 0)
+			continue;
+		if (t->first[v] >= 0) {
+			milp_add_row(m, 0, MILP_INF, 4, (int[]){ k, col[u], bcol[u], col[v] + 1 },
+				     (double[]){ 1, -1, 1, 1 });
+			continue;
+		}
+		for (int f = g->user_off[v]; f < g->user_off[v + 1]; f++) {
+			int w = again_by(t, col, hcol, g->users[f], i);
+
+			if (w >= 0)
+				milp_add_row(m, -1, MILP_INF, 5,
+					     (int[]){ k, w, col[u], bcol[u], col[v] + 1 },
+					     (double[]){ 1, -1, -1, 1, 1 });
+		}
+	}
+	return k;
+}
+
 /* The model's memory row at backward position i: the saved values held
  * there, the backward's own, and each materialized value computed again
  * that is held there. That is x_v from v's first backward read to its last
  * (full: else only where v's first read is at or before i). With full,
- * also each v whose first read comes later, computed again for a value
- * computed from it that is read by i: a column h_v >= 0 per such v, with
- * h_v >= again_by(w) - r_v for each forward user w (a value computed by i
- * needs v then, saved or computed again), so that h_v is 1 where v is
- * computed again by i. hcol: g->n ints of scratch. */
+ * also:
+ * - each v whose first read comes later, computed again for a value
+ *   computed from it that is read by i: a column h_v >= 0 per such v,
+ *   with h_v >= again_by(w) - r_v for each forward user w (a value
+ *   computed by i needs v then, saved or computed again), so that h_v is
+ *   1 where v is computed again by i;
+ * - each v of held_for_later, held for a forward user u computed again at
+ *   or after i (x_u - b_u, before_cols'), v not saved: a column k_v >=
+ *   x_u - b_u - r_v per user u past v's last read; where the backward
+ *   reads v nowhere, v is computed only when a first user is, so
+ *   k_v >= again_by(u') + x_u - b_u - 1 - r_v per pair of users.
+ * The full row counts what partition_derive does. hcol, bcol: g->n ints
+ * of scratch. */
 static void memory_row(const struct graph *g, const struct timeline *t, int i, int full,
-		       double room, const int *col, int *hcol, struct milp *m, struct milp_row *r)
+		       double room, const int *col, int *hcol, int *bcol, struct milp *m,
+		       struct milp_row *r)
 {
 	double scale = room > 0 ? room : 1;   /* bytes per unit of the row */
 	uint64_t own = t->nb > 0 ? t->own[i] : 0;
@@ -260,6 +351,8 @@ static void memory_row(const struct graph *g, const struct timeline *t, int i, i
 				     (double[]){ 1, 1, -1 });
 		}
 	}
+	if (full)
+		before_cols(g, t, i, col, bcol, m, r);
 	for (int v = 0; v < g->n; v++) {
 		double share = (double)g->nodes[v].memory / scale;
 
@@ -267,6 +360,8 @@ static void memory_row(const struct graph *g, const struct timeline *t, int i, i
 			continue;
 		if (t->last[v] >= i)
 			milp_row_add(r, col[v] + 1, share);
+		if (full && held_for_later(g, t, v, i))
+			milp_row_add(r, held_col(g, t, v, i, col, hcol, bcol, m), share);
 		if (!g->nodes[v].materialized || t->first[v] < 0 || i > t->final[v])
 			continue;
 		if (t->first[v] <= i)
@@ -294,10 +389,12 @@ static int build(const struct graph *g, const struct timeline *t, double room, d
 	uint64_t top = 0;
 	char *row = calloc((size_t)t->nb + 1, 1);
 	int *hcol = malloc(((size_t)g->n + 1) * sizeof(int));
+	int *bcol = malloc(((size_t)g->n + 1) * sizeof(int));
 
-	if (row == NULL || hcol == NULL) {
+	if (row == NULL || hcol == NULL || bcol == NULL) {
 		free(row);
 		free(hcol);
+		free(bcol);
 		return cm_errorf(err, "out of memory");
 	}
 	/* The checkpoint-all cost as a column fixed at 1 (column 0): the
@@ -336,9 +433,10 @@ static int build(const struct graph *g, const struct timeline *t, double room, d
 	}
 	for (int i = 0; i < (t->nb > 0 ? t->nb : 1) && !m->failed; i++)
 		if (t->nb == 0 || row[i] || cut[i])
-			memory_row(g, t, i, t->nb > 0 && cut[i], room, col, hcol, m, &mem);
+			memory_row(g, t, i, t->nb > 0 && cut[i], room, col, hcol, bcol, m, &mem);
 	free(row);
 	free(hcol);
+	free(bcol);
 	milp_row_release(&mem);
 	return milp_ok(m, err);
 }
@@ -546,9 +644,8 @@ int partition_solve(const struct graph *g, uint64_t budget, const struct solver_
 	s.have = s.best.memory <= budget;
 	/* Rounds: the model's memory is a relaxation of the partition's, so
 	 * an answer can be over the budget as derived; the positions where it
-	 * is get full rows (exact but for values held past their last read
-	 * for another's sake), and the solve runs again. Every round's bound
-	 * holds for every partition within the budget. */
+	 * is get full rows (exact), and the solve runs again. Every round's
+	 * bound holds for every partition within the budget. */
 	proven = budget < p->least ? 1 : run_rounds(&s, ops, o, p, err);
 	/* Save costs lead the solver to compute more again, where the rows
 	 * count least of what is held. Where no round found a partition
