@@ -26,9 +26,10 @@ fullgraph=True, dynamic=False and inductor at default settings:
                  head-to-head of that point alone);
   remat@0.5-tryK the largest budget whose measured peak is at most
                  compile-0.5's, by bisection: the budget halfway between
-                 the largest remat budget measured at or under that peak
-                 and the least over it (below the lowest by the excess
-                 when none is under), while they are more than 2% apart;
+                 the largest remat partition's peak (the model's)
+                 measured at or under that peak and the least over it
+                 (below the lowest by the excess when none is under),
+                 while they are more than 2% apart;
                  up to --tries (3) times.
 
 Each variant's first step compiles (timed apart: "compile s"; torch.compile
@@ -46,7 +47,9 @@ inductor draws the same dropout masks for every partition, so they agree
 up to rounding). Below the table: whether the measured peaks of the
 remat-F are monotone in F, and the remat variant with the least time among
 those whose peak is at most compile-0.5's, for each of --costs (flops,
-time: remat's cost argument; a variant of cost time is labelled /time).
+time: remat's cost argument; a variant of cost time is labelled /time;
+flops-plain, labelled /flops-plain: FLOP costs without the saved values'
+traffic, the partition before save costs, for comparison).
 --kernels profiles one more step of each variant (kernel_profile): on
 CUDA the kernels launched and their summed device time, to tell a step
 that launches more kernels from one whose kernels take longer.
@@ -66,6 +69,7 @@ import torch  # noqa: E402
 import torch_cases  # noqa: E402
 import torch_peers as tp  # noqa: E402  (sets sys.path for checkmate_torch)
 import checkmate_torch  # noqa: E402
+from checkmate_torch import compiled as cm_compiled  # noqa: E402
 from checkmate_torch.binary import find_checkmate  # noqa: E402
 
 
@@ -76,7 +80,8 @@ def compiled(model, backend):
 def remat_variant(case, base, args, label, budget, cost="flops"):
     model = copy.deepcopy(base)
     r = checkmate_torch.remat(model, case["args"], case["kwargs"], budget=budget,
-                              time_limit=args.time_limit, cache=True, compile=True, cost=cost)
+                              time_limit=args.time_limit, cache=True, compile=True,
+                              cost="flops" if cost == "flops-plain" else cost)
     label += "" if cost == "flops" else "/" + cost
     v = tp.Variant(label, "remat", r, model, args.lr)
     v.extra["remat"] = r
@@ -89,7 +94,14 @@ def first_step(v, case, device):
     def run():
         torch.manual_seed(999)
         t0 = time.perf_counter()
-        v.fwd_bwd(case)
+        plain = v.extra.get("cost") == "flops-plain"
+        rate = cm_compiled.Partitioner.__dict__["_flops_per_byte"]
+        if plain:   # no save costs: the partition that prices no traffic
+            cm_compiled.Partitioner._flops_per_byte = staticmethod(lambda *a: 0.0)
+        try:
+            v.fwd_bwd(case)
+        finally:
+            cm_compiled.Partitioner._flops_per_byte = rate
         tp.sync(device)
         v.extra["compile_s"] = time.perf_counter() - t0
         v.update()
@@ -151,14 +163,17 @@ def tries(variants, case, base, args, device, target, cost):
         above = [v for v in ours if v.mem["peak"] > target]
         if not above:
             break
-        bh = min(v.extra["plan_info"]["budget"] for v in above)
+        # The partitions' own peaks, not their budgets: a partition that
+        # saves less than its budget allows (save costs) is the answer of
+        # every budget down to its peak.
+        bh = min(v.extra["plan_info"]["plan_peak"] for v in above)
         if below:
-            bl = max(v.extra["plan_info"]["budget"] for v in below)
+            bl = max(v.extra["plan_info"]["plan_peak"] for v in below)
             if bl >= bh or bh - bl <= 0.02 * bl:
                 break
             budget = (bl + bh) // 2
         else:
-            hi = min(above, key=lambda v: v.extra["plan_info"]["budget"])
+            hi = min(above, key=lambda v: v.extra["plan_info"]["plan_peak"])
             fixed = hi.extra["plan_info"]["fixed_memory"]
             budget = bh - (hi.mem["peak"] - target) - (bh - fixed) // 50
         try:

@@ -77,10 +77,19 @@ def _args(n, device):
     return None if bad else (args, kwargs)
 
 
-def _ms_per_flop(device, dtype, repeats):
-    a = torch.randn(_M, _K, device=device, dtype=dtype)
-    b = torch.randn(_K, _N, device=device, dtype=dtype)
-    return _timed(lambda: a @ b, device, repeats) / (2 * _M * _K * _N)
+def _ms_per_flop(device, dtype, repeats, m=_M, k=_K, n=_N):
+    a = torch.randn(m, k, device=device, dtype=dtype)
+    b = torch.randn(k, n, device=device, dtype=dtype)
+    c = torch.empty(m, n, device=device, dtype=dtype)
+    return _timed(lambda: torch.mm(a, b, out=c), device, repeats) / (2 * m * k * n)
+
+
+def _copy(x, device, repeats):
+    """The time of a copy of tensor x into a tensor allocated beforehand:
+    one read and one write of its bytes, without the allocator (whose
+    page faults on the CPU made a clone's time vary twentyfold)."""
+    y = torch.empty_like(x)
+    return _timed(lambda: y.copy_(x), device, repeats)
 
 
 def _copy_ms(v, device, repeats, copies):
@@ -92,20 +101,23 @@ def _copy_ms(v, device, repeats, copies):
             continue
         key = (t.numel(), t.dtype)
         if key not in copies:
-            x = _example(t, device)
-            copies[key] = _timed(lambda: x.clone(), device, repeats)
+            copies[key] = _copy(_example(t, device), device, repeats)
         ms += copies[key]
     return ms
 
 
-def flops_per_byte(device, dtype, repeats=5):
+def flops_per_byte(device, dtype, repeats=9):
     """What one pass over a byte of memory (a read or a write) costs in
-    FLOPs on device: half the time of a copy of 4 MiB, per byte, over the
-    time per FLOP of a matmul of dtype. The FLOP costs' price of a saved
-    value's memory traffic (compiled.py)."""
-    x = torch.randn(1 << 20, device=device)
-    per_byte = _timed(lambda: x.clone(), device, repeats) / (2 * x.numel() * x.element_size())
-    return per_byte / _ms_per_flop(device, dtype, repeats)
+    FLOPs on device: half the time of a copy, per byte, over the time per
+    FLOP of a matmul of dtype. The FLOP costs' price of a saved value's
+    memory traffic (compiled.py). The copy is of 4 MiB and the matmul the
+    reference one on the CPU; on a GPU, where such kernels take about
+    their launch's time, 64 MiB and 2048 cubed."""
+    big = device.type != "cpu"
+    x = torch.randn(1 << (24 if big else 20), device=device)
+    per_byte = _copy(x, device, repeats) / (2 * x.numel() * x.element_size())
+    sizes = (2048, 2048, 2048) if big else (_M, _K, _N)
+    return per_byte / _ms_per_flop(device, dtype, repeats, *sizes)
 
 
 def copy_costs(nodes, repeats=5):

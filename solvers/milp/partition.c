@@ -602,6 +602,26 @@ static int run_rounds(struct solve_state *s, const struct solver_ops *ops,
 	return 0;
 }
 
+/* run_rounds, and where the graph has save costs and no round found a
+ * partition within the budget, the rounds again in the time left with
+ * the cost of the values computed again alone, keeping the full rows made
+ * so far. Save costs lead the solver to compute more again, which takes
+ * more rounds of full rows; answers that save more fit sooner. The
+ * bounds of both hold (save costs are >= 0). Returns as run_rounds. */
+static int solve_rounds(struct solve_state *s, const struct solver_ops *ops,
+			const struct solve_opts *o, struct partition *p, struct cm_error *err)
+{
+	double end = o->time_limit > 0 ? cm_clock() + o->time_limit : 0;
+	struct solve_opts rest = *o;
+	int proven = run_rounds(s, ops, o, p, err);
+
+	if (proven != 0 || s->have || !s->save_costs || (end > 0 && cm_clock() >= end))
+		return proven;
+	rest.time_limit = end > 0 ? end - cm_clock() : 0;
+	s->save_costs = 0;
+	return run_rounds(s, ops, &rest, p, err);
+}
+
 int partition_solve(const struct graph *g, uint64_t budget, const struct solver_ops *ops,
 		    const struct solve_opts *o, struct partition *p, struct cm_error *err)
 {
@@ -609,7 +629,6 @@ int partition_solve(const struct graph *g, uint64_t budget, const struct solver_
 	struct solve_state s = { .g = g, .t = &t, .budget = budget, .bound = -1,
 				 .best = { .saved = calloc((size_t)g->n + 1, 1),
 					   .again = calloc((size_t)g->n + 1, 1) } };
-	double end = o->time_limit > 0 ? cm_clock() + o->time_limit : 0;
 	int rc = -1, proven;
 
 	*p = (struct partition){ .saved = calloc((size_t)g->n + 1, 1),
@@ -646,20 +665,7 @@ int partition_solve(const struct graph *g, uint64_t budget, const struct solver_
 	 * an answer can be over the budget as derived; the positions where it
 	 * is get full rows (exact), and the solve runs again. Every round's
 	 * bound holds for every partition within the budget. */
-	proven = budget < p->least ? 1 : run_rounds(&s, ops, o, p, err);
-	/* Save costs lead the solver to compute more again, where the rows
-	 * count least of what is held. Where no round found a partition
-	 * within the budget, the rounds run again, in the time left, with the
-	 * objective of the values computed again alone, whose answers save
-	 * more, and with the full rows made so far. Their bounds hold too:
-	 * save costs are >= 0. */
-	if (proven == 0 && !s.have && s.save_costs && (end == 0 || cm_clock() < end)) {
-		struct solve_opts rest = *o;
-
-		rest.time_limit = end > 0 ? end - cm_clock() : 0;
-		s.save_costs = 0;
-		proven = run_rounds(&s, ops, &rest, p, err);
-	}
+	proven = budget < p->least ? 1 : solve_rounds(&s, ops, o, p, err);
 	if (proven < 0)
 		goto out;
 	p->by_solver = proven && budget >= p->least;
