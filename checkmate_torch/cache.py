@@ -68,8 +68,9 @@ def cost_key(code, doc, device, threads, torch_version):
 
 def rate_key(device, dtype, threads, torch_version):
     """The key of jointcost.flops_per_byte's measurement."""
-    return "costs", _digest({"rate": "flops per byte, a copy into a buffer", "device": device,
-                             "dtype": dtype, "threads": threads, "torch": torch_version})
+    return "costs", _digest({"rate": "flops per byte, least times of a copy into a buffer",
+                             "device": device, "dtype": dtype, "threads": threads,
+                             "torch": torch_version})
 
 
 class Cache:

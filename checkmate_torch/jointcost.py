@@ -29,7 +29,7 @@ def _sync(device):
         torch.cuda.synchronize(device)
 
 
-def _timed(fn, device, repeats):
+def _timed(fn, device, repeats, stat=statistics.median):
     fn()
     _sync(device)
     samples = []
@@ -38,7 +38,7 @@ def _timed(fn, device, repeats):
         fn()
         _sync(device)
         samples.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(samples)
+    return stat(samples)
 
 
 def _example(v, device):
@@ -77,19 +77,19 @@ def _args(n, device):
     return None if bad else (args, kwargs)
 
 
-def _ms_per_flop(device, dtype, repeats, m=_M, k=_K, n=_N):
+def _ms_per_flop(device, dtype, repeats, m=_M, k=_K, n=_N, stat=statistics.median):
     a = torch.randn(m, k, device=device, dtype=dtype)
     b = torch.randn(k, n, device=device, dtype=dtype)
     c = torch.empty(m, n, device=device, dtype=dtype)
-    return _timed(lambda: torch.mm(a, b, out=c), device, repeats) / (2 * m * k * n)
+    return _timed(lambda: torch.mm(a, b, out=c), device, repeats, stat) / (2 * m * k * n)
 
 
-def _copy(x, device, repeats):
+def _copy(x, device, repeats, stat=statistics.median):
     """The time of a copy of tensor x into a tensor allocated beforehand:
     one read and one write of its bytes, without the allocator (whose
     page faults on the CPU made a clone's time vary twentyfold)."""
     y = torch.empty_like(x)
-    return _timed(lambda: y.copy_(x), device, repeats)
+    return _timed(lambda: y.copy_(x), device, repeats, stat)
 
 
 def _copy_ms(v, device, repeats, copies):
@@ -112,12 +112,13 @@ def flops_per_byte(device, dtype, repeats=9):
     FLOP of a matmul of dtype. The FLOP costs' price of a saved value's
     memory traffic (compiled.py). The copy is of 4 MiB and the matmul the
     reference one on the CPU; on a GPU, where such kernels take about
-    their launch's time, 64 MiB and 2048 cubed."""
+    their launch's time, 64 MiB and 2048 cubed. Each the least of its
+    runs: another process's load only adds to a time."""
     big = device.type != "cpu"
     x = torch.randn(1 << (24 if big else 20), device=device)
-    per_byte = _copy(x, device, repeats) / (2 * x.numel() * x.element_size())
+    per_byte = _copy(x, device, repeats, min) / (2 * x.numel() * x.element_size())
     sizes = (2048, 2048, 2048) if big else (_M, _K, _N)
-    return per_byte / _ms_per_flop(device, dtype, repeats, *sizes)
+    return per_byte / _ms_per_flop(device, dtype, repeats, *sizes, stat=min)
 
 
 def copy_costs(nodes, repeats=5):
