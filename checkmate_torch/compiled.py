@@ -404,7 +404,8 @@ class Partitioner:
     def _cost(jg, saved, costs, saves):
         """The step's cost when the forward saves `saved`: every node of
         costs once, again each the backward computes again, and the save
-        cost of each saved value the backward or those read."""
+        cost of each saved value that the backward, or a node it computes
+        again, reads."""
         owners = {jg.owner(n) for n in saved}
         again = jg.recomputed(owners)
         read = {d for n in jg.backward + list(again) for d in jg.deps(n)}
