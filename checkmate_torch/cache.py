@@ -8,7 +8,9 @@ under ROOT/plans or ROOT/costs:
              file: a rebuilt solver solves again);
   cost_key   the traced step's code (every op and its arguments), the
              graph with FLOP costs (the sizes), the device, the number of
-             threads and the torch version.
+             threads and the torch version;
+  rate_key   the device, the dtype, the number of threads and the torch
+             version (jointcost.flops_per_byte).
 Only results are kept, never failures. A file that does not read back as
 a value of the same key is a miss (and is written again)."""
 import hashlib
@@ -59,18 +61,22 @@ def plan_key(binary, doc, budget, strategy, time_limit):
                              "strategy": strategy, "time_limit": float(time_limit)}, doc)
 
 
-def cost_key(code, doc, device, threads, torch_version):
+def cost_key(code, doc, device, threads, torch_version, kind=None):
     """The key of a measurement of every node's time: code is the traced
-    step's source, doc its graph with FLOP costs."""
-    return "costs", _digest({"device": device, "threads": threads, "torch": torch_version},
-                            code.encode(), doc)
+    step's source, doc its graph with FLOP costs; kind, where given, what
+    was measured besides (compiled.py's joint graphs: times and copies,
+    on real tensors)."""
+    what = {"device": device, "threads": threads, "torch": torch_version}
+    if kind is not None:
+        what["kind"] = kind
+    return "costs", _digest(what, code.encode(), doc)
 
 
 def rate_key(device, dtype, threads, torch_version):
     """The key of jointcost.flops_per_byte's measurement."""
-    return "costs", _digest({"rate": "flops per byte, least times of a copy into a buffer",
-                             "device": device, "dtype": dtype, "threads": threads,
-                             "torch": torch_version})
+    return "costs", _digest({"rate": "flops per byte: least times, real tensors, a copy into "
+                                     "a buffer", "device": device, "dtype": dtype,
+                             "threads": threads, "torch": torch_version})
 
 
 class Cache:

@@ -358,7 +358,7 @@ class Partitioner:
         from .jointcost import copy_costs, device_of, measure
         nodes = jg.forward + jg.backward
         key = cost_key(str(joint_graph), doc, str(device_of(nodes)), torch.get_num_threads(),
-                       torch.__version__)
+                       torch.__version__, kind="joint graph: times and copies, real tensors")
         kept = cache.get(key) if cache is not None else None
         if kept is not None and isinstance(kept.get("ops"), dict) \
                 and isinstance(kept.get("copies"), dict) \

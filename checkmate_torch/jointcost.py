@@ -15,6 +15,8 @@ that will not run so gets its FLOPs at the device's measured matmul rate.
 
 A value the forward saves for the backward costs memory traffic: the
 forward writes it, the backward reads it (copy_costs, flops_per_byte)."""
+import contextlib
+import functools
 import statistics
 import time
 
@@ -22,6 +24,22 @@ import torch
 
 # The reference matmul for the FLOP rate: (M, K) @ (K, N).
 _M, _K, _N = 512, 256, 1024
+
+
+def real_tensors(fn):
+    """fn run without torch's fake tensor mode. The partitioner runs
+    under it (inductor traces with fake tensors): torch.randn there makes
+    fake tensors, and an op's time would be its dispatch's, the same at
+    any size."""
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        try:
+            from torch._subclasses.fake_tensor import unset_fake_temporarily
+        except ImportError:
+            unset_fake_temporarily = contextlib.nullcontext
+        with unset_fake_temporarily():
+            return fn(*args, **kwargs)
+    return run
 
 
 def _sync(device):
@@ -106,6 +124,7 @@ def _copy_ms(v, device, repeats, copies):
     return ms
 
 
+@real_tensors
 def flops_per_byte(device, dtype, repeats=9):
     """What one pass over a byte of memory (a read or a write) costs in
     FLOPs on device: half the time of a copy, per byte, over the time per
@@ -121,6 +140,7 @@ def flops_per_byte(device, dtype, repeats=9):
     return per_byte / _ms_per_flop(device, dtype, repeats, *sizes, stat=min)
 
 
+@real_tensors
 def copy_costs(nodes, repeats=5):
     """node -> milliseconds of a copy of its value, for the fx nodes."""
     device, copies = device_of(nodes), {}
@@ -128,6 +148,7 @@ def copy_costs(nodes, repeats=5):
         return {n: _copy_ms(n.meta.get("val"), device, repeats, copies) for n in nodes}
 
 
+@real_tensors
 def measure(nodes, flop_costs, is_heavy, repeats=5):
     """node -> milliseconds, for the fx nodes of a joint graph
     (flop_costs: node -> FLOPs, the fallback; is_heavy(node): a

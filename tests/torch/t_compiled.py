@@ -342,6 +342,27 @@ ok(rel < 1e-5 and r.plan_info["plan_peak"] <= r.plan_info["budget"]
    "cost='time': 3 steps' losses as torch.compile's, within the budget, overhead %.3f"
    % r.plan_info["overhead"], "loss rel. diff %.2e, %s" % (rel, r.plan_info))
 
+# The partitioner runs under torch's fake tensor mode; the measurements
+# leave it (jointcost.real_tensors), or every op would time its dispatch,
+# the same at any size (the figures of cost="time" were so before).
+from torch._subclasses.fake_tensor import FakeTensorMode  # noqa: E402
+from checkmate_torch import jointcost  # noqa: E402
+
+
+class ValueNode:
+    """What copy_costs reads of an fx node."""
+
+    def __init__(self, val):
+        self.meta = {"val": val}
+
+
+sizes = (ValueNode(torch.empty(1 << 22)), ValueNode(torch.empty(16)))
+with FakeTensorMode():
+    copies = jointcost.copy_costs(sizes)
+ratio = copies[sizes[0]] / max(copies[sizes[1]], 1e-9)
+ok(ratio > 20, "under the fake tensor mode, measured copies are real: 16 MiB takes %.0fx "
+   "the time of 64 bytes" % ratio, str(copies))
+
 
 def infeasible():
     r, m = remat(1000)
