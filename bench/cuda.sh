@@ -9,7 +9,8 @@
 #     fuzz      tests/torch/fuzz_run.py --device cuda on $FUZZ_SEEDS
 #               (default 16400:16900), $FUZZ_JOBS workers (default 12)
 #     compiled  bench/torch_compiled.py --device cuda on $COMPILED_MODELS
-#               (default gpt-dropout,gpt), five budgets, one bisection try,
+#               (default gpt-dropout,gpt), three budgets with and without
+#               save costs (--costs flops,flops-plain), one bisection try,
 #               and one profiled step of each (kernels launched, device time)
 #     train     bench/torch_train.py --device cuda --time-costs: the eager
 #               path's own cost (checkpoint-all plan), host time outside
@@ -52,7 +53,8 @@ for s in $stages; do
         ;;
     compiled)
         timeout "$(limit compiled 200)" $py bench/torch_compiled.py --device cuda \
-            --models "${COMPILED_MODELS:-gpt-dropout,gpt}" --tries 1 --rounds 9 --kernels \
+            --models "${COMPILED_MODELS:-gpt-dropout,gpt}" --costs flops,flops-plain \
+            --fractions 1,.55,.45 --tries 1 --rounds 9 --kernels \
             --json "$out/compiled.json" --markdown "$out/compiled.md" > "$out/compiled.log" 2>&1
         ;;
     train)

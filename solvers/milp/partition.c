@@ -253,7 +253,8 @@ static void before_cols(const struct graph *g, const struct timeline *t, int i, 
 	for (int v = 0; v < g->n; v++)
 		if (col[v] >= 0 && held_for_later(g, t, v, i))
 			for (int e = g->user_off[v]; e < g->user_off[v + 1]; e++)
-				bcol[g->users[e]] = col[g->users[e]] >= 0 ? -2 : -1;
+				if (col[g->users[e]] >= 0)
+					bcol[g->users[e]] = -2;
 	for (int v = 0; v < g->n; v++)   /* users come after v */
 		if (bcol[v] == -2 && !(t->first[v] >= 0 && t->first[v] <= i - 1))
 			for (int e = g->user_off[v]; e < g->user_off[v + 1]; e++)
