@@ -95,9 +95,11 @@ static void name_list(FILE *f, const struct graph *g, const char *set)
 	fputc(']', f);
 }
 
-/* The partition file (docs/formats.md, Partitions), whole or not at all. */
+/* The partition file (docs/formats.md, Partitions), whole or not at all;
+ * keep_cost: the cost of the partition that saves every value the
+ * backward reads, which the overhead is over. */
 static int write_partition(struct out *o, const struct graph *g, uint64_t budget,
-			   const struct partition *p, double floor_cost, double seconds)
+			   const struct partition *p, double keep_cost, double seconds)
 {
 	struct cm_error err;
 
@@ -106,7 +108,7 @@ static int write_partition(struct out *o, const struct graph *g, uint64_t budget
 	fprintf(o->f, ", \"budget\": %llu, \"status\": \"%s\", \"cost\": %.17g, "
 		"\"overhead\": %.17g, \"memory\": %llu, \"least_memory\": %llu, ",
 		(unsigned long long)budget, partition_status_names[p->status], p->cost,
-		p->cost / (floor_cost > 0 ? floor_cost : 1), (unsigned long long)p->memory,
+		p->cost / (keep_cost > 0 ? keep_cost : 1), (unsigned long long)p->memory,
 		(unsigned long long)p->least);
 	if (p->has_bound)
 		fprintf(o->f, "\"lower_bound\": %.17g, ", p->bound);
@@ -121,7 +123,7 @@ static int write_partition(struct out *o, const struct graph *g, uint64_t budget
 }
 
 static void print_summary(FILE *f, const struct graph *g, uint64_t budget,
-			  const struct partition *p, double floor_cost, double seconds)
+			  const struct partition *p, double keep_cost, double seconds)
 {
 	char h[32], h2[32];
 
@@ -145,8 +147,8 @@ static void print_summary(FILE *f, const struct graph *g, uint64_t budget,
 			seconds);
 		return;
 	}
-	fprintf(f, "cost         %.17g (overhead %.4fx over checkpoint-all %.17g)\n", p->cost,
-		p->cost / (floor_cost > 0 ? floor_cost : 1), floor_cost);
+	fprintf(f, "cost         %.17g (overhead %.4fx over keeping all, %.17g)\n", p->cost,
+		p->cost / (keep_cost > 0 ? keep_cost : 1), keep_cost);
 	fprintf(f, "memory       %llu (%s; fixed %s, %d values saved)\n",
 		(unsigned long long)p->memory, size_human(p->memory, h, sizeof(h)),
 		size_human(g->fixed_memory, h2, sizeof(h2)), p->n_saved);
