@@ -584,6 +584,26 @@ run partition tests/graphs/mlp-joint.json --budget 2103268 --gap 0 -o "$TMP/part
 	grep -q '"memory": 2060832,' "$TMP/part.json"
 ok $? "partition of a joint graph with save costs at 2103268 B: optimal at gap 0, 40 values computed again"
 rm -f "$TMP/part.json"
+# A chain of 80 materialized values, each costing 3 to save: with save
+# costs the 12 rounds end without a partition within 150 B, and the
+# rounds run again without them (the fallback of solve_rounds) find one.
+{
+	printf '{"nodes": [{"name": "f0", "cost": 4, "memory": 10, "materialized": true, "save_cost": 3}'
+	for i in $(seq 1 79); do
+		printf ',\n {"name": "f%d", "cost": 4, "memory": 10, "materialized": true, "save_cost": 3, "deps": ["f%d"]}' "$i" $((i - 1))
+	done
+	printf ',\n {"name": "loss", "cost": 1, "memory": 1, "deps": ["f79"], "backward": true}'
+	prev=loss
+	for i in $(seq 79 -1 0); do
+		printf ',\n {"name": "b%d", "cost": 4, "memory": 1, "deps": ["%s", "f%d"], "backward": true}' "$i" "$prev" "$i"
+		prev=b$i
+	done
+	printf ']}\n'
+} >"$TMP/chain80.json"
+run partition "$TMP/chain80.json" --budget 150 -o "$TMP/part.json" -q
+[ "$rc" -eq 0 ] && grep -q '"status": "optimal", "cost": 947,' "$TMP/part.json"
+ok $? "partition of an 80-value materialized chain with save costs at 150 B: optimal, cost 947 (the rounds again without save costs)"
+rm -f "$TMP/part.json"
 run partition "$TMP/chain.json" --budget 20 -o "$TMP/part.json"
 [ "$rc" -eq 3 ] && [[ "$out" == *"status       infeasible"* ]] && [[ "$out" == *"solver proved"* ]] &&
 	[ ! -e "$TMP/part.json" ]
