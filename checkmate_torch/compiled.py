@@ -223,6 +223,11 @@ class JointGraph:
         one of the forward's outputs)."""
         return 1 if _is_compute_intensive(n) or n in self.outputs else 2
 
+    def save_costs(self, per_pass):
+        """Forward node -> the cost of saving its value: per_pass(n), a
+        pass over its bytes, times passes(n); a view owns no bytes."""
+        return {n: per_pass(n) * self.passes(n) for n in self.forward if not _is_alias(n)}
+
     def keep_all(self):
         """The forward nodes whose values the backward reads."""
         return {d for b in self.backward for d in self.deps(b) if d in self.fwd_set}
@@ -322,7 +327,7 @@ class Partitioner:
             costs, saves = self._times(joint_graph, jg, doc, costs, cache)
         else:
             rate = self._flops_per_byte(jg, costs, cache)
-            saves = {n: rate * _bytes(n) * jg.passes(n) for n in jg.forward if not _is_alias(n)}
+            saves = jg.save_costs(lambda n: rate * _bytes(n))
         doc, costs = jg.to_json("joint graph", costs, saves)
         memory = {jg.by_name[n["name"]]: n["memory"] for n in doc["nodes"]}
         order = jg.forward + jg.backward
@@ -367,12 +372,13 @@ class Partitioner:
             times = {n: kept["ops"][n.name] for n in nodes}
             copies = {n: kept["copies"][n.name] for n in jg.forward}
         else:
-            times = measure(nodes, flop_costs, _is_compute_intensive)
-            copies = copy_costs(jg.forward)
+            measured = {}   # copies by (numel, dtype), for both
+            times = measure(nodes, flop_costs, _is_compute_intensive, copies=measured)
+            copies = copy_costs(jg.forward, copies=measured)
             if cache is not None:
                 cache.put(key, {"ops": {n.name: ms for n, ms in times.items()},
                                 "copies": {n.name: ms for n, ms in copies.items()}})
-        return times, {n: copies[n] / 2 * jg.passes(n) for n in jg.forward if not _is_alias(n)}
+        return times, jg.save_costs(lambda n: copies[n] / 2)
 
     @staticmethod
     def _flops_per_byte(jg, flop_costs, cache):

@@ -141,21 +141,23 @@ def flops_per_byte(device, dtype, repeats=9):
 
 
 @real_tensors
-def copy_costs(nodes, repeats=5):
-    """node -> milliseconds of a copy of its value, for the fx nodes."""
-    device, copies = device_of(nodes), {}
+def copy_costs(nodes, repeats=5, copies=None):
+    """node -> milliseconds of a copy of its value, for the fx nodes
+    (copies: the times by (numel, dtype) measured so far, measure's)."""
+    device, copies = device_of(nodes), {} if copies is None else copies
     with torch.no_grad():
         return {n: _copy_ms(n.meta.get("val"), device, repeats, copies) for n in nodes}
 
 
 @real_tensors
-def measure(nodes, flop_costs, is_heavy, repeats=5):
+def measure(nodes, flop_costs, is_heavy, repeats=5, copies=None):
     """node -> milliseconds, for the fx nodes of a joint graph
     (flop_costs: node -> FLOPs, the fallback; is_heavy(node): a
-    compute-intensive op, timed whole)."""
+    compute-intensive op, timed whole; copies: a dict that gets the
+    copies' times by (numel, dtype), for copy_costs)."""
     device = device_of(nodes)
     ms_per_flop = _ms_per_flop(device, torch.float32, repeats)
-    copies = {}
+    copies = {} if copies is None else copies
     out = {}
     with torch.no_grad():
         for n in nodes:
