@@ -75,6 +75,16 @@ _EXTERN_ATTENTION = frozenset(("_scaled_dot_product_flash_attention_for_cpu",
                                "_cudnn_attention_forward"))
 
 
+def _is_inductor_random(node):
+    """Inductor's own random ops (prims registered by inductor), which
+    draw from a seed the forward draws once: computed again, they give
+    the same numbers. Their lowering realizes them
+    (torch/_inductor/lowering.py, inductor_random)."""
+    t = node.target
+    return isinstance(t, torch._ops.OpOverload) and t.namespace == "prims" and \
+        t.overloadpacket.__name__ in ("inductor_random", "inductor_randint")
+
+
 def _is_compute_intensive(node):
     """A matmul, a convolution, attention: the ops torch's partitioner
     never recomputes unless a memory budget makes it, and the attentions
@@ -199,10 +209,12 @@ class JointGraph:
     def materialized(self, n):
         """Whether the backward, computing n again, holds its value in
         memory: a matmul's or a convolution's output (an extern kernel
-        writes it), or a value one of them reads (a kernel's input is a
+        writes it), the numbers of inductor's own random ops (its
+        lowering writes them to a buffer, so that every reader sees the
+        same ones), or a value one of them reads (a kernel's input is a
         buffer). Inductor fuses the other values computed again into the
         kernels that read them."""
-        if _is_compute_intensive(n):
+        if _is_compute_intensive(n) or _is_inductor_random(n):
             return True
         users, seen = list(n.users), set()
         while users:

@@ -4,7 +4,9 @@
  * values (half the random graphs, and chains where every value is),
  * every answer is within the budget as derived, none is cheaper than the
  * enumeration, optimal only at its cost, and infeasible only where no set
- * fits; with save costs, the answer is still the enumeration's; its
+ * fits; with save costs, the answer is still the enumeration's; a
+ * materialized value is held until the last read of a value computed
+ * again from it that is not materialized; its
  * figures are partition_derive's; a budget below the least
  * memory is infeasible and one at it has an answer; the shared 12-layer
  * GPT's answers are within the default gap of their bounds and cost less
@@ -239,6 +241,47 @@ static void test_chains(void)
 	   "fit at the enumerated cost", at_best, fits);
 }
 
+/* A materialized value read by a value computed again that is not
+ * materialized is read wherever that one is (a compiler computes it inside
+ * each program that reads it): r1 (materialized, 4 B) -> m1 -> x1, the
+ * backward's first node reads x1 (so r1, m1, x0, x1 are computed again
+ * there) and its second reads m1. Saving nothing holds r1 from the first
+ * to the second: 4 + 3 B there, against 4 + 1 B at the first. */
+static void test_fused_reads(void)
+{
+	struct cm_error err;
+	struct graph *g = graph_new("fused-reads");
+	struct partition p = { 0 };
+	int r1, m1, x0, x1, loss, d1, rc;
+
+	r1 = graph_add_node(g, "r1", 1, 4, 0, &err);
+	m1 = graph_add_node(g, "m1", 1, 1, 0, &err);
+	graph_add_dep(g, r1, &err);
+	x0 = graph_add_node(g, "x0", 1, 2, 0, &err);
+	x1 = graph_add_node(g, "x1", 1, 2, 0, &err);
+	graph_add_dep(g, x0, &err);
+	graph_add_dep(g, m1, &err);
+	loss = graph_add_node(g, "loss", 1, 1, 1, &err);
+	graph_add_dep(g, x1, &err);
+	d1 = graph_add_node(g, "d1", 1, 2, 1, &err);
+	graph_add_dep(g, loss, &err);
+	graph_add_dep(g, m1, &err);
+	graph_add_dep(g, x0, &err);
+	graph_add_node(g, "w1", 1, 1, 1, &err);
+	graph_add_dep(g, d1, &err);
+	rc = graph_finish(g, &err);
+	g->nodes[r1].materialized = 1;
+	p.saved = calloc((size_t)g->n, 1);
+	p.again = calloc((size_t)g->n, 1);
+	rc = rc || p.saved == NULL || p.again == NULL || partition_derive(g, &p);
+	ok(rc == 0 && p.n_again == 4 && p.memory == 7,
+	   "a materialized value read by one computed again inside the backward's programs is "
+	   "held until that one's last read (memory %llu, 7 expected)",
+	   (unsigned long long)p.memory);
+	partition_release(&p);
+	graph_free(g);
+}
+
 static void test_shapes(void)
 {
 	struct graph *g = gen_random_training(5, 35);
@@ -295,6 +338,7 @@ int main(void)
 	test_random();
 	test_save_costs();
 	test_chains();
+	test_fused_reads();
 	test_shapes();
 	return tap_done();
 }

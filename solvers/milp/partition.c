@@ -95,10 +95,12 @@ static int profile(const struct graph *g, const struct timeline *t, struct parti
 	uint64_t saved = 0;
 	int64_t *diff = calloc((size_t)t->nb + 2, sizeof(int64_t)), run = 0;
 	int *at = malloc(((size_t)g->n + 1) * sizeof(int));
+	int *end = malloc(((size_t)g->n + 1) * sizeof(int));
 
-	if (diff == NULL || at == NULL) {
+	if (diff == NULL || at == NULL || end == NULL) {
 		free(diff);
 		free(at);
+		free(end);
 		return -1;
 	}
 	memset(p->again, 0, (size_t)g->n);
@@ -129,8 +131,10 @@ static int profile(const struct graph *g, const struct timeline *t, struct parti
 
 			read |= g->nodes[u].backward || p->again[u];
 			if (!g->nodes[u].backward && p->again[u]) {
+				int r = g->nodes[u].materialized ? at[u] : end[u];
+
 				from = at[u] < from ? at[u] : from;
-				until = at[u] > until ? at[u] : until;
+				until = r > until ? r : until;
 			}
 		}
 		p->saved[v] = p->saved[v] && !g->nodes[v].backward && read;
@@ -149,6 +153,7 @@ static int profile(const struct graph *g, const struct timeline *t, struct parti
 			until = t->final[v] > until ? t->final[v] : until;
 		}
 		at[v] = from;
+		end[v] = until;
 		if (g->nodes[v].materialized) {
 			diff[from] += (int64_t)g->nodes[v].memory;
 			diff[until + 1] -= (int64_t)g->nodes[v].memory;
@@ -159,6 +164,7 @@ static int profile(const struct graph *g, const struct timeline *t, struct parti
 		live[i + 1] = (uint64_t)((int64_t)saved + (run += diff[i]) + (int64_t)t->own[i]);
 	free(diff);
 	free(at);
+	free(end);
 	return 0;
 }
 
@@ -238,23 +244,39 @@ static int held_for_later(const struct graph *g, const struct timeline *t, int v
 	       (t->first[v] < 0 || i > t->final[v]);
 }
 
-/* bcol[u] for the forward nodes u whose "computed again by position
- * i - 1" a full row at i reads (the forward users of each v of
- * held_for_later, and on through users where u's first read is later):
- * x_u where u's first read is at or before i - 1, else a column b_u with
- * b_u <= x_u and b_u <= the sum of b_w over u's forward users w (u is
- * computed again by i - 1 only where one of them is), so that b_u is at
- * most 1 where u is; -1 elsewhere. */
-static void before_cols(const struct graph *g, const struct timeline *t, int i, const int *col,
-			int *bcol, struct milp *m, struct milp_row *r)
+/* mark[u] = 1 for the forward nodes u (with columns) through which a
+ * value v of held_for_later at i can be read at i or later: v's forward
+ * users, and on through the forward users of each such u that is not
+ * materialized and that no backward node reads at i or later (a compiler
+ * computes such a u inside each program that reads it, so it reads its
+ * own inputs there). */
+static void later_marks(const struct graph *g, const struct timeline *t, int i, const int *col,
+			char *mark)
 {
 	for (int v = 0; v < g->n; v++)
-		bcol[v] = -1;
+		mark[v] = 0;
+	for (int v = 0; v < g->n; v++) {
+		int through = col[v] >= 0 && held_for_later(g, t, v, i);
+
+		through |= mark[v] && !g->nodes[v].materialized && t->final[v] < i;
+		for (int e = g->user_off[v]; e < g->user_off[v + 1] && through; e++)
+			if (col[g->users[e]] >= 0)
+				mark[g->users[e]] = 1;
+	}
+}
+
+/* bcol[u] for the forward nodes u whose "computed again by position
+ * i - 1" a full row at i reads (the materialized ones of later_marks, and
+ * on through users where u's first read is later): x_u where u's first
+ * read is at or before i - 1, else a column b_u with b_u <= x_u and b_u
+ * <= the sum of b_w over u's forward users w (u is computed again by
+ * i - 1 only where one of them is), so that b_u is at most 1 where u is;
+ * -1 elsewhere. */
+static void before_cols(const struct graph *g, const struct timeline *t, int i, const int *col,
+			const char *mark, int *bcol, struct milp *m, struct milp_row *r)
+{
 	for (int v = 0; v < g->n; v++)
-		if (col[v] >= 0 && held_for_later(g, t, v, i))
-			for (int e = g->user_off[v]; e < g->user_off[v + 1]; e++)
-				if (col[g->users[e]] >= 0)
-					bcol[g->users[e]] = -2;
+		bcol[v] = mark[v] && g->nodes[v].materialized ? -2 : -1;
 	for (int v = 0; v < g->n; v++)   /* users come after v */
 		if (bcol[v] == -2 && !(t->first[v] >= 0 && t->first[v] <= i - 1))
 			for (int e = g->user_off[v]; e < g->user_off[v + 1]; e++)
@@ -279,10 +301,45 @@ static void before_cols(const struct graph *g, const struct timeline *t, int i, 
 	}
 }
 
+/* lcol[u] for the forward nodes u of later_marks: 1 where u is computed
+ * again and read at i or later. A materialized u is read once, where it
+ * is computed: a column l_u >= x_u - b_u. One that a backward node reads
+ * at i or later: x_u. Another: a column l_u >= l_w + x_u - 1 for each
+ * forward user w (u is computed inside w's program). -1 elsewhere. */
+static void later_cols(const struct graph *g, const struct timeline *t, int i, const int *col,
+		       const char *mark, const int *bcol, int *lcol, struct milp *m)
+{
+	for (int u = g->n - 1; u >= 0; u--) {
+		char name[48];
+
+		lcol[u] = -1;
+		if (!mark[u])
+			continue;
+		if (!g->nodes[u].materialized && t->final[u] >= i) {
+			lcol[u] = col[u];
+			continue;
+		}
+		snprintf(name, sizeof(name), "l%d_%d", u, i);
+		lcol[u] = milp_add_col(m, name, 0, 1, 0, 0);
+		if (g->nodes[u].materialized) {
+			milp_add_row(m, 0, MILP_INF, 3, (int[]){ lcol[u], col[u], bcol[u] },
+				     (double[]){ 1, -1, 1 });
+			continue;
+		}
+		for (int e = g->user_off[u]; e < g->user_off[u + 1]; e++) {
+			int w = g->users[e];
+
+			if (lcol[w] >= 0)
+				milp_add_row(m, -1, MILP_INF, 3, (int[]){ lcol[u], lcol[w], col[u] },
+					     (double[]){ 1, -1, -1 });
+		}
+	}
+}
+
 /* k_v of memory_row (v of held_for_later at i), its rows added to m;
  * returns its column. */
 static int held_col(const struct graph *g, const struct timeline *t, int v, int i,
-		    const int *col, const int *hcol, const int *bcol, struct milp *m)
+		    const int *col, const int *hcol, const int *lcol, struct milp *m)
 {
 	char name[48];
 	int k;
@@ -292,24 +349,30 @@ static int held_col(const struct graph *g, const struct timeline *t, int v, int 
 	for (int e = g->user_off[v]; e < g->user_off[v + 1]; e++) {
 		int u = g->users[e];
 
-		if (col[u] < 0)
+		if (lcol[u] < 0)
 			continue;
 		if (t->first[v] >= 0) {
-			milp_add_row(m, 0, MILP_INF, 4, (int[]){ k, col[u], bcol[u], col[v] + 1 },
-				     (double[]){ 1, -1, 1, 1 });
+			milp_add_row(m, 0, MILP_INF, 3, (int[]){ k, lcol[u], col[v] + 1 },
+				     (double[]){ 1, -1, 1 });
 			continue;
 		}
 		for (int f = g->user_off[v]; f < g->user_off[v + 1]; f++) {
 			int w = again_by(t, col, hcol, g->users[f], i);
 
 			if (w >= 0)
-				milp_add_row(m, -1, MILP_INF, 5,
-					     (int[]){ k, w, col[u], bcol[u], col[v] + 1 },
-					     (double[]){ 1, -1, -1, 1, 1 });
+				milp_add_row(m, -1, MILP_INF, 4, (int[]){ k, w, lcol[u], col[v] + 1 },
+					     (double[]){ 1, -1, -1, 1 });
 		}
 	}
 	return k;
 }
+
+/* Scratch of a full memory row, g->n entries each: the h, b and l
+ * columns of memory_row, before_cols and later_cols, and later_marks'. */
+struct full_scratch {
+	int *hcol, *bcol, *lcol;
+	char *mark;
+};
 
 /* The model's memory row at backward position i: the saved values held
  * there, the backward's own, and each materialized value computed again
@@ -321,19 +384,19 @@ static int held_col(const struct graph *g, const struct timeline *t, int v, int 
  *   with h_v >= again_by(w) - r_v for each forward user w (a value
  *   computed by i needs v then, saved or computed again), so that h_v is
  *   1 where v is computed again by i;
- * - each v of held_for_later, held for a forward user u computed again at
- *   or after i (x_u - b_u, before_cols'), v not saved: a column k_v >=
- *   x_u - b_u - r_v per user u past v's last read; where the backward
- *   reads v nowhere, v is computed only when a first user is, so
- *   k_v >= again_by(u') + x_u - b_u - 1 - r_v per pair of users.
- * The full row counts what partition_derive does. hcol, bcol: g->n ints
- * of scratch. */
+ * - each v of held_for_later, held for a forward user u that reads it
+ *   at or after i (l_u, later_cols'), v not saved: a column k_v >=
+ *   l_u - r_v per user u past v's last read; where the backward reads v
+ *   nowhere, v is computed only when a first user is, so k_v >=
+ *   again_by(u') + l_u - 1 - r_v per pair of users.
+ * The full row counts what partition_derive does. */
 static void memory_row(const struct graph *g, const struct timeline *t, int i, int full,
-		       double room, const int *col, int *hcol, int *bcol, struct milp *m,
+		       double room, const int *col, struct full_scratch *fs, struct milp *m,
 		       struct milp_row *r)
 {
 	double scale = room > 0 ? room : 1;   /* bytes per unit of the row */
 	uint64_t own = t->nb > 0 ? t->own[i] : 0;
+	int *hcol = fs->hcol;
 
 	for (int v = g->n - 1; v >= 0; v--) {
 		hcol[v] = -1;
@@ -352,8 +415,11 @@ static void memory_row(const struct graph *g, const struct timeline *t, int i, i
 				     (double[]){ 1, 1, -1 });
 		}
 	}
-	if (full)
-		before_cols(g, t, i, col, bcol, m, r);
+	if (full) {
+		later_marks(g, t, i, col, fs->mark);
+		before_cols(g, t, i, col, fs->mark, fs->bcol, m, r);
+		later_cols(g, t, i, col, fs->mark, fs->bcol, fs->lcol, m);
+	}
 	for (int v = 0; v < g->n; v++) {
 		double share = (double)g->nodes[v].memory / scale;
 
@@ -362,7 +428,7 @@ static void memory_row(const struct graph *g, const struct timeline *t, int i, i
 		if (t->last[v] >= i)
 			milp_row_add(r, col[v] + 1, share);
 		if (full && held_for_later(g, t, v, i))
-			milp_row_add(r, held_col(g, t, v, i, col, hcol, bcol, m), share);
+			milp_row_add(r, held_col(g, t, v, i, col, hcol, fs->lcol, m), share);
 		if (!g->nodes[v].materialized || t->first[v] < 0 || i > t->final[v])
 			continue;
 		if (t->first[v] <= i)
@@ -388,14 +454,15 @@ static int build(const struct graph *g, const struct timeline *t, double room, d
 {
 	struct milp_row mem = { 0 };
 	uint64_t top = 0;
+	size_t n = (size_t)g->n + 1;
 	char *row = calloc((size_t)t->nb + 1, 1);
-	int *hcol = malloc(((size_t)g->n + 1) * sizeof(int));
-	int *bcol = malloc(((size_t)g->n + 1) * sizeof(int));
+	int *cols = malloc(3 * n * sizeof(int));
+	struct full_scratch fs = { cols, cols + n, cols + 2 * n, malloc(n) };
 
-	if (row == NULL || hcol == NULL || bcol == NULL) {
+	if (row == NULL || cols == NULL || fs.mark == NULL) {
 		free(row);
-		free(hcol);
-		free(bcol);
+		free(cols);
+		free(fs.mark);
 		return cm_errorf(err, "out of memory");
 	}
 	/* The checkpoint-all cost as a column fixed at 1 (column 0): the
@@ -434,10 +501,10 @@ static int build(const struct graph *g, const struct timeline *t, double room, d
 	}
 	for (int i = 0; i < (t->nb > 0 ? t->nb : 1) && !m->failed; i++)
 		if (t->nb == 0 || row[i] || cut[i])
-			memory_row(g, t, i, t->nb > 0 && cut[i], room, col, hcol, bcol, m, &mem);
+			memory_row(g, t, i, t->nb > 0 && cut[i], room, col, &fs, m, &mem);
 	free(row);
-	free(hcol);
-	free(bcol);
+	free(cols);
+	free(fs.mark);
 	milp_row_release(&mem);
 	return milp_ok(m, err);
 }

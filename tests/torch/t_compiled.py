@@ -286,6 +286,14 @@ att = [n for n in jg.forward if "attention" in str(n.target)]
 ok(att and all(jg.materialized(n) for n in att),
    "the attention's value is materialized when computed again (%s)"
    % ", ".join(str(n.target) for n in att))
+# The dropout's random numbers, made again from the forward's seed, are
+# written to a buffer by inductor (its lowering realizes them), and the
+# mask made from them is not: a mask read late holds them until then.
+rand = [n for n in jg.forward if "inductor_random" in str(n.target)]
+masks = [u for n in rand for u in n.users]
+ok(rand and all(jg.materialized(n) for n in rand) and not any(jg.materialized(u) for u in masks),
+   "dropout's random numbers are materialized when computed again, its mask is not (%d, %d)"
+   % (len(rand), len(masks)))
 
 # An input the forward writes: Embedding(max_norm) renorms its weight, and
 # AOTAutograd copies the new value in when the forward ends. A backward
