@@ -305,6 +305,10 @@ static int intopt(glp_prob *p, struct glpk_ctx *c)
 	io.fp_heur = GLP_OFF;
 	io.ps_heur = GLP_OFF;
 	io.mip_gap = c->o->gap;
+	/* At gap 0, prune only nodes no better than the incumbent (its
+	 * default prunes those within 1e-7 of it, relative). */
+	if (c->o->gap <= 0)
+		io.tol_obj = 1e-12;
 	io.tm_lim = ms_left(c);
 	io.cb_func = callback;
 	io.cb_info = c;
