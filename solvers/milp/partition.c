@@ -122,7 +122,9 @@ static int profile(const struct graph *g, const struct timeline *t, struct parti
 	 * held and the materialized values computed again. A value computed
 	 * again is computed just before the first backward node that reads
 	 * it or a value computed again from it (at[v]) and held until the
-	 * last of those reads. */
+	 * last of those reads (end[v]), where a value computed again that is
+	 * not materialized reads it at each of its own reads (it is computed
+	 * inside each program that reads it). */
 	for (int v = g->n - 1; v >= 0; v--) {
 		int read = 0, from = INT_MAX, until = -1;
 

@@ -6,7 +6,9 @@
  * intermediates are its compiler's to fuse away, except the values marked
  * materialized (a matmul's output, say) that the backward computes again:
  * those are held from just before the first backward node that needs them
- * until their last read. What a budget bounds is those, fixed memory,
+ * until their last read (a value computed again that is not materialized
+ * is computed inside each program that reads it, and reads its own
+ * inputs there). What a budget bounds is those, fixed memory,
  * the saved values (each until the last backward node that needs it), and
  * the backward's own values (each from its compute to its last use; a
  * gradient, which the backward returns, to the end). The cost is the
