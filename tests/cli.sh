@@ -594,10 +594,10 @@ run partition tests/graphs/gpt-dropout-joint.json --budget 3641112 -o "$TMP/part
 	[ "$(sed -n 's/.*"memory": \([0-9]*\),.*/\1/p' "$TMP/part.json" | head -1)" -le 3641112 ]
 ok $? "partition of a dropout GPT's joint graph at 3641112 B: a saved set within the budget"
 rm -f "$TMP/part.json"
-# At gap 0 "optimal" is a proof: the solver must not prune a node that
-# improves on its incumbent by less than its default tolerance. Cbc's
-# (1e-5 of the objective's unit) ended here on a partition 42 dearer,
-# called optimal, beside one within the budget at 357937384.84.
+# At gap 0 "optimal" is a proof to 1e-9 of the step's cost: Cbc's default
+# tolerance (it prunes nodes that cannot gain 1e-5 of the objective's
+# unit, here the whole step: a pinned value's cost) ended on a partition
+# 42 dearer, called optimal, beside one within the budget at 357937384.84.
 run partition tests/graphs/gpt-dropout-joint.json --budget 3641112 --gap 0 -o "$TMP/part.json" -q
 [ "$rc" -eq 0 ] && grep -q '"status": "optimal", "cost": 357937384.8' "$TMP/part.json"
 ok $? "partition of a dropout GPT's joint graph at 3641112 B, gap 0: optimal at the least cost"

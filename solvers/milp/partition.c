@@ -640,6 +640,11 @@ static int run_rounds(struct solve_state *s, const struct solver_ops *ops,
 	struct solve_opts so = *o;
 	double end = o->time_limit > 0 ? cm_clock() + o->time_limit : 0;
 
+	/* "optimal" is within num_tol of the step's cost, which the
+	 * objective counts in units of the largest cost (with the cost of a
+	 * pinned value, the whole step: the solvers' default tolerance would
+	 * be 1e-5 of it). */
+	so.prune_tol = NUM_EPS * graph_total_cost(g) / s->unit;
 	for (int r = 0; r < PARTITION_ROUNDS && !stop_requested(); r++) {
 		int answered, none;
 		double b;

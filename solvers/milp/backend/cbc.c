@@ -156,15 +156,14 @@ static int cbc_solve(const struct milp *m, const struct solve_opts *o,
 	Cbc_registerCallBack(model, on_message);
 	if (o->time_limit > 0)
 		Cbc_setMaximumSeconds(model, o->time_limit);
-	/* At gap 0 the answer is claimed optimal: Cbc must not prune a node
-	 * that could improve on the incumbent by less than its default
-	 * cutoff increment (1e-5 of the objective's unit, which lost a
-	 * partition 1.2e-7 cheaper on tests/graphs/gpt-dropout-joint.json). */
 	if (o->gap > 0) {
 		Cbc_setAllowableFractionGap(model, o->gap);
-	} else {
+	} else if (o->prune_tol > 0) {
+		/* Cbc's default prunes nodes that cannot improve on the
+		 * incumbent by its cutoff increment, 1e-5 objective units. */
+		snprintf(buf, sizeof(buf), "%.17g", o->prune_tol);
 		Cbc_setAllowableGap(model, 0);
-		Cbc_setParameter(model, "increment", "1e-12");
+		Cbc_setParameter(model, "increment", buf);
 	}
 	if (o->threads > 1) {
 		snprintf(buf, sizeof(buf), "%d", o->threads);

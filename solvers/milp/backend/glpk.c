@@ -4,6 +4,7 @@
  * abort the process) returns through the error hook instead. */
 #include "solver.h"
 #include "../../../common/clock.h"
+#include "../../../common/num.h"
 
 #include <glpk.h>
 #include <math.h>
@@ -305,10 +306,9 @@ static int intopt(glp_prob *p, struct glpk_ctx *c)
 	io.fp_heur = GLP_OFF;
 	io.ps_heur = GLP_OFF;
 	io.mip_gap = c->o->gap;
-	/* At gap 0, prune only nodes no better than the incumbent (its
-	 * default prunes those within 1e-7 of it, relative). */
-	if (c->o->gap <= 0)
-		io.tol_obj = 1e-12;
+	/* GLPK's tolerance is relative to the incumbent (default 1e-7). */
+	if (c->o->gap <= 0 && c->o->prune_tol > 0)
+		io.tol_obj = NUM_EPS;
 	io.tm_lim = ms_left(c);
 	io.cb_func = callback;
 	io.cb_info = c;

@@ -41,6 +41,10 @@ int lp_method_find(const char *name);
 struct solve_opts {
 	double time_limit;  /* seconds; <= 0 means none */
 	double gap;         /* relative gap at which to stop; 0 proves optimality */
+	/* At gap 0: prune only the nodes that cannot improve on the incumbent
+	 * by this much (objective units), instead of the backend's default
+	 * tolerance; 0 keeps the default. */
+	double prune_tol;
 	int threads;        /* 0: the backend's default */
 	const double *start; /* a feasible point to start from (ncols values), or NULL */
 	int relaxation;     /* solver_solve: solve the LP relaxation (solve_lp) */
