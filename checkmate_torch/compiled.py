@@ -164,14 +164,21 @@ class JointGraph:
             if any(a in written or _is_alias(self.owner(a)) and self.owner(a) in self.reads_written
                    for a in n.all_input_nodes):
                 self.reads_written.add(n)
+        # A value read through as_strided: the view names strides of the
+        # value's storage, and inductor lays out a value it computes again
+        # as it chooses, so the view read other elements (fuzzer seed
+        # 16638, GroupNorm's decomposition: another weight gradient).
+        self.strided = {self.owner(n.args[0]) for n in graph.nodes
+                        if n.op == "call_function" and n.target is torch.ops.aten.as_strided.default
+                        and isinstance(n.args[0], torch.fx.Node)}
 
     def pinned(self, n):
         """Whether the backward must not compute forward node n again: a
         random op (a recompute would draw other numbers, pytorch#190758),
-        an output of the forward, or a reader of an input the graph
-        writes."""
+        an output of the forward, a reader of an input the graph writes,
+        or a value read through as_strided."""
         return n in self.fwd_set and (_is_random(n) or n in self.outputs
-                                      or n in self.reads_written)
+                                      or n in self.reads_written or n in self.strided)
 
     def owner(self, n):
         return self.base.get(n, n)
