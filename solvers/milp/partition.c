@@ -305,9 +305,11 @@ static void before_cols(const struct graph *g, const struct timeline *t, int i, 
 
 /* lcol[u] for the forward nodes u of later_marks: 1 where u is computed
  * again and read at i or later. A materialized u is read once, where it
- * is computed: a column l_u >= x_u - b_u. One that a backward node reads
- * at i or later: x_u. Another: a column l_u >= l_w + x_u - 1 for each
- * forward user w (u is computed inside w's program). -1 elsewhere. */
+ * is computed: a column l_u >= x_u - b_u (none where u's first read is
+ * at or before i - 1: then it is computed by i - 1). One that a backward
+ * node reads at i or later: x_u. Another: a column l_u >= l_w + x_u - 1
+ * for each forward user w (u is computed inside w's program). -1
+ * elsewhere. */
 static void later_cols(const struct graph *g, const struct timeline *t, int i, const int *col,
 		       const char *mark, const int *bcol, int *lcol, struct milp *m)
 {
@@ -315,7 +317,7 @@ static void later_cols(const struct graph *g, const struct timeline *t, int i, c
 		char name[48];
 
 		lcol[u] = -1;
-		if (!mark[u])
+		if (!mark[u] || (g->nodes[u].materialized && bcol[u] == col[u]))
 			continue;
 		if (!g->nodes[u].materialized && t->final[u] >= i) {
 			lcol[u] = col[u];
