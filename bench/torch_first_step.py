@@ -5,7 +5,7 @@ kept (checkmate_torch/cache.py).
 
 Usage: PYTHON bench/torch_first_step.py [--layers 8] [--d 256] [--context 128]
            [--batch 4] [--strategy auto] [--time-limit 60] [--cost flops|time]
-           [--runs 2]
+           [--runs 2] [--compile]
 
 Each run is a new Python process that builds the GPT of
 checkmate_torch/examples/gpt.py (dropout 0.1, vocab 256, 4 heads), calls
@@ -14,7 +14,13 @@ cross-entropy, backward). It prints: the import of torch and the package,
 remat() (trace, analysis, solve or cache, strides check, code
 generation), the first step, and where the plan came from. The cache is a
 temporary directory shared by the runs of one invocation, so run 1 solves
-and runs 2.. take the kept plan."""
+and runs 2.. take the kept plan.
+
+--compile: remat(compile=True) instead, and beside each of its runs one
+of torch.compile alone (fullgraph, dynamic=False), both with one inductor
+cache directory of their own shared by the runs (run 1 compiles, runs 2..
+find inductor's caches). Compiled, remat() itself does nothing: the first
+step traces, partitions and compiles."""
 import argparse
 import json
 import os
@@ -40,18 +46,29 @@ model = GPT(vocab=256, context=T, d=%(d)d, heads=4, layers=%(layers)d, dropout=0
 ids = torch.randint(0, 256, (B, T))
 mask = torch.ones(B, T, dtype=torch.bool)
 t1 = time.perf_counter()
-m = checkmate_torch.remat(model, (ids,), {"attention_mask": mask},
-                          budget=lambda f, p: f + (p - f) // 2, strategy=%(strategy)r,
-                          time_limit=%(limit)r, cost=%(cost)r)
+if %(mode)r == "torch.compile":
+    m = torch.compile(model, fullgraph=True, dynamic=False)
+else:
+    m = checkmate_torch.remat(model, (ids,), {"attention_mask": mask},
+                              budget=lambda f, p: f + (p - f) // 2, strategy=%(strategy)r,
+                              time_limit=%(limit)r, cost=%(cost)r,
+                              compile=%(mode)r == "remat compiled")
 t2 = time.perf_counter()
 out = m(ids, attention_mask=mask)
 F.cross_entropy(out[:, :-1].reshape(-1, 256), ids[:, 1:].reshape(-1)).backward()
 t3 = time.perf_counter()
+info = getattr(m, "plan_info", {"cached": None, "nodes": 0, "status": "-", "strategy": "-"})
 print(json.dumps({"import_s": t_import, "remat_s": t2 - t1, "first_step_s": t3 - t2,
-                  "to_first_step_s": t3 - t1, "cached": m.plan_info["cached"],
-                  "nodes": m.plan_info["nodes"], "status": m.plan_info["status"],
-                  "strategy": m.plan_info["strategy"]}))
+                  "to_first_step_s": t3 - t1, "cached": info["cached"],
+                  "nodes": info["nodes"], "status": info["status"],
+                  "strategy": info["strategy"]}))
 """
+
+
+def plan_from(r):
+    if r["cached"] is None:
+        return "-"
+    return "cache" if r["cached"] else "solve (%s, %s)" % (r["strategy"], r["status"])
 
 
 def main():
@@ -64,25 +81,33 @@ def main():
     ap.add_argument("--time-limit", type=float, default=60.0)
     ap.add_argument("--cost", default="flops", choices=("flops", "time"))
     ap.add_argument("--runs", type=int, default=2)
+    ap.add_argument("--compile", action="store_true")
     args = ap.parse_args()
-    code = CHILD % {"root": ROOT, "batch": args.batch, "context": args.context, "d": args.d,
-                    "layers": args.layers, "strategy": args.strategy,
-                    "limit": args.time_limit, "cost": args.cost}
-    print("| run | plan from | import s | remat() s | first step s | remat() + first step s |")
-    print("|---|---|---:|---:|---:|---:|")
+    modes = ["remat compiled", "torch.compile"] if args.compile else ["remat"]
+    print("| run | step | plan from | import s | remat() s | first step s "
+          "| remat() + first step s |")
+    print("|---|---|---|---:|---:|---:|---:|")
     with tempfile.TemporaryDirectory(prefix="checkmate-cache-") as d:
-        env = dict(os.environ, CHECKMATE_CACHE_DIR=d)
         for k in range(args.runs):
-            p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                               env=env)
-            if p.returncode != 0:
-                sys.exit("run %d failed: %s" % (k + 1, p.stderr.strip().splitlines()[-1:]))
-            r = json.loads(p.stdout.strip().splitlines()[-1])
-            print("| %d | %s | %.2f | %.2f | %.2f | %.2f |" % (
-                k + 1, "cache" if r["cached"] else "solve (%s, %s)" % (r["strategy"], r["status"]),
-                r["import_s"], r["remat_s"], r["first_step_s"], r["to_first_step_s"]), flush=True)
+            for mode in modes:
+                code = CHILD % {"root": ROOT, "batch": args.batch, "context": args.context,
+                                "d": args.d, "layers": args.layers, "strategy": args.strategy,
+                                "limit": args.time_limit, "cost": args.cost, "mode": mode}
+                env = dict(os.environ, CHECKMATE_CACHE_DIR=os.path.join(d, "checkmate"),
+                           TORCHINDUCTOR_CACHE_DIR=os.path.join(d, mode.replace(" ", "-")))
+                p = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                                   text=True, env=env)
+                if p.returncode != 0:
+                    sys.exit("run %d (%s) failed: %s" % (
+                        k + 1, mode, p.stderr.strip().splitlines()[-1:]))
+                r = json.loads(p.stdout.strip().splitlines()[-1])
+                if r["nodes"]:
+                    nodes = r["nodes"]
+                print("| %d | %s | %s | %.2f | %.2f | %.2f | %.2f |" % (
+                    k + 1, mode, plan_from(r), r["import_s"], r["remat_s"], r["first_step_s"],
+                    r["to_first_step_s"]), flush=True)
     print("\nGPT: %d layers, d %d, context %d, batch %d; %d graph nodes; time limit %g s; "
-          "cost %s" % (args.layers, args.d, args.context, args.batch, r["nodes"],
+          "cost %s" % (args.layers, args.d, args.context, args.batch, nodes,
                        args.time_limit, args.cost))
 
 

@@ -323,7 +323,7 @@ class Partitioner:
         self._num_fwd_outputs = None   # the partition's, set by __call__
 
     def uuid(self):
-        return None   # no inductor code cache (backend() turns them all off)
+        return None   # for AOTAutograd's cache, which backend() turns off
 
     def choose(self, joint_graph, node_info, memory_budget=1, **_):
         budget, time_limit, binary, cache, cost = self.settings
@@ -485,18 +485,20 @@ def backend(budget, time_limit, binary, cache, cost="flops"):
 
     class CheckmatePartitioner(Partitioner, CustomPartitionerFn):
         def __reduce__(self):
-            # Inductor pickles its config for cache keys, which are off
-            # below; the settings stand for it.
-            return (str, (repr(self.settings[:2] + self.settings[4:]),))
+            # Inductor pickles its config into its cache keys. The graphs
+            # it compiles are the partition's already, whatever the
+            # settings that made it (a budget may be a function).
+            return (str, ("checkmate partitioner",))
 
     part = CheckmatePartitioner(budget, time_limit, binary, cache, cost)
 
     def checkmate_inductor(gm, example_inputs):
-        # No compiled graph from torch's caches: a hit would skip the
-        # partitioner (no plan_info), and their key knows the settings,
-        # not the binary that solved them.
+        # No step from AOTAutograd's cache: a hit would skip the
+        # partitioner (no plan_info), and its key knows the settings, not
+        # the binary that solved them. Inductor's own cache stays on: its
+        # key is the forward or backward graph the partition made.
         with ic.patch(custom_partitioner_fn=part), \
-                torch.compiler.config.patch(force_disable_caches=True):
+                torch._functorch.config.patch(enable_autograd_cache=False):
             return compile_fx(gm, example_inputs)
     checkmate_inductor.partitioner = part
     return checkmate_inductor

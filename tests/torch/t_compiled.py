@@ -178,8 +178,9 @@ ok(rel < 1e-5 and gd < 1e-4,
    "loss rel. diff %.2e, gradient rel. diff %.2e" % (rel, gd))
 
 # A second process with the same budget (an int: the same settings) and
-# torch's caches on disk: no compiled graph from them (a hit would skip the
-# partitioner), the partition made again (from checkmate's cache).
+# torch's caches on disk: no step from AOTAutograd's cache (a hit would
+# skip the partitioner), the partition made again (from checkmate's
+# cache), and the forward and the backward from inductor's cache.
 CHILD = r"""
 import sys
 sys.path.insert(0, %(root)r)
@@ -190,7 +191,8 @@ m = torch.nn.Sequential(torch.nn.Linear(16, 64), torch.nn.GELU(), torch.nn.Linea
 x = torch.randn(8, 16)
 r = checkmate_torch.remat(m, (x,), budget=%(budget)d, compile=True)
 r(x).sum().backward()
-print(r.plan_info["cached"])
+from torch._dynamo.utils import counters
+print(r.plan_info["cached"], counters["inductor"]["fxgraph_cache_hit"])
 """
 
 
@@ -207,9 +209,10 @@ def child(budget, env):
 with tempfile.TemporaryDirectory() as d:
     env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=d)
     runs = [child(10 ** 6, env) for _ in range(2)]
-ok(runs == ["False", "True"],
+ok(runs == ["False 0", "True 2"],
    "a second process, torch's caches on disk: the partitioner runs again, its answer from "
-   "checkmate's cache (%s)" % runs)
+   "checkmate's cache, the compiled forward and backward from inductor's (plan cached, "
+   "inductor's hits: %s)" % runs)
 
 # Eval mode and no-grad run the model itself.
 r, m = remat("90%")
