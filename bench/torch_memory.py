@@ -218,7 +218,7 @@ def run_model(name, spec, inputs, opts):
              fixed=a.fixed_memory, fixed_parts=dict(a.fixed_parts),
              ca_peak=a.checkpoint_all_peak())
     r["graph_act"] = r["ca_peak"] - r["fixed"]
-    del model, traced, tensors, a
+    model = traced = tensors = a = None   # freed before the measured step
     t_graph = time.perf_counter()
     # 2. the measured ordinary step on a fresh copy
     model, args, kwargs = modelmod.load(spec, BATCH, specs)
@@ -251,7 +251,7 @@ def run_model(name, spec, inputs, opts):
             if not r["exact"]:
                 r["exact_error"] = ("the profiled rerun's between-ops peak %d differs from "
                                     "step_peak's %d" % (al["between"], m["between_ops"]))
-    del model, args, kwargs, params
+    model = args = kwargs = params = step = None
     gact = r["graph_act"]
     lo, hi = gact * (1 - TOLERANCE), gact * (1 + TOLERANCE)
     r["range_pass"] = lo <= r["between"] and r["between"] - r["largest_param"] <= hi

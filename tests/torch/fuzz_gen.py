@@ -909,7 +909,6 @@ def build(seed, data_dep_rate=0.06, device="cpu"):
     lines.append("head: Linear(%d, %d); output %s %s" % (st.shape[-1], K, form, roles))
     # the loss: a term per used float output
     terms = []
-    main_shape = st.shape[:-1] + (K,)
     for i, role in enumerate(roles):
         if role in ("int", "buffer", "ignored", "holder"):
             continue

@@ -236,7 +236,6 @@ def failure_tests(checkmate, tmp):
     else:
         ok(False, "run rejects a plan that computes a node before its dep", "no residual graph")
     from checkmate_torch import execute
-    import torch
     a = [torch.ones(3), torch.full((2, 2), 2.0)]
     b = [torch.ones(3), torch.full((2, 2), 2.0)]
     b[1][0, 0] += 1e-3
