@@ -43,7 +43,9 @@ struct solve_opts {
 	double gap;         /* relative gap at which to stop; 0 proves optimality */
 	/* At gap 0: prune only the nodes that cannot improve on the incumbent
 	 * by this much (objective units), instead of the backend's default
-	 * tolerance; 0 keeps the default. */
+	 * tolerance; 0 keeps the default. Cbc needs it only for an
+	 * objective it cannot take in whole numbers (cbc.c, struct whole);
+	 * GLPK takes a relative tolerance of NUM_EPS instead. */
 	double prune_tol;
 	int threads;        /* 0: the backend's default */
 	const double *start; /* a feasible point to start from (ncols values), or NULL */
