@@ -78,6 +78,12 @@ static int whole_make(const struct milp *m, struct whole *w)
 	return 0;
 }
 
+/* An objective value in Cbc's units in the model's. */
+static double whole_value(const struct whole *w, double value)
+{
+	return w->scale ? value / w->scale : value;
+}
+
 /* A bound in Cbc's units as one in the model's. */
 static double whole_bound(const struct whole *w, double bound)
 {
@@ -106,11 +112,11 @@ static void on_message(Cbc_Model *model, int msgno, int ndouble, const double *d
 	(void)nchar;
 	(void)cvec;
 	if (msgno == CBC_MSG_SOLUTION && ndouble >= 1) {
-		cbc_ctx.p.incumbent = dvec[0] / (cbc_ctx.w->scale ? cbc_ctx.w->scale : 1);
+		cbc_ctx.p.incumbent = whole_value(cbc_ctx.w, dvec[0]);
 		cbc_ctx.p.has_incumbent = 1;
 	} else if (msgno == CBC_MSG_STATUS && ndouble >= 2) {
 		if (dvec[0] < 1e49) {
-			cbc_ctx.p.incumbent = dvec[0] / (cbc_ctx.w->scale ? cbc_ctx.w->scale : 1);
+			cbc_ctx.p.incumbent = whole_value(cbc_ctx.w, dvec[0]);
 			cbc_ctx.p.has_incumbent = 1;
 		}
 		cbc_ctx.p.bound = whole_bound(cbc_ctx.w, dvec[1]);
