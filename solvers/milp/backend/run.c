@@ -96,21 +96,47 @@ struct child_state {
 	int ncols;         /* values in a solution */
 	int first, stride; /* the sweep's LPs this child solves: first,
 			    * first + stride, ... */
+	double up;         /* the backend's objective units per model unit */
 };
+
+/* The backends' tolerances are absolute in objective units (reduced costs
+ * within 1e-7 count as 0 in Clp, Cbc and GLPK), so costs far below 1 (a
+ * graph's times in seconds) make their answers wrong: the paper's unet at
+ * 60% with its costs times 2^-30 got an LP bound of overhead 1.173 and
+ * approx an "optimal" 1.173, where the costs as they are give 1.0445. An
+ * objective whose largest coefficient is below 1 is solved times the power
+ * of two that brings it to [2^10, 2^11), exactly, and every figure the
+ * child sends is divided back. */
+static double objective_up(const struct milp *m)
+{
+	double most = 0;
+	int e;
+
+	for (int j = 0; j < m->ncols; j++)
+		most = fmax(most, fabs(m->obj[j]));
+	if (!(most > 0 && most < 1))
+		return 1;
+	frexp(most, &e); /* most in [2^(e-1), 2^e) */
+	return ldexp(1, 11 - e);
+}
 
 static void child_progress(void *ctx, const struct solve_progress *p)
 {
 	const struct child_state *cs = ctx;
+	struct solve_progress q = *p;
 	char tag = MSG_PROGRESS;
 
+	q.incumbent /= cs->up;
+	q.bound /= cs->up;
 	if (write_all(cs->fd, &tag, 1) == 0)
-		write_all(cs->fd, p, sizeof(*p));
+		write_all(cs->fd, &q, sizeof(q));
 }
 
 /* A result on the pipe: a msg_result, then x when there is one. */
 static int write_result(const struct child_state *cs, const struct milp_result *r)
 {
-	struct msg_result mr = { r->status, r->has_bound, r->x != NULL, r->objective, r->bound };
+	struct msg_result mr = { r->status, r->has_bound, r->x != NULL, r->objective / cs->up,
+				 r->bound / cs->up };
 
 	if (write_all(cs->fd, &mr, sizeof(mr)))
 		return -1;
@@ -123,6 +149,7 @@ static void child_incumbent(void *ctx, const double *x, double objective)
 	const struct child_state *cs = ctx;
 	char tag = MSG_INCUMBENT;
 
+	objective /= cs->up;
 	if (write_all(cs->fd, &tag, 1) == 0 &&
 	    write_all(cs->fd, &objective, sizeof(objective)) == 0)
 		write_all(cs->fd, x, (size_t)cs->ncols * sizeof(double));
@@ -165,11 +192,12 @@ static void take_share(const struct milp *m, struct solve_opts *co, int first, i
 static void run_child(const struct solver_ops *ops, const struct milp *m,
 		      const struct solve_opts *o, int first, int stride, int fd)
 {
-	struct child_state cs = { .fd = fd, .ncols = m->ncols, .first = first, .stride = stride };
+	struct child_state cs = { .fd = fd, .ncols = m->ncols, .first = first, .stride = stride,
+				  .up = objective_up(m) };
 	struct solve_opts co = *o;
 	struct milp_result res = { 0 };
 	struct cm_error err = { "" };
-	struct milp share;
+	struct milp share, scaled;
 	int rc;
 	char tag;
 
@@ -189,6 +217,20 @@ static void run_child(const struct solver_ops *ops, const struct milp *m,
 	if (o->on_lp) {
 		co.on_lp = child_on_lp;
 		co.lp_ctx = &cs;
+	}
+	if (cs.up != 1) {
+		double *obj = malloc((size_t)m->ncols * sizeof(double) + 1);
+
+		if (obj == NULL) {
+			rc = cm_errorf(&err, "out of memory");
+			goto report;
+		}
+		for (int j = 0; j < m->ncols; j++)
+			obj[j] = m->obj[j] * cs.up;
+		scaled = *m;
+		scaled.obj = obj;
+		m = &scaled;
+		co.prune_tol *= cs.up;
 	}
 	if (stride > 1) {
 		double *chi = malloc((size_t)m->ncols * sizeof(double) + 1);
