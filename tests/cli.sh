@@ -603,6 +603,17 @@ run partition tests/graphs/gpt-dropout-joint.json --budget 3641112 --gap 0 -o "$
 [ "$rc" -eq 0 ] && grep -q '"status": "optimal", "cost": 357937384.8' "$TMP/part.json"
 ok $? "partition of a dropout GPT's joint graph at 3641112 B, gap 0: optimal at the least cost"
 rm -f "$TMP/part.json"
+# unet_costs_times NUM DEN: the shared unet with each cost times NUM / DEN
+# (the quotient rounded to a double first, then the product), on stdout.
+unet_costs_times() {
+	awk -v m="$(awk -v n="$1" -v d="$2" 'BEGIN { printf "%.17g", n / d }')" '{
+		while (match($0, /"cost": [0-9]+/)) {
+			v = substr($0, RSTART + 8, RLENGTH - 8)
+			printf "%s\"cost\": %.17g", substr($0, 1, RSTART - 1), v * m
+			$0 = substr($0, RSTART + RLENGTH)
+		}
+		print }' "$GRAPHS/unet.json"
+}
 # Costs that are not whole numbers: on unet at 60% with its costs times
 # 1/7 (each a multiple of 5/7, which Cbc takes for its step), Cbc ended
 # "optimal" in 14-18 s here at overhead 1.0461, with a bound to match,
@@ -610,9 +621,7 @@ rm -f "$TMP/part.json"
 # only at the optimum (47 s here), and the bound below it, at whatever the
 # 25 s give. Once: not in the sanitizer suite (CHECKMATE_QUICK).
 if [ "${CHECKMATE_QUICK:-0}" != 1 ] && shared "ilp on unet with its costs times 1/7"; then
-	awk '{ while (match($0, /"cost": [0-9]+/)) {
-		v = substr($0, RSTART + 8, RLENGTH - 8); printf "%s\"cost\": %.17g", substr($0, 1, RSTART - 1), v * (1 / 7)
-		$0 = substr($0, RSTART + RLENGTH) } print }' "$GRAPHS/unet.json" > "$TMP/unet7.json"
+	unet_costs_times 1 7 > "$TMP/unet7.json"
 	run solve "$TMP/unet7.json" --budget 60% --strategy ilp --gap 0 -t 25 --json - -q
 	opt=$(awk 'BEGIN { printf "%.10f", 32385 / 7 }')
 	printf '%s\n' "$out" | tail -1 | /usr/bin/python3 -c '
@@ -630,9 +639,7 @@ fi
 # 1.0445. The runner now solves such an objective scaled up by a power of
 # two (solvers/milp/backend/run.c).
 if shared "approx on unet with its costs times 2^-30"; then
-	awk '{ while (match($0, /"cost": [0-9]+/)) {
-		v = substr($0, RSTART + 8, RLENGTH - 8); printf "%s\"cost\": %.17g", substr($0, 1, RSTART - 1), v / 1073741824
-		$0 = substr($0, RSTART + RLENGTH) } print }' "$GRAPHS/unet.json" > "$TMP/unet30.json"
+	unet_costs_times 1 1073741824 > "$TMP/unet30.json"
 	run solve "$TMP/unet30.json" --budget 60% --strategy approx -t 30 --json - -q
 	printf '%s\n' "$out" | tail -1 | /usr/bin/python3 -c '
 import json, sys

@@ -644,8 +644,9 @@ static int run_rounds(struct solve_state *s, const struct solver_ops *ops,
 
 	/* "optimal" is within num_tol of the step's cost, which the
 	 * objective counts in units of the largest cost (with the cost of a
-	 * pinned value, the whole step: the solvers' default tolerance would
-	 * be 1e-5 of it). */
+	 * pinned value, the whole step: Cbc's default tolerance, where it
+	 * cannot take the objective in whole numbers, would be 1e-5 of it,
+	 * and GLPK's 1e-7). */
 	so.prune_tol = NUM_EPS * graph_total_cost(g) / s->unit;
 	for (int r = 0; r < PARTITION_ROUNDS && !stop_requested(); r++) {
 		int answered, none;

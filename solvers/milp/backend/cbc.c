@@ -40,6 +40,12 @@ struct whole {
 		       * in Cbc's units */
 };
 
+/* The largest |x_j| column j allows. */
+static double reach(const struct milp *m, int j)
+{
+	return fmax(fabs(m->clo[j]), fabs(m->chi[j]));
+}
+
 /* Fills w for m. 0, or -1 when out of memory. */
 static int whole_make(const struct milp *m, struct whole *w)
 {
@@ -48,13 +54,11 @@ static int whole_make(const struct milp *m, struct whole *w)
 
 	*w = (struct whole){ m->obj, 0, 0 };
 	for (int j = 0; j < m->ncols; j++) {
-		double reach = fmax(fabs(m->clo[j]), fabs(m->chi[j]));
-
 		if (m->obj[j] == 0)
 			continue;
-		if (!m->integer[j] || reach >= MILP_INF)
+		if (!m->integer[j] || reach(m, j) >= MILP_INF)
 			return 0; /* no whole step to find: Cbc's own tolerance */
-		most += fabs(m->obj[j]) * reach;
+		most += fabs(m->obj[j]) * reach(m, j);
 		whole &= m->obj[j] == floor(m->obj[j]);
 	}
 	if (most == 0)
@@ -72,8 +76,7 @@ static int whole_make(const struct milp *m, struct whole *w)
 	w->scale = ldexp(1, (int)e);
 	for (int j = 0; j < m->ncols; j++) {
 		w->obj[j] = nearbyint(m->obj[j] * w->scale);
-		w->slack += fabs(w->obj[j] - m->obj[j] * w->scale) *
-			    fmax(fabs(m->clo[j]), fabs(m->chi[j]));
+		w->slack += fabs(w->obj[j] - m->obj[j] * w->scale) * reach(m, j);
 	}
 	return 0;
 }
