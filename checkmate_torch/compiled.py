@@ -21,6 +21,7 @@ measured."""
 import functools
 import operator
 import threading
+import types
 
 import torch
 
@@ -94,6 +95,17 @@ def _is_compute_intensive(node):
         isinstance(t, torch._ops.OpOverload) and t.overloadpacket.__name__ in _EXTERN_ATTENTION)
 
 
+def _reads_windows(node):
+    """A pooling or upsampling op (max_pool2d_with_indices, inductor's
+    _low_memory_max_pool_with_offsets, avg_pool2d, upsample_nearest2d,
+    ...): inductor's lowering realizes its input."""
+    t = node.target
+    if not isinstance(t, torch._ops.OpOverload):
+        return False
+    name = t.overloadpacket.__name__
+    return "pool" in name or "upsample" in name
+
+
 def _is_random(node):
     """Whether node draws from the generator: its op may, and it is not
     an attention called with dropout_p=0 (the CPU's flash attention is
@@ -108,6 +120,32 @@ def _is_random(node):
     return True
 
 
+def _layout_opt(nodes):
+    """Whether inductor lays out the forward graph of these nodes
+    channels-last (its GraphLowering.decide_layout_opt; False where this
+    torch has none)."""
+    try:
+        from torch._inductor.graph import GraphLowering
+        decide = GraphLowering.decide_layout_opt
+    except (ImportError, AttributeError):
+        return False
+    graph = types.SimpleNamespace(graph=types.SimpleNamespace(nodes=nodes))
+    try:
+        return bool(decide(graph, is_inference=False))
+    except Exception:   # another torch's heuristic reads what this one lacks
+        return False
+
+
+class _Copy:
+    """Inductor's channels-last copy of a placeholder (JointGraph.copies):
+    a backward node of the checkmate graph without an op."""
+
+    def __init__(self, of):
+        self.of = of
+        self.name = of.name + " (channels-last copy)"
+        self.meta = {}
+
+
 class JointGraph:
     """The joint graph as a checkmate graph: a node per op that owns its
     memory (views and getitems stand for the op they alias; a view of a
@@ -120,6 +158,20 @@ class JointGraph:
         self.base = {}
         fwd, bwd = [], []
         self.fixed = 0
+        out = next(n for n in reversed(graph.nodes) if n.op == "output")
+        outs = [o for o in out.args[0] if isinstance(o, torch.fx.Node)]
+        # The backward returns its gradients together, so each is held to
+        # its end. A gradient that is one output of several (a
+        # convolution's weight gradient beside its input gradient) is a
+        # node of its own bytes, made with its op (so it reads the op's
+        # inputs too), and the op keeps the rest, freed after its last
+        # reader.
+        self.parts = {o for o in outs if o.target is operator.getitem
+                      and isinstance(o.args[0], torch.fx.Node) and o.args[0].op == "call_function"
+                      and not node_info.is_required_fw(o.args[0])}
+        self.split = {}
+        for o in self.parts:
+            self.split[o.args[0]] = self.split.get(o.args[0], 0) + _bytes(o)
         for n in graph.nodes:
             shape = next((tuple(t.shape) for t in _tensors(n.meta.get("val"))
                           if not all(isinstance(d, int) for d in t.shape)), None)
@@ -131,13 +183,38 @@ class JointGraph:
                 self.fixed += _bytes(n)
             elif n.op != "call_function":
                 continue
-            elif _is_alias(n) and isinstance(n.args[0], torch.fx.Node) \
+            elif _is_alias(n) and n not in self.parts and isinstance(n.args[0], torch.fx.Node) \
                     and n.args[0].op == "call_function":
                 self.base[n] = self.base.get(n.args[0], n.args[0])
             elif node_info.is_required_fw(n):
                 fwd.append(n)
             else:
                 bwd.append(n)
+        # Inductor's layout optimization (on a CPU with oneDNN always, on
+        # a GPU when its FLOP heuristic says so) runs each 2-d convolution
+        # channels-last: a parameter or input of another layout is copied
+        # when the forward starts, and where the backward reads it, the
+        # forward saves the copy. Each copy is a backward node that comes
+        # first, held until its last reader.
+        self.copies = {}
+        if _layout_opt([n for n in graph.nodes if node_info.is_required_fw(n)] + [out]):
+            read = {a for b in bwd for a in b.all_input_nodes if a.op == "placeholder"}
+            for n in fwd:
+                if n.target is torch.ops.aten.convolution.default:
+                    for a in n.args[:2]:
+                        v = a.meta.get("val") if isinstance(a, torch.fx.Node) else None
+                        if isinstance(v, torch.Tensor) and a in read and v.dim() == 4 \
+                                and not v.is_contiguous(memory_format=torch.channels_last):
+                            self.copies.setdefault(a, _Copy(a))
+        bwd[:0] = self.copies.values()
+        # The graph's output node stands for the backward's end: it reads
+        # every value the backward returns (a view's too, whose base may
+        # have later readers), so the model holds them until then.
+        bwd_set = set(bwd)
+        self.sink = out
+        self.returned = list(dict.fromkeys(self.owner(o) for o in outs
+                                           if self.owner(o) in bwd_set))
+        bwd.append(out)
         self.forward, self.backward = fwd, bwd
         self.fwd_set = set(fwd)
         self.by_name = {n.name: n for n in fwd + bwd}
@@ -146,9 +223,7 @@ class JointGraph:
         # them when it ends: a recompute would read the written input.
         # So no forward output is computed again (the model's outputs are
         # held by the caller anyway).
-        outs = next(n for n in reversed(graph.nodes) if n.op == "output").args[0]
-        self.outputs = {self.owner(o) for o in outs[:num_fwd_outputs]
-                        if isinstance(o, torch.fx.Node)} & self.fwd_set \
+        self.outputs = {self.owner(o) for o in outs[:num_fwd_outputs]} & self.fwd_set \
             if num_fwd_outputs is not None else set()
         # An input the graph itself writes (a buffer's copy_, a counter's
         # step): the backward runs after the write, so a forward node that
@@ -183,10 +258,36 @@ class JointGraph:
     def owner(self, n):
         return self.base.get(n, n)
 
+    def bytes(self, n):
+        """The memory node n owns: none for a view or the output node,
+        a multi-output op's less the gradients that own theirs."""
+        if isinstance(n, _Copy):
+            return _bytes(n.of)
+        if n is self.sink or _is_alias(n) and n not in self.parts:
+            return 0
+        return _bytes(n) - self.split.get(n, 0)
+
+    def ops(self):
+        """The nodes that run an op of the graph: all but the output
+        node, the gradients that are parts of another node's output and
+        the layout copies."""
+        return [n for n in self.forward + self.backward if n is not self.sink
+                and n not in self.parts and not isinstance(n, _Copy)]
+
     def deps(self, n):
+        if n is self.sink:
+            return list(self.returned)
+        if isinstance(n, _Copy):
+            return []
+        if n in self.parts:
+            # Made with its op: the op's inputs are live until it exists.
+            op = n.args[0]
+            return [op] + self.deps(op)
         out = []
         for a in n.all_input_nodes:
-            if a.op != "call_function":
+            if a in self.copies and n not in self.fwd_set:
+                a = self.copies[a]
+            elif a.op != "call_function":
                 continue
             a = self.owner(a)
             if a not in out:
@@ -207,6 +308,8 @@ class JointGraph:
         return out
 
     def cost(self, n):
+        if n is self.sink or n in self.parts or isinstance(n, _Copy):
+            return 0
         vals = _MetaVals()
         try:
             return max(1, flops(n, vals))
@@ -218,9 +321,11 @@ class JointGraph:
         memory: a matmul's or a convolution's output (an extern kernel
         writes it), the numbers of inductor's own random ops (its
         lowering writes them to a buffer, so that every reader sees the
-        same ones), or a value one of them reads (a kernel's input is a
-        buffer). Inductor fuses the other values computed again into the
-        kernels that read them."""
+        same ones), or a value one of them or a pooling or upsampling op
+        reads (a kernel's input is a buffer; a window's reader reads each
+        element several times, and inductor's lowering writes its input
+        to memory first). Inductor fuses the other values computed again
+        into the kernels that read them."""
         if _is_compute_intensive(n) or _is_inductor_random(n):
             return True
         users, seen = list(n.users), set()
@@ -231,7 +336,7 @@ class JointGraph:
             seen.add(u)
             if _is_alias(u):
                 users.extend(u.users)
-            elif u.op == "call_function" and _is_compute_intensive(u):
+            elif u.op == "call_function" and (_is_compute_intensive(u) or _reads_windows(u)):
                 return True
         return False
 
@@ -268,7 +373,7 @@ class JointGraph:
             # cost: a larger sum would loosen the solver's relative gap.
             if n in reachable and self.pinned(n):
                 c = total
-            node = {"name": n.name, "cost": c, "memory": 0 if _is_alias(n) else _bytes(n),
+            node = {"name": n.name, "cost": c, "memory": self.bytes(n),
                     "deps": [d.name for d in self.deps(n)]}
             if n not in self.fwd_set:
                 node["backward"] = True
@@ -346,7 +451,7 @@ class Partitioner:
             costs, saves = self._times(joint_graph, jg, doc, costs, cache)
         else:
             rate = self._flops_per_byte(jg, costs, cache)
-            saves = jg.save_costs(lambda n: rate * _bytes(n))
+            saves = jg.save_costs(lambda n: rate * jg.bytes(n))
         doc, costs = jg.to_json("joint graph", costs, saves)
         memory = {jg.by_name[n["name"]]: n["memory"] for n in doc["nodes"]}
         order = jg.forward + jg.backward
@@ -380,7 +485,7 @@ class Partitioner:
         graph, the device, the threads and torch's version)."""
         from .cache import cost_key
         from .jointcost import copy_costs, device_of, measure
-        nodes = jg.forward + jg.backward
+        nodes = jg.ops()
         key = cost_key(str(joint_graph), doc, str(device_of(nodes)), torch.get_num_threads(),
                        torch.__version__, kind="joint graph: times and copies, real tensors")
         kept = cache.get(key) if cache is not None else None
@@ -397,6 +502,7 @@ class Partitioner:
             if cache is not None:
                 cache.put(key, {"ops": {n.name: ms for n, ms in times.items()},
                                 "copies": {n.name: ms for n, ms in copies.items()}})
+        times.update({n: 0.0 for n in jg.forward + jg.backward if n not in times})
         return times, jg.save_costs(lambda n: copies[n] / 2)
 
     @staticmethod
@@ -409,13 +515,13 @@ class Partitioner:
         from .cache import rate_key
         from .jointcost import device_of, flops_per_byte
         by_dtype = {}
-        for n in jg.forward + jg.backward:
+        for n in jg.ops():
             v = n.meta.get("val")
             if _is_compute_intensive(n) and isinstance(v, torch.Tensor) \
                     and v.dtype.is_floating_point:
                 by_dtype[v.dtype] = by_dtype.get(v.dtype, 0) + flop_costs[n]
         dtype = max(by_dtype, key=by_dtype.get) if by_dtype else torch.float32
-        device = device_of(jg.forward + jg.backward)
+        device = device_of(jg.ops())
         key = rate_key(str(device), str(dtype), torch.get_num_threads(), torch.__version__)
         kept = cache.get(key) if cache is not None else None
         if kept is not None and isinstance(kept.get("flops_per_byte"), (int, float)):
