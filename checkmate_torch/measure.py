@@ -57,20 +57,20 @@ def _event_end(e):
     return end() if end is not None else (e.start_us() + e.duration_us()) * 1000
 
 
-def _top_level_op_ends(events):
-    """End times of the ATen ops no other ATen op on the same thread
-    encloses: the moments between two ops."""
+def _top_level_ops(events):
+    """(start, end) of the ATen ops no other ATen op on the same thread
+    encloses, in order of their ends."""
     ops = sorted((e.start_thread_id(), _event_time(e), _event_end(e))
                  for e in events if e.name().startswith("aten::"))
-    ends = []
+    spans = []
     thread, until = None, -1
     for th, start, end in ops:
         if th != thread:
             thread, until = th, -1
         if start >= until:
-            ends.append(end)
+            spans.append((start, end))
             until = end
-    return sorted(ends)
+    return sorted(spans, key=lambda s: s[1])
 
 
 def _cpu_step(step_fn):
@@ -82,19 +82,26 @@ def _cpu_step(step_fn):
               for i, e in enumerate(raw)
               if e.name() == "[memory]" and e.device_type() in cpu]
     events.sort()
-    live = peak = allocated = between = 0
-    ends = iter(_top_level_op_ends(raw))
-    t_end = next(ends, None)
+    live = peak = allocated = between = outside = 0
+    spans = _top_level_ops(raw)
+    ends = iter(spans)
+    span = next(ends, None)
+    inside = sorted(spans)   # by start: is an event inside a top-level op?
+    k = 0
     for t, _, nbytes in events:
-        while t_end is not None and t > t_end:
+        while span is not None and t > span[1]:
             between = max(between, live)
-            t_end = next(ends, None)
+            span = next(ends, None)
         live += nbytes
         peak = max(peak, live)
         allocated += max(nbytes, 0)
+        while k + 1 < len(inside) and inside[k + 1][0] <= t:
+            k += 1
+        if not (inside and inside[k][0] <= t <= inside[k][1]):
+            outside = max(outside, live)
     between = max(between, live)
-    return dict(peak=peak, between_ops=between, net=live, baseline=None, allocated=allocated,
-                events=len(events), device="cpu")
+    return dict(peak=peak, between_ops=between, outside_ops=max(between, outside), net=live,
+                baseline=None, allocated=allocated, events=len(events), device="cpu")
 
 
 def _cuda_step(step_fn, device):
@@ -104,7 +111,7 @@ def _cuda_step(step_fn, device):
     step_fn()
     torch.cuda.synchronize(device)
     peak = torch.cuda.max_memory_allocated(device) - baseline
-    return dict(peak=peak, between_ops=None,
+    return dict(peak=peak, between_ops=None, outside_ops=None,
                 net=torch.cuda.memory_allocated(device) - baseline,
                 baseline=baseline, allocated=None, events=None,
                 device=str(torch.device(device)))
@@ -124,6 +131,11 @@ def step_peak(step_fn, device=None):
                 peak without what an op allocates and frees while it runs
                 (workspaces, scratchpads), the moments checkmate's memory
                 model looks at
+      outside_ops  between_ops, or more where blocks are taken outside
+                every ATen op (CPU only, else None): inductor's compiled
+                kernels allocate their buffers without one, so in a
+                compiled step this is the peak without what extern
+                kernels (convolutions, matmuls) allocate and free inside
       net       (allocated - freed) when step_fn returned: what it left live
       baseline  bytes live when step_fn started: the CUDA allocator's count
                 on CUDA; None on CPU, where the profiler cannot see blocks

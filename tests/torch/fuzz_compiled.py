@@ -25,10 +25,11 @@ FRACS = (0.7, 1.0)
 STEPS = 3
 
 
-def losses(seed, device, make):
+def losses(seed, device, make, memory=None):
     """(losses of STEPS SGD steps of seed's model wrapped by make(model,
     first batch), seeded alike; the wrapped module; the model's
-    description)."""
+    description). With a dict `memory`, one more step's
+    checkmate_torch.measure.step_peak goes in it."""
     import torch
     import fuzz_gen
     model, make_batch, loss_fn, desc = fuzz_gen.build(seed, device=device)
@@ -43,6 +44,18 @@ def losses(seed, device, make):
         loss.backward()
         opt.step()
         out.append(loss.item())
+    if memory is not None:
+        from checkmate_torch.measure import step_peak
+        args, kwargs = make_batch(0)
+        outputs = []
+
+        def step():
+            out = module(*args, **kwargs)
+            outputs.extend(t for t in torch.utils._pytree.tree_leaves(out)
+                           if isinstance(t, torch.Tensor) and t.requires_grad)
+            loss_fn(out, 0).backward()
+        memory.update(step_peak(step, str(device)))
+        memory["output_bytes"] = sum(t.numel() * t.element_size() for t in outputs)
     return out, module, desc
 
 
@@ -82,12 +95,15 @@ def _line(e):
 
 def run_seed(seed, device="cpu"):
     """One seed's record: {seed, outcome, features, message, choices,
-    compile_rel, recomputed} (fuzz_run's outcomes)."""
+    compile_rel, recomputed, memory} (fuzz_run's outcomes; memory: the
+    partition's model peak less fixed memory plus the outputs'
+    gradients, and one more step's measured outside_ops and peak, in
+    bytes)."""
     import torch
     import checkmate_torch
     from checkmate_torch.train import RematError
     rec = {"seed": seed, "outcome": None, "features": [], "message": "", "choices": None,
-           "compile_rel": None, "recomputed": None}
+           "compile_rel": None, "recomputed": None, "memory": None}
     try:
         eager, _, desc = losses(seed, device, lambda m, b: m)
         rec["features"] = list(desc.features)
@@ -109,8 +125,9 @@ def run_seed(seed, device="cpu"):
                 m, b[0], b[1], compile=True, time_limit=10,
                 budget=lambda fixed, peak: int(fixed + frac * (peak - fixed)))
         rec["choices"] = {"frac": frac}
+        measured = {}
         try:
-            got, module, _ = losses(seed, device, planned)
+            got, module, _ = losses(seed, device, planned, measured)
         except RematError as e:
             text = str(e)
             if frac != FRACS[-1] and ("infeasible" in text or "no_plan" in text):
@@ -120,7 +137,14 @@ def run_seed(seed, device="cpu"):
         except Exception as e:
             rec["outcome"], rec["message"] = "crash", "%s: %s" % (type(e).__name__, _line(e))
             return rec
-        rec["recomputed"] = module.plan_info["recomputed"]
+        info = module.plan_info
+        rec["recomputed"] = info["recomputed"]
+        # The outputs' gradients are fixed memory to the model (the
+        # backward's inputs); the step makes them.
+        rec["memory"] = {"model": info["plan_peak"] - info["fixed_memory"]
+                         + measured.get("output_bytes", 0),
+                         "outside_ops": measured.get("outside_ops"),
+                         "peak": measured.get("peak")}
         d_eager, d_compile = rel(got, eager), rel(got, ref)
         if min(d_eager, d_compile) >= TOL:
             # With dropout, inductor draws other masks than eager, and
@@ -151,6 +175,27 @@ def run_seed(seed, device="cpu"):
                               "(budget fraction %g)" % (d_eager, d_compile, frac))
         return rec
     return rec
+
+
+def memory_line(records):
+    """The measured peak of a step (outside extern kernels: step_peak's
+    outside_ops) over the partition's model (its peak less fixed memory,
+    plus the outputs' gradients, which are fixed memory to it): median
+    and largest ratio, and the models where it was above by more than 5%
+    and 64 KiB; or None. A record, not a verdict: the model guesses what
+    inductor writes (docs/torch.md, Compiled mode), and on the fuzzer's
+    small models the loss, computed outside the compiled graph, weighs."""
+    rows = sorted((r["memory"]["outside_ops"] / max(r["memory"]["model"], 1), r["seed"],
+                   r["memory"]["outside_ops"] - r["memory"]["model"])
+                  for r in records if r.get("memory")
+                  and r["memory"].get("outside_ops") is not None)
+    if not rows:
+        return None
+    over = [seed for ratio, seed, excess in rows if ratio > 1.05 and excess > 65536]
+    return ("compile=True's memory, measured over the model: median %.2f, largest %.2f "
+            "(seed %d); above by more than 5%% and 64 KiB on %d of %d models%s" % (
+                rows[len(rows) // 2][0], rows[-1][0], rows[-1][1], len(over), len(rows),
+                " [seeds %s]" % ", ".join(map(str, over[:8])) if over else ""))
 
 
 def summary_line(records):

@@ -686,6 +686,7 @@ def main(argv=None):
         if COMPILE:
             import fuzz_compiled
             print(fuzz_compiled.summary_line(records))
+            print(fuzz_compiled.memory_line(records))
         if o.features:
             for line in features_table(records):
                 print(line)

@@ -89,9 +89,12 @@ def main():
 
 # The compiled mode (fuzz_run.py --compile) on seeds whose buffers the
 # forward writes: torch.compile's own losses leave eager's on 16304 and
-# 16309, remat(compile=True)'s must not; and 16638, whose GroupNorm reads
-# a value through as_strided (computed again, it trained another model).
-COMPILED_SEEDS = (16302, 16304, 16309, 16638)
+# 16309, remat(compile=True)'s must not; 16638, whose GroupNorm reads
+# a value through as_strided (computed again, it trained another model);
+# and 17014, with dropout and a counted buffer, where torch.compile is off
+# and eager draws other masks: judged against a compile that computes
+# nothing again (fuzz_compiled.keep_all_compile).
+COMPILED_SEEDS = (16302, 16304, 16309, 16638, 17014)
 
 
 def compiled_seeds():
@@ -108,7 +111,7 @@ def compiled_seeds():
     import fuzz_compiled
     bad = [r for r in records if r["outcome"] != "ok"]
     ok(not bad, "compiled mode, seeds %s: every one ok (losses within %g of eager's or "
-       "torch.compile's)" % (", ".join(map(str, COMPILED_SEEDS)), fuzz_compiled.TOL),
+       "a torch.compile's)" % (", ".join(map(str, COMPILED_SEEDS)), fuzz_compiled.TOL),
        "\n".join("seed %d: %s %s" % (r["seed"], r["outcome"], r["message"]) for r in bad))
 
 
