@@ -444,7 +444,7 @@ static void memory_row(const struct graph *g, const struct timeline *t, int i, i
 }
 
 /* The model: for each forward node v the backward needs (last[v] >= 0),
- * x_v (computed again; objective cost / unit, unit the largest cost) and
+ * x_v (computed again; objective cost / unit, objective_unit's) and
  * r_v (saved; objective save_cost / unit, or 0 without save_costs). Rows: x_v + r_v >= 1 for the values a backward node reads;
  * x_u + r_u >= x_v for each input u of v; and memory rows within room
  * (memory_row): at each backward position whose own memory exceeds that
@@ -513,7 +513,8 @@ static int build(const struct graph *g, const struct timeline *t, double room, d
 	return milp_ok(m, err);
 }
 
-/* The solve's state: the budget, the objective's unit, whether the
+/* The solve's state: the budget, the objective's unit and the largest
+ * cost, whether the
  * objective counts save costs, profile's scratch, the positions with full
  * rows, the best answer within the budget (when have), the largest bound
  * of the rounds (or -1), and whether the graph has materialized values
@@ -522,7 +523,7 @@ struct solve_state {
 	const struct graph *g;
 	const struct timeline *t;
 	uint64_t budget;
-	double unit, bound;
+	double unit, most, bound;
 	int save_costs;
 	uint64_t *live;
 	char *cut;
@@ -581,11 +582,12 @@ static int round_solve(struct solve_state *s, double room, const struct solver_o
 		goto out;
 	}
 	/* Proven at gap 0 (or nothing to choose): the answer's cost; else the
-	 * solver's bound less a tolerance per column. */
+	 * solver's bound less a tolerance per column (1e-9 of the largest
+	 * cost each). */
 	if (*answered && (m.ncols == 1 || (res.status == MILP_OPTIMAL && so->gap <= 0)))
 		*bound = p->cost;
 	else if (res.has_bound)
-		*bound = s->unit * (res.bound - 1e-9 * m.ncols);
+		*bound = s->unit * res.bound - 1e-9 * m.ncols * s->most;
 	rc = 0;
 out:
 	so->start = NULL;
@@ -642,11 +644,10 @@ static int run_rounds(struct solve_state *s, const struct solver_ops *ops,
 	struct solve_opts so = *o;
 	double end = o->time_limit > 0 ? cm_clock() + o->time_limit : 0;
 
-	/* "optimal" is within num_tol of the step's cost, which the
-	 * objective counts in units of the largest cost (with the cost of a
-	 * pinned value, the whole step: Cbc's default tolerance, where it
-	 * cannot take the objective in whole numbers, would be 1e-5 of it,
-	 * and GLPK's 1e-7). */
+	/* "optimal" is within num_tol of the step's cost: a solver's
+	 * default tolerance is coarser (Cbc's, where it cannot take the
+	 * objective in whole numbers, an absolute 1e-5 of a unit; GLPK's a
+	 * relative 1e-7). */
 	so.prune_tol = NUM_EPS * graph_total_cost(g) / s->unit;
 	for (int r = 0; r < PARTITION_ROUNDS && !stop_requested(); r++) {
 		int answered, none;
@@ -700,6 +701,31 @@ static int solve_rounds(struct solve_state *s, const struct solver_ops *ops,
 	return run_rounds(s, ops, &rest, p, err);
 }
 
+/* The objective's unit: the least positive cost or save cost, so that
+ * every coefficient is 1 or more, but no less than 2^-20 of the largest,
+ * so that none is above 2^20. LP solvers take a reduced cost within
+ * 1e-7 for 0, and a pinned value costs the whole step: in units of the
+ * largest cost an op can be 1e-8, and GLPK "proved" optimal a partition
+ * 2e-7 of the step dearer than the least. In units of the least cost
+ * (1 FLOP, where the largest is 2e10) GLPK "proved" a relaxation
+ * infeasible that Cbc solved. 1 when no cost is positive; *most: the
+ * largest cost. */
+static double objective_unit(const struct graph *g, double *most)
+{
+	double least = INFINITY;
+
+	*most = 0;
+	for (int v = 0; v < g->n; v++) {
+		const double c[2] = { g->nodes[v].cost, g->nodes[v].save_cost };
+
+		for (int k = 0; k < 2; k++) {
+			least = c[k] > 0 && c[k] < least ? c[k] : least;
+			*most = fmax(*most, c[k]);
+		}
+	}
+	return *most > 0 ? fmax(least, ldexp(*most, -20)) : 1;
+}
+
 int partition_solve(const struct graph *g, uint64_t budget, const struct solver_ops *ops,
 		    const struct solve_opts *o, struct partition *p, struct cm_error *err)
 {
@@ -725,12 +751,11 @@ int partition_solve(const struct graph *g, uint64_t budget, const struct solver_
 	for (int i = 0; i < t.nb; i++)
 		if (g->fixed_memory + t.own[i] > p->least)
 			p->least = g->fixed_memory + t.own[i];
+	s.unit = objective_unit(g, &s.most);
 	for (int v = 0; v < g->n; v++) {
-		s.unit = fmax(s.unit, fmax(g->nodes[v].cost, g->nodes[v].save_cost));
 		s.save_costs |= g->nodes[v].save_cost > 0;
 		s.relaxed |= !g->nodes[v].backward && g->nodes[v].materialized;
 	}
-	s.unit = s.unit > 0 ? s.unit : 1;
 	/* The saved set that keeps nothing (everything computed again), where
 	 * it fits: the first answer, and the solver's start. */
 	if (s.live == NULL || s.cut == NULL || profile(g, &t, &s.best, s.live)) {

@@ -324,7 +324,9 @@ static enum milp_status mip_status(glp_prob *p, int st)
 	case GLP_FEAS:
 		return MILP_FEASIBLE;
 	case GLP_NOFEAS:
-		return MILP_INFEASIBLE;
+		/* Proven only by a search that ended, or by the relaxation. */
+		return st == 0 || st == GLP_ENOPFS || st == GLP_ENODFS ? MILP_INFEASIBLE :
+									MILP_NO_SOLUTION;
 	default:
 		return MILP_NO_SOLUTION;
 	}
@@ -371,8 +373,11 @@ static int solve_mip(glp_prob *p, struct glpk_ctx *c, struct milp_result *res,
 		return 0;
 	}
 	st = intopt(p, c);
+	/* A node's LP that fails (GLP_EFAIL, seen on a partition's exact
+	 * memory rows) ends the search as the time limit does: the incumbent
+	 * and the bounds known before it hold. */
 	if (st != 0 && st != GLP_ETMLIM && st != GLP_EMIPGAP && st != GLP_ENOPFS &&
-	    st != GLP_ENODFS && st != GLP_ESTOP)
+	    st != GLP_ENODFS && st != GLP_ESTOP && st != GLP_EFAIL)
 		return cm_errorf(err, "glpk: branch and bound failed (code %d)", st);
 	return mip_outcome(p, c, st, res, err);
 }
