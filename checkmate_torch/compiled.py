@@ -160,6 +160,8 @@ class JointGraph:
         self.fixed = 0
         out = next(n for n in reversed(graph.nodes) if n.op == "output")
         outs = [o for o in out.args[0] if isinstance(o, torch.fx.Node)]
+        fwd_outs = [o for o in out.args[0][:num_fwd_outputs] if isinstance(o, torch.fx.Node)] \
+            if num_fwd_outputs is not None else []
         # The backward returns its gradients together, so each is held to
         # its end. A gradient that is one output of several (a
         # convolution's weight gradient beside its input gradient) is a
@@ -223,8 +225,7 @@ class JointGraph:
         # them when it ends: a recompute would read the written input.
         # So no forward output is computed again (the model's outputs are
         # held by the caller anyway).
-        self.outputs = {self.owner(o) for o in outs[:num_fwd_outputs]} & self.fwd_set \
-            if num_fwd_outputs is not None else set()
+        self.outputs = {self.owner(o) for o in fwd_outs} & self.fwd_set
         # An input the graph itself writes (a buffer's copy_, a counter's
         # step): the backward runs after the write, so a forward node that
         # reads the input (or a view of it) computed again there would
