@@ -143,7 +143,6 @@ class _Copy:
     def __init__(self, of):
         self.of = of
         self.name = of.name + " (channels-last copy)"
-        self.meta = {}
 
 
 class JointGraph:
@@ -268,12 +267,15 @@ class JointGraph:
             return 0
         return _bytes(n) - self.split.get(n, 0)
 
+    def runs_op(self, n):
+        """Whether node n runs an op of the graph: not the output node,
+        a gradient that is part of another node's output or a layout
+        copy."""
+        return n is not self.sink and n not in self.parts and not isinstance(n, _Copy)
+
     def ops(self):
-        """The nodes that run an op of the graph: all but the output
-        node, the gradients that are parts of another node's output and
-        the layout copies."""
-        return [n for n in self.forward + self.backward if n is not self.sink
-                and n not in self.parts and not isinstance(n, _Copy)]
+        """The nodes that run an op of the graph (runs_op)."""
+        return [n for n in self.forward + self.backward if self.runs_op(n)]
 
     def deps(self, n):
         if n is self.sink:
@@ -309,7 +311,7 @@ class JointGraph:
         return out
 
     def cost(self, n):
-        if n is self.sink or n in self.parts or isinstance(n, _Copy):
+        if not self.runs_op(n):
             return 0
         vals = _MetaVals()
         try:
