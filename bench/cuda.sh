@@ -5,20 +5,25 @@
 # so a stage cut off by its limit still leaves what it printed.
 #
 # Usage: bench/cuda.sh OUTDIR [STAGE ...]
-#   stages (default: fuzz compiled train):
+#   stages (default: train compiled fuzz-compiled fuzz):
 #     fuzz      tests/torch/fuzz_run.py --device cuda on $FUZZ_SEEDS
 #               (default 16400:16900), $FUZZ_JOBS workers (default 12)
-#     compiled  bench/torch_compiled.py --device cuda on $COMPILED_MODELS
-#               (default gpt-dropout,gpt), three budgets with and without
-#               save costs (--costs flops,flops-plain), one bisection try,
-#               and one profiled step of each (kernels launched, device time)
+#     compiled  bench/torch_compiled.py --device cuda --rounds 9 --kernels,
+#               one process per argument set of $COMPILED_JOBS (';'
+#               between sets; default below), side by side: they compile
+#               at once, $TORCHINDUCTOR_COMPILE_THREADS each (the cores
+#               shared out), and time one at a time (--lock); each writes
+#               compiled-K.log, .json and .md (K from 1)
+#     fuzz-compiled  the same as fuzz with --compile, on $CFUZZ_SEEDS
+#               (default 17240:17400), one compile thread per worker
 #     train     bench/torch_train.py --device cuda --time-costs: the eager
 #               path's own cost (checkpoint-all plan), host time outside
 #               ATen ops, predicted against measured overhead
 #     peers     bench/torch_peers.py --device cuda on $PEERS_MODELS
 #               (default gpt)
 #   $PYTHON (default python3) runs them; $CHECKMATE names the binary;
-#   $LIMIT_<stage> (LIMIT_fuzz, LIMIT_compiled, ...) overrides a stage's seconds.
+#   $LIMIT_<stage> (LIMIT_fuzz, LIMIT_compiled, LIMIT_fuzz_compiled, ...) overrides a
+#   stage's seconds.
 set -u
 out=${1:?usage: bench/cuda.sh OUTDIR [STAGE ...]}
 shift
@@ -27,7 +32,13 @@ out=$(cd "$out" && pwd)
 cd "$(dirname "$0")/.." || exit 1
 py=${PYTHON:-python3}
 export PYTHONUNBUFFERED=1 PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
-stages=${*:-fuzz compiled train}
+stages=${*:-train compiled fuzz-compiled fuzz}
+# compiled's default: both GPTs at five budgets and a bisection try, the
+# ResNet at three, and the GPT with measured costs (cost="time") at two
+jobs=${COMPILED_JOBS:-"--models gpt-dropout --fractions 1,.7,.55,.45,.4 --tries 1;\
+--models gpt --fractions 1,.7,.55,.45,.4 --tries 1;\
+--models resnet --fractions 1,.6,.5 --tries 0;\
+--models gpt --costs time --fractions 1,.55 --tries 0"}
 
 {
     date -u
@@ -38,8 +49,8 @@ stages=${*:-fuzz compiled train}
 } > "$out/info.txt" 2>&1
 cat "$out/info.txt"
 
-limit() {  # limit STAGE DEFAULT: the stage's seconds
-    eval "echo \${LIMIT_$1:-$2}"
+limit() {  # limit STAGE DEFAULT: the stage's seconds ($LIMIT_fuzz_compiled for fuzz-compiled)
+    eval "echo \${LIMIT_$(echo "$1" | tr - _):-$2}"
 }
 
 for s in $stages; do
@@ -52,10 +63,27 @@ for s in $stages; do
             --verbose --json "$out/fuzz.json" > "$out/fuzz.log" 2>&1
         ;;
     compiled)
-        timeout "$(limit compiled 200)" $py bench/torch_compiled.py --device cuda \
-            --models "${COMPILED_MODELS:-gpt-dropout,gpt}" --costs flops,flops-plain \
-            --fractions 1,.55,.45 --tries 1 --rounds 9 --kernels \
-            --json "$out/compiled.json" --markdown "$out/compiled.md" > "$out/compiled.log" 2>&1
+        n=$(echo "$jobs" | awk -F';' '{ print NF }')
+        per=$(($(nproc) / n - 1))
+        [ "$per" -ge 1 ] || per=1
+        k=0
+        echo "$jobs" | tr ';' '\n' | {
+            while read -r a; do
+                k=$((k + 1))
+                # shellcheck disable=SC2086  # $a: options, split on purpose
+                TORCHINDUCTOR_COMPILE_THREADS=${TORCHINDUCTOR_COMPILE_THREADS:-$per} \
+                    timeout "$(limit compiled 300)" $py bench/torch_compiled.py --device cuda \
+                    $a --rounds 9 --kernels --lock "$out/.lock" --json "$out/compiled-$k.json" \
+                    --markdown "$out/compiled-$k.md" > "$out/compiled-$k.log" 2>&1 &
+            done
+            wait
+        }
+        ;;
+    fuzz-compiled)
+        TORCHINDUCTOR_COMPILE_THREADS=1 timeout "$(limit fuzz-compiled 90)" \
+            $py tests/torch/fuzz_run.py --device cuda --compile \
+            --seeds "${CFUZZ_SEEDS:-17240:17400}" --jobs "${FUZZ_JOBS:-12}" --timeout 90 \
+            --verbose --json "$out/fuzz-compiled.json" > "$out/fuzz-compiled.log" 2>&1
         ;;
     train)
         timeout "$(limit train 130)" $py bench/torch_train.py --device cuda --time-costs \

@@ -7,7 +7,7 @@ Usage: build/venv-torch2/bin/python bench/torch_compiled.py
            [--device cpu|cuda] [--time-limit 20] [--fractions 1,.7,.55,.45,.4]
            [--budgets BYTES,...]
            [--tries 3] [--costs flops,time] [--lr 1e-3] [--kernels]
-           [--json FILE] [--markdown FILE]
+           [--lock FILE] [--json FILE] [--markdown FILE]
            (and bench/torch_peers.py's model sizes: --gpt-layers ...)
 
 The models are bench/torch_peers.py's (bench/torch_cases.py). Variants of
@@ -53,9 +53,14 @@ traffic, the partition before save costs, for comparison).
 --kernels profiles one more step of each variant (kernel_profile): on
 CUDA the kernels launched and their summed device time, to tell a step
 that launches more kernels from one whose kernels take longer.
+--lock FILE holds an exclusive lock on FILE (flock) while the rounds and
+the profiles run, so that processes started side by side (one per
+model, bench/cuda.sh) compile at once and time one at a time.
 """
 import argparse
+import contextlib
 import copy
+import fcntl
 import json
 import os
 import statistics
@@ -154,6 +159,22 @@ def kernel_profile(v, case, device):
             "profiled_ms": wall * 1e3, "aten_ops": top}
 
 
+@contextlib.contextmanager
+def locked(path):
+    """An exclusive flock on path while the block runs (none for None)."""
+    if path is None:
+        yield
+        return
+    with open(path, "a") as f:
+        t0 = time.perf_counter()
+        fcntl.flock(f, fcntl.LOCK_EX)
+        print("  timing (waited %.1f s for the lock)" % (time.perf_counter() - t0), flush=True)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
 def tries(variants, case, base, args, device, target, cost):
     """The bisection of remat@0.5-tryK (above) among the variants of cost."""
     for k in range(args.tries if target else 0):
@@ -222,12 +243,14 @@ def bench_model(name, args, device):
     for cost in args.costs:
         tries(variants, case, base, args, device, target, cost)
 
-    tp.timed_rounds(variants, init, case, device, args.rounds)
-    if args.kernels:
-        for v in variants:
-            if v.error is None:
-                v.extra["kernels"] = tp.guarded(v, "profile", kernel_profile, v, case, device)
-                print("  %s: %s" % (v.label, v.extra["kernels"]), flush=True)
+    with locked(args.lock):
+        tp.timed_rounds(variants, init, case, device, args.rounds)
+        if args.kernels:
+            for v in variants:
+                if v.error is None:
+                    v.extra["kernels"] = tp.guarded(v, "profile", kernel_profile, v, case,
+                                                    device)
+                    print("  %s: %s" % (v.label, v.extra["kernels"]), flush=True)
 
     ref = variants[0]
     ref_ms = statistics.median(ref.wall) if ref.error is None else None
@@ -309,6 +332,7 @@ def main():
     ap.add_argument("--lr", type=float, default=1e-3)
     ap.add_argument("--kernels", action="store_true",
                     help="profile one step of each variant (kernel_profile)")
+    ap.add_argument("--lock", help="time under an exclusive flock of this file")
     torch_cases.add_size_arguments(ap)
     ap.add_argument("--json")
     ap.add_argument("--markdown")
