@@ -100,13 +100,14 @@ def first_step(v, case, device):
         torch.manual_seed(999)
         t0 = time.perf_counter()
         plain = v.extra.get("cost") == "flops-plain"
-        rate = cm_compiled.Partitioner.__dict__["_flops_per_byte"]
-        if plain:   # no save costs: the partition that prices no traffic
-            cm_compiled.Partitioner._flops_per_byte = staticmethod(lambda *a: 0.0)
+        rate = cm_compiled.Partitioner.__dict__["_rates"]
+        if plain:   # no save or launch costs: the partition that prices FLOPs alone
+            cm_compiled.Partitioner._rates = staticmethod(
+                lambda *a: {"flops_per_byte": 0.0, "flops_per_launch": 0.0})
         try:
             v.fwd_bwd(case)
         finally:
-            cm_compiled.Partitioner._flops_per_byte = rate
+            cm_compiled.Partitioner._rates = rate
         tp.sync(device)
         v.extra["compile_s"] = time.perf_counter() - t0
         v.update()

@@ -10,7 +10,7 @@ under ROOT/plans or ROOT/costs:
              graph with FLOP costs (the sizes), the device, the number of
              threads and the torch version;
   rate_key   the device, the dtype, the number of threads and the torch
-             version (jointcost.flops_per_byte).
+             version (jointcost.rates).
 Only results are kept, never failures. A file that does not read back as
 a value of the same key is a miss (and is written again)."""
 import hashlib
@@ -73,9 +73,9 @@ def cost_key(code, doc, device, threads, torch_version, kind=None):
 
 
 def rate_key(device, dtype, threads, torch_version):
-    """The key of jointcost.flops_per_byte's measurement."""
-    return "costs", _digest({"rate": "flops per byte: least times, real tensors, a copy into "
-                                     "a buffer", "device": device, "dtype": dtype,
+    """The key of jointcost.rates's measurement."""
+    return "costs", _digest({"rate": "flops per byte and per launch: least times, real "
+                                     "tensors, a copy into a buffer", "device": device, "dtype": dtype,
                              "threads": threads, "torch": torch_version})
 
 

@@ -355,6 +355,13 @@ class JointGraph:
         pass over its bytes, times passes(n); a view owns no bytes."""
         return {n: per_pass(n) * self.passes(n) for n in self.forward if not _is_alias(n)}
 
+    def kernels(self):
+        """The forward nodes that the backward, computing them again,
+        computes in a kernel of their own, a launch more: the values it
+        holds (materialized) that an op makes, not views."""
+        return [n for n in self.forward
+                if self.runs_op(n) and not _is_alias(n) and self.materialized(n)]
+
     def keep_all(self):
         """The forward nodes whose values the backward reads."""
         return {d for b in self.backward for d in self.deps(b) if d in self.fwd_set}
@@ -451,10 +458,16 @@ class Partitioner:
                     len(draws), ", ".join(sorted({str(n.target) for n in draws}))))
         doc, costs = jg.to_json("joint graph")
         if cost == "time":
-            costs, saves = self._times(joint_graph, jg, doc, costs, cache)
+            # A matmul's measured time holds its launch already.
+            costs, saves, launch = self._times(joint_graph, jg, doc, costs, cache)
+            launched = [n for n in jg.kernels() if not _is_compute_intensive(n)]
         else:
-            rate = self._flops_per_byte(jg, costs, cache)
-            saves = jg.save_costs(lambda n: rate * jg.bytes(n))
+            rates = self._rates(jg, costs, cache)
+            saves = jg.save_costs(lambda n: rates["flops_per_byte"] * jg.bytes(n))
+            launch, launched = rates["flops_per_launch"], jg.kernels()
+        costs = dict(costs)
+        for n in launched:
+            costs[n] += launch
         doc, costs = jg.to_json("joint graph", costs, saves)
         memory = {jg.by_name[n["name"]]: n["memory"] for n in doc["nodes"]}
         order = jg.forward + jg.backward
@@ -483,40 +496,47 @@ class Partitioner:
     @staticmethod
     def _times(joint_graph, jg, doc, flop_costs, cache):
         """(node -> measured milliseconds, forward node -> milliseconds
-        of saving its value: half a copy's time per pass), jointcost.py's,
-        from the cache where it has them (keyed by the graph, its FLOP
-        graph, the device, the threads and torch's version)."""
+        of saving its value: half a copy's time per pass, milliseconds of
+        a kernel's launch), jointcost.py's, from the cache where it has
+        them (keyed by the graph, its FLOP graph, the device, the threads
+        and torch's version)."""
         from .cache import cost_key
-        from .jointcost import copy_costs, device_of, measure
+        from .jointcost import copy_costs, device_of, launch_ms, measure
         nodes = jg.ops()
-        key = cost_key(str(joint_graph), doc, str(device_of(nodes)), torch.get_num_threads(),
-                       torch.__version__, kind="joint graph: times and copies, real tensors")
+        device = device_of(nodes)
+        key = cost_key(str(joint_graph), doc, str(device), torch.get_num_threads(),
+                       torch.__version__,
+                       kind="joint graph: times, copies and a launch, real tensors")
         kept = cache.get(key) if cache is not None else None
         if kept is not None and isinstance(kept.get("ops"), dict) \
                 and isinstance(kept.get("copies"), dict) \
+                and isinstance(kept.get("launch"), (int, float)) \
                 and all(n.name in kept["ops"] for n in nodes) \
                 and all(n.name in kept["copies"] for n in jg.forward):
             times = {n: kept["ops"][n.name] for n in nodes}
             copies = {n: kept["copies"][n.name] for n in jg.forward}
+            launch = kept["launch"]
         else:
             measured = {}   # copies by (numel, dtype), for both
             times = measure(nodes, flop_costs, _is_compute_intensive, copies=measured)
             copies = copy_costs(jg.forward, copies=measured)
+            launch = launch_ms(device)
             if cache is not None:
                 cache.put(key, {"ops": {n.name: ms for n, ms in times.items()},
-                                "copies": {n.name: ms for n, ms in copies.items()}})
+                                "copies": {n.name: ms for n, ms in copies.items()},
+                                "launch": launch})
         times.update({n: 0.0 for n in jg.forward + jg.backward if n not in times})
-        return times, jg.save_costs(lambda n: copies[n] / 2)
+        return times, jg.save_costs(lambda n: copies[n] / 2), launch
 
     @staticmethod
-    def _flops_per_byte(jg, flop_costs, cache):
-        """jointcost.flops_per_byte on the graph's device, for the dtype
-        of most of its compute-intensive FLOPs (float32 when none), from
-        the cache where it has it (keyed by the device, the dtype, the
-        threads and torch's version): a measurement would make every run's
-        graph, and so its plan's key, another."""
+    def _rates(jg, flop_costs, cache):
+        """jointcost.rates on the graph's device, for the dtype of most
+        of its compute-intensive FLOPs (float32 when none), from the cache
+        where it has them (keyed by the device, the dtype, the threads and
+        torch's version): a measurement would make every run's graph, and
+        so its plan's key, another."""
         from .cache import rate_key
-        from .jointcost import device_of, flops_per_byte
+        from .jointcost import device_of, rates
         by_dtype = {}
         for n in jg.ops():
             v = n.meta.get("val")
@@ -527,12 +547,13 @@ class Partitioner:
         device = device_of(jg.ops())
         key = rate_key(str(device), str(dtype), torch.get_num_threads(), torch.__version__)
         kept = cache.get(key) if cache is not None else None
-        if kept is not None and isinstance(kept.get("flops_per_byte"), (int, float)):
-            return kept["flops_per_byte"]
-        rate = flops_per_byte(device, dtype)
+        names = ("flops_per_byte", "flops_per_launch")
+        if kept is not None and all(isinstance(kept.get(k), (int, float)) for k in names):
+            return kept
+        got = rates(device, dtype)
         if cache is not None:
-            cache.put(key, {"flops_per_byte": rate})
-        return rate
+            cache.put(key, got)
+        return got
 
     @staticmethod
     def _cost(jg, saved, costs, saves):

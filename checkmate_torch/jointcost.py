@@ -14,7 +14,10 @@ and dtypes, once to warm up and then `repeats` times (the median); an op
 that will not run so gets its FLOPs at the device's measured matmul rate.
 
 A value the forward saves for the backward costs memory traffic: the
-forward writes it, the backward reads it (copy_costs, flops_per_byte)."""
+forward writes it, the backward reads it (copy_costs, rates). A value
+the backward computes again in a kernel of its own costs that kernel's
+launch, which decides a step whose kernels are short, as on a GPU
+(launch_ms, rates)."""
 import contextlib
 import functools
 import statistics
@@ -125,19 +128,39 @@ def _copy_ms(v, device, repeats, copies):
 
 
 @real_tensors
-def flops_per_byte(device, dtype, repeats=9):
-    """What one pass over a byte of memory (a read or a write) costs in
-    FLOPs on device: half the time of a copy, per byte, over the time per
-    FLOP of a matmul of dtype. The FLOP costs' price of a saved value's
-    memory traffic (compiled.py). The copy is of 4 MiB and the matmul the
-    reference one on the CPU; on a GPU, where such kernels take about
-    their launch's time, 64 MiB and 2048 cubed. Each the least of its
-    runs: another process's load only adds to a time."""
+def launch_ms(device, repeats=9):
+    """The host's time to start one small kernel on device: 100 launches
+    of an elementwise op on one element, timed together, per launch (on
+    a GPU they run asynchronously, so the host's issue rate decides); the
+    least of `repeats` runs. An inductor kernel's launch from its
+    generated code costs about as much as an eager op's dispatch."""
+    x = torch.zeros(1, device=device)
+    y = torch.empty_like(x)
+
+    def batch():
+        for _ in range(100):
+            torch.neg(x, out=y)
+    return _timed(batch, device, repeats, min) / 100
+
+
+@real_tensors
+def rates(device, dtype, repeats=9):
+    """What a pass over memory and a kernel's launch cost in FLOPs on
+    device, the FLOP costs' prices of a saved value's traffic and of a
+    value the backward computes again in a kernel of its own (compiled.py):
+    {"flops_per_byte": half the time of a copy, per byte, over the time
+    per FLOP of a matmul of dtype; "flops_per_launch": launch_ms over that
+    time per FLOP}. The copy is of 4 MiB and the matmul the reference one
+    on the CPU; on a GPU, where such kernels take about their launch's
+    time, 64 MiB and 2048 cubed. Each the least of its runs: another
+    process's load only adds to a time."""
     big = device.type != "cpu"
     x = torch.randn(1 << (24 if big else 20), device=device)
     per_byte = _copy(x, device, repeats, min) / (2 * x.numel() * x.element_size())
     sizes = (2048, 2048, 2048) if big else (_M, _K, _N)
-    return per_byte / _ms_per_flop(device, dtype, repeats, *sizes, stat=min)
+    per_flop = _ms_per_flop(device, dtype, repeats, *sizes, stat=min)
+    return {"flops_per_byte": per_byte / per_flop,
+            "flops_per_launch": launch_ms(device, repeats) / per_flop}
 
 
 @real_tensors
