@@ -10,7 +10,13 @@ under ROOT/plans or ROOT/costs:
              graph with FLOP costs (the sizes), the device, the number of
              threads and the torch version;
   rate_key   the device, the dtype, the number of threads and the torch
-             version (jointcost.rates).
+             version (jointcost.rates);
+  info_key   a compiled graph's partition figures (plan_info), by
+             partition_uuid and the graph dynamo gives the backend with
+             its inputs' sizes.
+partition_uuid is also the compiled mode's partitioner's uuid in
+AOTAutograd's cache key (compiled.py): everything that decides a
+partition besides the joint graph.
 Only results are kept, never failures. A file that does not read back as
 a value of the same key is a miss (and is written again)."""
 import hashlib
@@ -77,6 +83,72 @@ def rate_key(device, dtype, threads, torch_version):
     return "costs", _digest({"rate": "flops per byte and per launch: least times, real "
                                      "tensors, a copy into a buffer", "device": device, "dtype": dtype,
                              "threads": threads, "torch": torch_version})
+
+
+def _package_digest():
+    """The SHA-256 of checkmate_torch's Python files: its memory model
+    and costs decide a partition as much as the binary does."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    h = hashlib.sha256()
+    for name in sorted(os.listdir(here)):
+        if name.endswith(".py"):
+            h.update(name.encode() + b"\0")
+            with open(os.path.join(here, name), "rb") as f:
+                h.update(f.read() + b"\0")
+    return h.hexdigest()
+
+
+_SIMPLE = (int, float, str, bool, type(None))
+
+
+def _function_text(fn):
+    """A text that tells budget function fn from any other in every
+    process (its bytecode, constants, defaults, closure and the globals
+    and builtins it names, where each is a number, a string or a
+    builtin), or None where something it reads is none of these."""
+    code = getattr(fn, "__code__", None)
+    if code is None or any(not isinstance(c, _SIMPLE + (tuple, frozenset))
+                           for c in code.co_consts):
+        return None
+    cells = [c.cell_contents for c in (fn.__closure__ or ())]
+    named = {}
+    builtins = fn.__globals__.get("__builtins__", {})
+    builtins = builtins if isinstance(builtins, dict) else vars(builtins)
+    for n in code.co_names:
+        if n in fn.__globals__:
+            v = fn.__globals__[n]
+        elif n in builtins:
+            v = builtins[n]
+        else:
+            continue   # an attribute's name
+        if type(v).__name__ == "builtin_function_or_method" or isinstance(v, type):
+            v = "builtin " + getattr(v, "__name__", n)
+        named[n] = v
+    values = list(fn.__defaults__ or ()) + cells + list(named.values())
+    if any(not isinstance(v, _SIMPLE) for v in values):
+        return None
+    return repr((code.co_code.hex(), code.co_consts, code.co_names, fn.__defaults__, cells,
+                 sorted(named.items())))
+
+
+def partition_uuid(binary, budget, time_limit, cost):
+    """What decides a compiled step's partition besides its joint graph:
+    the budget (a function by _function_text), the time limit, the
+    costs, the binary and this package's code; None for a budget
+    function _function_text cannot tell apart."""
+    b = _function_text(budget) if callable(budget) else str(budget)
+    if b is None:
+        return None
+    return "checkmate-" + _digest({"budget": b, "time_limit": float(time_limit), "cost": cost,
+                                   "binary": _binary_digest(binary),
+                                   "package": _package_digest()})
+
+
+def info_key(uuid, graph_code, inputs):
+    """The key of a compiled graph's plan_info: uuid (partition_uuid),
+    the code of the graph dynamo gives the backend, and inputs, its
+    inputs' sizes, strides and dtypes (a list of texts)."""
+    return "plans", _digest({"partition figures": uuid}, graph_code.encode(), inputs)
 
 
 class Cache:

@@ -432,13 +432,16 @@ class Partitioner:
     its choice of saved values replaced by `checkmate partition`'s. Each
     joint graph's figures are appended to self.info."""
 
-    def __init__(self, budget, time_limit, binary, cache, cost="flops"):
+    def __init__(self, budget, time_limit, binary, cache, cost="flops", uuid=None):
         self.settings = (budget, time_limit, binary, cache, cost)
         self.info = []
         self._num_fwd_outputs = None   # the partition's, set by __call__
+        self._uuid = uuid
 
     def uuid(self):
-        return None   # for AOTAutograd's cache, which backend() turns off
+        """For AOTAutograd's cache key: cache.partition_uuid, or None
+        (backend() then turns that cache off)."""
+        return self._uuid
 
     def choose(self, joint_graph, node_info, memory_budget=1, **_):
         budget, time_limit, binary, cache, cost = self.settings
@@ -592,6 +595,15 @@ def _saved_bytes(saved, node_info):
     return sum(_bytes(n) for n in set(saved) if not of_input(n))
 
 
+def _input_text(x):
+    """An input of a compiled graph as text: a tensor's sizes, strides,
+    dtype, device and whether it requires grad; else its repr."""
+    if isinstance(x, torch.Tensor):
+        return "%s %s %s %s %s" % (tuple(x.shape), tuple(x.stride()), x.dtype, x.device,
+                                   x.requires_grad)
+    return repr(x)
+
+
 def has_hook():
     """Whether this torch's inductor takes a custom partitioner (its
     config.custom_partitioner_fn)."""
@@ -620,16 +632,44 @@ def backend(budget, time_limit, binary, cache, cost="flops"):
             # settings that made it (a budget may be a function).
             return (str, ("checkmate partitioner",))
 
-    part = CheckmatePartitioner(budget, time_limit, binary, cache, cost)
+    from .cache import info_key, partition_uuid
+    from torch._inductor.codecache import FxGraphHashDetails
+    # Only where inductor's hash, which AOTAutograd's key extends, holds
+    # the partitioner's uuid.
+    keyed = hasattr(FxGraphHashDetails, "_get_custom_partitioner_fn_detail")
+    uuid = partition_uuid(binary, budget, time_limit, cost) \
+        if cache is not None and keyed else None
+    part = CheckmatePartitioner(budget, time_limit, binary, cache, cost, uuid)
+
+    def compile_step(gm, example_inputs, from_cache):
+        with ic.patch(custom_partitioner_fn=part), \
+                torch._functorch.config.patch(enable_autograd_cache=from_cache):
+            return compile_fx(gm, example_inputs)
 
     def checkmate_inductor(gm, example_inputs):
-        # No step from AOTAutograd's cache: a hit would skip the
-        # partitioner (no plan_info), and its key knows the settings, not
-        # the binary that solved them. Inductor's own cache stays on: its
-        # key is the forward or backward graph the partition made.
-        with ic.patch(custom_partitioner_fn=part), \
-                torch._functorch.config.patch(enable_autograd_cache=False):
-            return compile_fx(gm, example_inputs)
+        # AOTAutograd's cache, whose key holds the partitioner's uuid
+        # (everything that decides the partition), gives a second process
+        # the compiled forward and backward without tracing the joint
+        # graph or partitioning it: the partition's figures (plan_info)
+        # come from checkmate's cache then, and where it lacks them the
+        # step compiles again without AOTAutograd's cache. Without a
+        # uuid (no cache, a budget function of unknown reads, a torch
+        # whose key would not hold it), that cache is off and only
+        # inductor's serves.
+        made = len(part.info)
+        if uuid is None:
+            return compile_step(gm, example_inputs, False)
+        key = info_key(uuid, gm.code, [_input_text(x) for x in example_inputs])
+        out = compile_step(gm, example_inputs, True)
+        if len(part.info) == made:
+            kept = cache.get(key)
+            if kept is not None:
+                part.info.append(dict(kept, cached=True))
+                return out
+            out = compile_step(gm, example_inputs, False)
+        if len(part.info) > made:
+            cache.put(key, part.info[-1])
+        return out
     checkmate_inductor.partitioner = part
     return checkmate_inductor
 

@@ -6,6 +6,7 @@ takes less memory as the budget falls, never recomputes a random op, plans with
 measured costs too, prices the saved values' memory traffic, and bad settings or
 models get one line."""
 import os
+import shutil
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -177,10 +178,11 @@ ok(rel < 1e-5 and gd < 1e-4,
    "%d ops recomputed, dropout's mask saved)" % (frac, r.plan_info["recomputed"]),
    "loss rel. diff %.2e, gradient rel. diff %.2e" % (rel, gd))
 
-# A second process with the same budget (an int: the same settings) and
-# torch's caches on disk: no step from AOTAutograd's cache (a hit would
-# skip the partitioner), the partition made again (from checkmate's
-# cache), and the forward and the backward from inductor's cache.
+# Second processes with torch's caches and checkmate's on disk. The same
+# budget: the compiled forward and backward from AOTAutograd's cache, no
+# partition made, the figures from checkmate's cache. Another budget: no
+# hit (the partitioner's uuid is in the key). Checkmate's cache emptied: a
+# hit without figures compiles again, partitioning.
 CHILD = r"""
 import sys
 sys.path.insert(0, %(root)r)
@@ -192,7 +194,8 @@ x = torch.randn(8, 16)
 r = checkmate_torch.remat(m, (x,), budget=%(budget)d, compile=True)
 r(x).sum().backward()
 from torch._dynamo.utils import counters
-print(r.plan_info["cached"], counters["inductor"]["fxgraph_cache_hit"])
+print(r.plan_info["cached"], counters["aot_autograd"]["autograd_cache_hit"],
+      len(r._partitioner.info))
 """
 
 
@@ -207,12 +210,16 @@ def child(budget, env):
 
 
 with tempfile.TemporaryDirectory() as d:
-    env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=d)
-    runs = [child(10 ** 6, env) for _ in range(2)]
-ok(runs == ["False 0", "True 2"],
-   "a second process, torch's caches on disk: the partitioner runs again, its answer from "
-   "checkmate's cache, the compiled forward and backward from inductor's (plan cached, "
-   "inductor's hits: %s)" % runs)
+    plans = os.path.join(d, "checkmate")
+    env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=os.path.join(d, "inductor"),
+               CHECKMATE_CACHE_DIR=plans)
+    runs = [child(10 ** 6, env) for _ in range(2)] + [child(9 * 10 ** 5, env)]
+    shutil.rmtree(plans)
+    runs.append(child(10 ** 6, env))
+ok(runs == ["False 0 1", "True 1 1", "False 0 1", "False 1 1"],
+   "second processes, caches on disk: the same budget's step from AOTAutograd's cache with "
+   "its figures from checkmate's; another budget misses; without checkmate's cache a hit "
+   "partitions again (plan cached, AOTAutograd's hits, partitions: %s)" % runs)
 
 # Eval mode and no-grad run the model itself.
 r, m = remat("90%")
