@@ -32,10 +32,9 @@ fullgraph=True, dynamic=False and inductor at default settings:
                  while they are more than 2% apart;
                  up to --tries (3) times.
 
-Each variant's first step compiles (timed apart: "compile s"; torch.compile
-with torch's caches as they are, $TORCHINDUCTOR_CACHE_DIR, warm after a
-first run; remat's graphs always cold, compile=True turning those caches
-off, its plans from checkmate's cache). Then one
+Each variant's first step compiles (timed apart: "compile s"; every
+variant with torch's caches as they are, $TORCHINDUCTOR_CACHE_DIR, warm
+after a first run; remat's plans from checkmate's cache). Then one
 step measured by checkmate_torch.measure.step_peak: "peak MB" is its peak
 (every allocation inside inductor's kernels counted, not only between ATen
 ops; on CUDA torch.cuda.max_memory_allocated). Then every copy goes back
@@ -49,7 +48,7 @@ remat-F are monotone in F, and the remat variant with the least time among
 those whose peak is at most compile-0.5's, for each of --costs (flops,
 time: remat's cost argument; a variant of cost time is labelled /time;
 flops-plain, labelled /flops-plain: FLOP costs without the saved values'
-traffic, the partition before save costs, for comparison).
+traffic or launches, the partition before save costs, for comparison).
 --kernels profiles one more step of each variant (kernel_profile): on
 CUDA the kernels launched and their summed device time, to tell a step
 that launches more kernels from one whose kernels take longer.
@@ -88,6 +87,8 @@ def remat_variant(case, base, args, label, budget, cost="flops"):
                               time_limit=args.time_limit, cache=True, compile=True,
                               cost="flops" if cost == "flops-plain" else cost)
     label += "" if cost == "flops" else "/" + cost
+    if cost == "flops-plain":   # its rates patched (first_step): not these settings' partition
+        r._partitioner._uuid = None
     v = tp.Variant(label, "remat", r, model, args.lr)
     v.extra["remat"] = r
     v.extra["cost"] = cost
