@@ -8,11 +8,12 @@
 #   stages (default: train compiled fuzz-compiled fuzz):
 #     fuzz      tests/torch/fuzz_run.py --device cuda on $FUZZ_SEEDS
 #               (default 16400:16900), $FUZZ_JOBS workers (default 12)
-#     compiled  bench/torch_compiled.py --device cuda --rounds 9 --kernels,
+#     compiled  bench/torch_compiled.py --device cuda --kernels,
 #               one process per argument set of $COMPILED_JOBS (';'
 #               between sets; default below), side by side: they compile
 #               at once, $TORCHINDUCTOR_COMPILE_THREADS each (the cores
-#               shared out), and time one at a time (--lock); each writes
+#               shared out), and time one at a time once none compiles
+#               (--lock), 25 rounds; each writes
 #               compiled-K.log, .json and .md (K from 1)
 #     fuzz-compiled  the same as fuzz with --compile, on $CFUZZ_SEEDS
 #               (default 17240:17400), one compile thread per worker
@@ -67,13 +68,14 @@ for s in $stages; do
         per=$(($(nproc) / n - 1))
         [ "$per" -ge 1 ] || per=1
         k=0
+        rm -f "$out/.lock" "$out/.lock.started" "$out/.lock.ready"
         echo "$jobs" | tr ';' '\n' | {
             while read -r a; do
                 k=$((k + 1))
                 # shellcheck disable=SC2086  # $a: options, split on purpose
                 TORCHINDUCTOR_COMPILE_THREADS=${TORCHINDUCTOR_COMPILE_THREADS:-$per} \
                     timeout "$(limit compiled 300)" $py bench/torch_compiled.py --device cuda \
-                    $a --rounds 9 --kernels --lock "$out/.lock" --json "$out/compiled-$k.json" \
+                    $a --rounds 25 --kernels --lock "$out/.lock" --json "$out/compiled-$k.json" \
                     --markdown "$out/compiled-$k.md" > "$out/compiled-$k.log" 2>&1 &
             done
             wait

@@ -52,9 +52,10 @@ traffic or launches, the partition before save costs, for comparison).
 --kernels profiles one more step of each variant (kernel_profile): on
 CUDA the kernels launched and their summed device time, to tell a step
 that launches more kernels from one whose kernels take longer.
---lock FILE holds an exclusive lock on FILE (flock) while the rounds and
-the profiles run, so that processes started side by side (one per
-model, bench/cuda.sh) compile at once and time one at a time.
+--lock FILE: processes started side by side with the same FILE (one per
+model, bench/cuda.sh) compile at once and time one at a time, each once
+no other compiles (FILE.started and FILE.ready list their pids), under
+an exclusive flock of FILE.
 """
 import argparse
 import contextlib
@@ -161,16 +162,43 @@ def kernel_profile(v, case, device):
             "profiled_ms": wall * 1e3, "aten_ops": top}
 
 
+def _pids(path):
+    try:
+        with open(path) as f:
+            return {int(x) for x in f.read().split()}
+    except OSError:
+        return set()
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    return True
+
+
 @contextlib.contextmanager
 def locked(path):
-    """An exclusive flock on path while the block runs (none for None)."""
+    """The timed part of a run, alone (nothing for path None): marks
+    this process ready in path.ready, waits until every process that
+    registered in path.started (main) is ready or gone, so that none
+    compiles, then holds an exclusive flock on path while the block
+    runs."""
     if path is None:
         yield
         return
+    with open(path + ".ready", "a") as f:
+        f.write("%d\n" % os.getpid())
+    t0 = time.perf_counter()
+    while any(p not in _pids(path + ".ready") and _alive(p) for p in _pids(path + ".started")):
+        time.sleep(0.5)
     with open(path, "a") as f:
-        t0 = time.perf_counter()
         fcntl.flock(f, fcntl.LOCK_EX)
-        print("  timing (waited %.1f s for the lock)" % (time.perf_counter() - t0), flush=True)
+        print("  timing (waited %.1f s for the others' compiles and the lock)"
+              % (time.perf_counter() - t0), flush=True)
         try:
             yield
         finally:
@@ -334,11 +362,14 @@ def main():
     ap.add_argument("--lr", type=float, default=1e-3)
     ap.add_argument("--kernels", action="store_true",
                     help="profile one step of each variant (kernel_profile)")
-    ap.add_argument("--lock", help="time under an exclusive flock of this file")
+    ap.add_argument("--lock", help="time alone among the processes given this file")
     torch_cases.add_size_arguments(ap)
     ap.add_argument("--json")
     ap.add_argument("--markdown")
     args = ap.parse_args()
+    if args.lock:
+        with open(args.lock + ".started", "a") as f:
+            f.write("%d\n" % os.getpid())
     device = torch.device(args.device)
     torch.set_num_threads(args.threads)
     # Every variant compiles the model's forward anew (its own backend).
