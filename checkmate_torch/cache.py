@@ -81,8 +81,9 @@ def cost_key(code, doc, device, threads, torch_version, kind=None):
 def rate_key(device, dtype, threads, torch_version):
     """The key of jointcost.rates's measurement."""
     return "costs", _digest({"rate": "flops per byte and per launch: least times, real "
-                                     "tensors, a copy into a buffer", "device": device, "dtype": dtype,
-                             "threads": threads, "torch": torch_version})
+                                     "tensors, a copy into a buffer",
+                             "device": device, "dtype": dtype, "threads": threads,
+                             "torch": torch_version})
 
 
 def _package_digest():

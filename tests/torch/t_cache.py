@@ -2,7 +2,8 @@
 """Plans kept on disk (checkmate_torch/cache.py): a second remat of the
 same model and budget takes its plan from the cache, in this process and
 in a new one, and trains as the first; another budget, strategy or model
-solves again; a damaged file is a miss; cache=False keeps nothing."""
+solves again; a damaged file is a miss; cache=False keeps nothing;
+compile=True's key in AOTAutograd's cache tells settings apart."""
 import glob
 import json
 import os
@@ -167,7 +168,45 @@ def main():
            "a second process takes the plan from disk and computes the same gradients "
            "(first %.2f s, second %.2f s to its first step)" % (a.get("secs", -1), b.get("secs", -1)),
            "%s %s" % (a, b))
+    partition_uuids()
     finish()
+
+
+FR = 0.5   # read by a budget function below
+
+
+def partition_uuids():
+    """compile=True's key in AOTAutograd's cache (cache.partition_uuid):
+    the same for the same settings in every process, another for any
+    other budget (a function's constants, defaults and globals), time
+    limit or cost, none for a function that reads an object."""
+    global FR
+    import math
+    from checkmate_torch.binary import find_checkmate
+    from checkmate_torch.cache import partition_uuid
+    binary = find_checkmate()
+
+    def uuid(budget, limit=20.0, cost="flops"):
+        return partition_uuid(binary, budget, limit, cost)
+    FR = 0.5
+    by_global = uuid(lambda f, p: int(f + FR * (p - f)))
+    FR = 0.6
+    keys = [uuid("80%"), uuid("70%"), uuid(10 ** 6), uuid("80%", 10.0), uuid("80%", cost="time"),
+            uuid(lambda f, p: f + (p - f) // 2), uuid(lambda f, p: f + (p - f) // 3),
+            uuid(lambda f, p, x=0.3: f + x * (p - f)), uuid(lambda f, p, x=0.4: f + x * (p - f)),
+            by_global, uuid(lambda f, p: int(f + FR * (p - f)))]
+    ok(None not in keys and len(set(keys)) == len(keys) and uuid("80%") == keys[0],
+       "partition_uuid: one per budget, time limit and cost; a budget function's constants, "
+       "defaults and globals count (%d keys)" % len(keys), keys)
+    ok(uuid(lambda f, p: math.floor(f)) is None,
+       "partition_uuid: none for a budget function that reads a module's function")
+    code = ("import sys; sys.path.insert(0, %r); from checkmate_torch.cache import "
+            "partition_uuid as u; print(u(%r, lambda f, p: f + (p - f) // 2, 20.0, 'flops'))"
+            % (os.path.join(HERE, "..", ".."), binary))
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    ok(p.stdout.strip() == keys[5],
+       "partition_uuid: a budget function's key is the same in another process",
+       (p.stdout, p.stderr[-300:]))
 
 
 if __name__ == "__main__":
