@@ -654,10 +654,10 @@ def backend(budget, time_limit, binary, cache, cost="flops"):
         # come from checkmate's cache then, and where it lacks them the
         # step compiles again without AOTAutograd's cache. Without a
         # uuid (no cache, a budget function of unknown reads, a torch
-        # whose key would not hold it), that cache is off and only
-        # inductor's serves.
+        # whose key would not hold it), or where the user turned it off,
+        # that cache is off and only inductor's serves.
         made = len(part.info)
-        if uuid is None:
+        if uuid is None or not torch._functorch.config.enable_autograd_cache:
             return compile_step(gm, example_inputs, False)
         key = info_key(uuid, gm.code, [_input_text(x) for x in example_inputs])
         out = compile_step(gm, example_inputs, True)
