@@ -147,8 +147,8 @@ def partition_uuid(binary, budget, time_limit, cost):
 
 def info_key(uuid, graph_code, inputs):
     """The key of a compiled graph's plan_info: uuid (partition_uuid),
-    the code of the graph dynamo gives the backend, and inputs, its
-    inputs' sizes, strides and dtypes (a list of texts)."""
+    the code of the graph dynamo gives the backend, and inputs, the text
+    of its inputs' trace.Inputs key (sizes, strides, dtypes, ...)."""
     return "plans", _digest({"partition figures": uuid}, graph_code.encode(), inputs)
 
 

@@ -28,6 +28,7 @@ import torch
 from . import solve as solvemod
 from .cost import flops
 from .graph import draws_random, in_order_steps, steps_peak
+from .trace import Inputs
 
 
 class CompiledError(Exception):
@@ -595,15 +596,6 @@ def _saved_bytes(saved, node_info):
     return sum(_bytes(n) for n in set(saved) if not of_input(n))
 
 
-def _input_text(x):
-    """An input of a compiled graph as text: a tensor's sizes, strides,
-    dtype, device and whether it requires grad; else its repr."""
-    if isinstance(x, torch.Tensor):
-        return "%s %s %s %s %s" % (tuple(x.shape), tuple(x.stride()), x.dtype, x.device,
-                                   x.requires_grad)
-    return repr(x)
-
-
 def has_hook():
     """Whether this torch's inductor takes a custom partitioner (its
     config.custom_partitioner_fn)."""
@@ -659,7 +651,7 @@ def backend(budget, time_limit, binary, cache, cost="flops"):
         made = len(part.info)
         if uuid is None or not torch._functorch.config.enable_autograd_cache:
             return compile_step(gm, example_inputs, False)
-        key = info_key(uuid, gm.code, [_input_text(x) for x in example_inputs])
+        key = info_key(uuid, gm.code, repr(Inputs(example_inputs, None).key()))
         out = compile_step(gm, example_inputs, True)
         if len(part.info) == made:
             kept = cache.get(key)
