@@ -137,6 +137,11 @@ def _layout_opt(nodes):
         return False
 
 
+# The ops whose reuse inductor's lowering realizes on a CPU wherever they
+# are in a value's expression (StorageBox.should_realize_on_reuse).
+_HEAVY = frozenset(("exp", "log", "log10", "log1p", "log2", "sigmoid", "tanh"))
+
+
 class _Copy:
     """Inductor's channels-last copy of a placeholder (JointGraph.copies):
     a backward node of the checkmate graph without an op."""
@@ -247,6 +252,11 @@ class JointGraph:
         self.strided = {self.owner(n.args[0]) for n in graph.nodes
                         if n.op == "call_function" and n.target is torch.ops.aten.as_strided.default
                         and isinstance(n.args[0], torch.fx.Node)}
+        # Forward nodes that inductor writes to memory when the backward
+        # computes them again besides those materialized says: its
+        # heuristics' (written), found for a partition and added by
+        # Partitioner.choose before it solves again.
+        self.realized = set()
 
     def pinned(self, n):
         """Whether the backward must not compute forward node n again: a
@@ -329,8 +339,9 @@ class JointGraph:
         reads (a kernel's input is a buffer; a window's reader reads each
         element several times, and inductor's lowering writes its input
         to memory first). Inductor fuses the other values computed again
-        into the kernels that read them."""
-        if _is_compute_intensive(n) or _is_inductor_random(n):
+        into the kernels that read them, unless its heuristics write them
+        (written; self.realized holds those found so far)."""
+        if n in self.realized or _is_compute_intensive(n) or _is_inductor_random(n):
             return True
         users, seen = list(n.users), set()
         while users:
@@ -343,6 +354,65 @@ class JointGraph:
             elif u.op == "call_function" and (_is_compute_intensive(u) or _reads_windows(u)):
                 return True
         return False
+
+    def written(self, again):
+        """The nodes of `again` (forward nodes the backward computes
+        again) whose values inductor writes to memory in the backward:
+        the materialized ones, every reduction's, and those its
+        lowering's heuristics realize rather than fuse into each reader
+        (torch/_inductor/graph.py, run_node; ir.py, StorageBox): a value
+        of several readers whose fused expression reads more than
+        realize_reads_threshold buffers or, on a CPU, holds an exp, log,
+        sigmoid or tanh; and a value whose expression reads more than
+        the accumulated-reads threshold. A buffer is a backward input
+        (a saved value, a placeholder) or a value written; a value fused
+        into its reader reads the buffers its own expression reads."""
+        from torch._inductor import config as ic
+        program = set(again) | set(self.backward)
+        cpu = any(t.device.type == "cpu" for n in again for t in _tensors(n.meta.get("val")))
+        few = getattr(ic, "realize_reads_threshold", 4)
+        many = getattr(ic, "realize_acc_reads_threshold", None) or (
+            getattr(ic, "realize_cpu_acc_reads_threshold", 12) if cpu
+            else getattr(ic, "_realize_acc_reads_threshold_default", 8))
+        out, reads, heavy = set(), {}, {}
+
+        def base(a):
+            """The value view a reads: a part of a multi-output op is a
+            buffer of its own."""
+            while _is_alias(a) and a.target is not operator.getitem \
+                    and isinstance(a.args[0], torch.fx.Node):
+                a = a.args[0]
+            return a
+
+        def readers(n):
+            """n's readers in the backward program, a view counted as one."""
+            count = 0
+            for u in n.users:
+                if u in program or _is_alias(u) and any(
+                        w in program or _is_alias(w) for w in u.users):
+                    count += 1
+            return count
+
+        for n in self.forward:
+            if n not in again or _is_alias(n):
+                continue
+            t = n.target
+            name = t.overloadpacket.__name__ if isinstance(t, torch._ops.OpOverload) else ""
+            r, h = set(), name in _HEAVY
+            for a in n.all_input_nodes:
+                a = base(a)
+                if a in again and a not in out:
+                    r |= reads.get(a, set())
+                    h = h or heavy.get(a, False)
+                elif a.op != "get_attr":
+                    r.add(a)
+            reads[n], heavy[n] = r, h
+            reduction = isinstance(t, torch._ops.OpOverload) and torch.Tag.reduction in t.tags
+            many_readers = readers(n) > 1
+            if self.materialized(n) or reduction or len(r) > many \
+                    or many_readers and (len(r) > few or cpu and h):
+                out.add(n)
+        return out
 
     def passes(self, n):
         """How many passes over memory saving forward node n's value
@@ -428,6 +498,10 @@ def saved_values(jg, keep, inputs):
     return list(inputs) + out
 
 
+# How many times Partitioner.choose solves a joint graph at most.
+_ROUNDS = 3
+
+
 class Partitioner:
     """Inductor's custom_partitioner_fn: torch's min-cut partitioner with
     its choice of saved values replaced by `checkmate partition`'s. Each
@@ -460,29 +534,48 @@ class Partitioner:
                 "another order, drawing other numbers; use nn.Dropout with inductor's default "
                 "random, or remat without compile" % (
                     len(draws), ", ".join(sorted({str(n.target) for n in draws}))))
-        doc, costs = jg.to_json("joint graph")
+        doc, op_costs = jg.to_json("joint graph")
         if cost == "time":
-            # A matmul's measured time holds its launch already.
-            costs, saves, launch = self._times(joint_graph, jg, doc, costs, cache)
-            launched = [n for n in jg.kernels() if not _is_compute_intensive(n)]
+            op_costs, saves, launch = self._times(joint_graph, jg, doc, op_costs, cache)
         else:
-            rates = self._rates(jg, costs, cache)
+            rates = self._rates(jg, op_costs, cache)
             saves = jg.save_costs(lambda n: rates["flops_per_byte"] * jg.bytes(n))
-            launch, launched = rates["flops_per_launch"], jg.kernels()
-        costs = dict(costs)
-        for n in launched:
-            costs[n] += launch
-        doc, costs = jg.to_json("joint graph", costs, saves)
+            launch = rates["flops_per_launch"]
         memory = {jg.by_name[n["name"]]: n["memory"] for n in doc["nodes"]}
         order = jg.forward + jg.backward
         ca_peak = steps_peak(in_order_steps(order, jg.deps), memory) + jg.fixed
         arg = solvemod.budget_arg(budget, jg.fixed, ca_peak)
-        part, hit = solvemod.partition(binary, doc, arg, time_limit, cache)
-        missing = [n for n in part["saved"] if n not in jg.by_name]
-        if missing:
-            raise CompiledError("the partition names node %s, which the joint graph lacks"
-                                % missing[0])
-        saved = saved_values(jg, [jg.by_name[n] for n in part["saved"]], node_info.inputs)
+        # Solved again, up to _ROUNDS times, while the partition computes
+        # again values that inductor's heuristics write (JointGraph.written)
+        # and the model took as fused: each round counts those found so
+        # far as written, and prices their launches. Where a round finds
+        # no partition, the last one found stands (its model counts less).
+        found = None
+        for rounds in range(1, _ROUNDS + 1):
+            costs = dict(op_costs)
+            # A matmul's measured time holds its launch already.
+            for n in jg.kernels():
+                if cost != "time" or not _is_compute_intensive(n):
+                    costs[n] += launch
+            doc, costs = jg.to_json("joint graph", costs, saves)
+            try:
+                part, hit = solvemod.partition(binary, doc, arg, time_limit, cache)
+            except solvemod.SolveError:
+                if found is None:
+                    raise
+                break
+            missing = [n for n in part["saved"] if n not in jg.by_name]
+            if missing:
+                raise CompiledError("the partition names node %s, which the joint graph lacks"
+                                    % missing[0])
+            saved = saved_values(jg, [jg.by_name[n] for n in part["saved"]], node_info.inputs)
+            found = part, hit, saved, costs, rounds
+            new = {n for n in jg.written(jg.recomputed({jg.owner(n) for n in saved}))
+                   if not jg.materialized(n)}
+            if not new:
+                break
+            jg.realized |= new
+        part, hit, saved, costs, rounds = found
         floor = self._cost(jg, jg.keep_all(), costs, saves)
         info = {"budget": part["budget"], "plan_peak": part["memory"],
                 "least": part["least_memory"],
@@ -490,7 +583,7 @@ class Partitioner:
                 "recomputed": len(jg.recomputed({jg.owner(n) for n in saved})),
                 "strategy": "partition", "status": part["status"],
                 "fixed_memory": jg.fixed, "checkpoint_all_peak": ca_peak,
-                "nodes": len(doc["nodes"]),
+                "nodes": len(doc["nodes"]), "rounds": rounds,
                 "saved": sum(1 for n in saved if n not in node_info.inputs),
                 "saved_bytes": _saved_bytes(saved, node_info),
                 "cached": hit if cache is not None else None}

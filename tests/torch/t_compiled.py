@@ -93,7 +93,8 @@ orig_choose = compiled.Partitioner.choose
 def spy(self, joint_graph, node_info, memory_budget=1, **kw):
     captured["jg"] = compiled.JointGraph(joint_graph, node_info, self._num_fwd_outputs)
     captured["inputs"] = list(node_info.inputs)
-    return orig_choose(self, joint_graph, node_info, memory_budget, **kw)
+    captured["saved"] = orig_choose(self, joint_graph, node_info, memory_budget, **kw)
+    return captured["saved"]
 
 
 # Three budgets between the least and the checkpoint-all peak (the lowest
@@ -304,6 +305,65 @@ masks = [u for n in rand for u in n.users]
 ok(rand and all(jg.materialized(n) for n in rand) and not any(jg.materialized(u) for u in masks),
    "dropout's random numbers are materialized when computed again, its mask is not (%d, %d)"
    % (len(rand), len(masks)))
+
+# What inductor writes when the backward computes values again: besides
+# the matmuls' values and what they read, a reduction's, and a value of
+# several readers whose fused expression reads many buffers or, on a CPU,
+# holds an exp (the layer norm's and softmax's computed again). Inductor's
+# own lowering of the backward (its values realized as buffers) against
+# JointGraph.written on a small GPT at a budget that computes much again;
+# the partition solves again counting them.
+from checkmate_torch.examples.gpt import GPT  # noqa: E402
+from torch._inductor import graph as ind_graph, ir as ind_ir  # noqa: E402
+
+lowered = {}
+orig_run_node = ind_graph.GraphLowering.run_node
+
+
+def run_node(self, n):
+    out = orig_run_node(self, n)
+    if self.is_backward:
+        lowered[n.name] = out
+    return out
+
+
+def buffer_of(v):
+    while isinstance(v, (ind_ir.TensorBox, ind_ir.BaseView)) and not isinstance(v, ind_ir.StorageBox):
+        v = v.data
+    return isinstance(v, ind_ir.StorageBox) and ind_ir.IRNode.is_realized_node(v.data)
+
+
+torch.manual_seed(0)
+gpt = GPT(vocab=64, context=32, d=32, heads=2, layers=2)
+ids = torch.randint(0, 64, (2, 32))
+torch._dynamo.reset()
+r = checkmate_torch.remat(gpt, (ids,), compile=True, cache=False,
+                          budget=lambda fixed, peak: int(fixed + 0.55 * (peak - fixed)))
+compiled.Partitioner.choose = spy
+ind_graph.GraphLowering.run_node = run_node
+try:
+    with torch._inductor.config.patch(force_disable_caches=True):
+        e = error_of(lambda: r(ids).float().pow(2).mean().backward())
+finally:
+    compiled.Partitioner.choose = orig_choose
+    ind_graph.GraphLowering.run_node = orig_run_node
+jg = captured["jg"]
+again = jg.recomputed({jg.owner(n) for n in captured["saved"]}) if e is None else set()
+
+
+def single(nodes):
+    """Nodes of one tensor's value (a multi-output op's parts are apart)."""
+    return {n.name for n in nodes if not compiled._is_alias(n)
+            and isinstance(n.meta.get("val"), torch.Tensor)}
+
+
+got = single(jg.written(again))
+want = single(n for n in again if n.name in lowered and buffer_of(lowered[n.name]))
+rounds = r.plan_info["rounds"] if e is None else None
+ok(e is None and want and got == want and rounds > 1,
+   "the values computed again that inductor writes: JointGraph.written's (%d), solved %s times"
+   % (len(want), rounds),
+   e or "only written: %s; only inductor's: %s" % (sorted(got - want), sorted(want - got)))
 
 # An input the forward writes: Embedding(max_norm) renorms its weight, and
 # AOTAutograd copies the new value in when the forward ends. A backward
