@@ -13,8 +13,9 @@ memory model of a step whose two halves are each fused whole: what it
 counts is fixed memory, the saved values until the backward is done with
 them, the backward's own values, and the values the backward computes
 again that inductor cannot fuse away (JointGraph.materialized: a matmul's
-or convolution's output or input), held from the recompute to their last
-read. The rest of torch's partitioner (functionalized random ops,
+or convolution's output or input) or that its heuristics write
+(JointGraph.written, counted by solving again), held from the recompute
+to their last read. The rest of torch's partitioner (functionalized random ops,
 symbolic sizes, the reordering of the backward) runs unchanged.
 docs/torch.md, "Compiled mode", says what the model counts and what was
 measured."""
@@ -366,7 +367,9 @@ class JointGraph:
         sigmoid or tanh; and a value whose expression reads more than
         the accumulated-reads threshold. A buffer is a backward input
         (a saved value, a placeholder) or a value written; a value fused
-        into its reader reads the buffers its own expression reads."""
+        into its reader reads the buffers its own expression reads.
+        Inductor's count of an expression's ops (has_large_inner_fn) is
+        not modelled."""
         from torch._inductor import config as ic
         program = set(again) | set(self.backward)
         cpu = any(t.device.type == "cpu" for n in again for t in _tensors(n.meta.get("val")))
