@@ -62,6 +62,15 @@ def _is_alias(node):
     return False
 
 
+def _viewed(node):
+    """The value a view reads, through views of views; a part of a
+    multi-output op (a getitem) is a value of its own."""
+    while _is_alias(node) and node.target is not operator.getitem \
+            and isinstance(node.args[0], torch.fx.Node):
+        node = node.args[0]
+    return node
+
+
 @functools.lru_cache(maxsize=None)
 def _op_types():
     """torch's partitioner's op classes, built once (0.12 ms a build)."""
@@ -379,14 +388,6 @@ class JointGraph:
             else getattr(ic, "_realize_acc_reads_threshold_default", 8))
         out, reads, heavy = set(), {}, {}
 
-        def base(a):
-            """The value view a reads: a part of a multi-output op is a
-            buffer of its own."""
-            while _is_alias(a) and a.target is not operator.getitem \
-                    and isinstance(a.args[0], torch.fx.Node):
-                a = a.args[0]
-            return a
-
         def readers(n):
             """n's readers in the backward program, a view counted as one."""
             count = 0
@@ -403,7 +404,7 @@ class JointGraph:
             name = t.overloadpacket.__name__ if isinstance(t, torch._ops.OpOverload) else ""
             r, h = set(), name in _HEAVY
             for a in n.all_input_nodes:
-                a = base(a)
+                a = _viewed(a)
                 if a in again and a not in out:
                     r |= reads.get(a, set())
                     h = h or heavy.get(a, False)
@@ -572,18 +573,18 @@ class Partitioner:
                 raise CompiledError("the partition names node %s, which the joint graph lacks"
                                     % missing[0])
             saved = saved_values(jg, [jg.by_name[n] for n in part["saved"]], node_info.inputs)
-            found = part, hit, saved, costs, rounds
-            new = {n for n in jg.written(jg.recomputed({jg.owner(n) for n in saved}))
-                   if not jg.materialized(n)}
+            again = jg.recomputed({jg.owner(n) for n in saved})
+            found = part, hit, saved, again, costs, rounds
+            new = {n for n in jg.written(again) if not jg.materialized(n)}
             if not new:
                 break
             jg.realized |= new
-        part, hit, saved, costs, rounds = found
+        part, hit, saved, again, costs, rounds = found
         floor = self._cost(jg, jg.keep_all(), costs, saves)
         info = {"budget": part["budget"], "plan_peak": part["memory"],
                 "least": part["least_memory"],
                 "overhead": self._cost(jg, saved, costs, saves) / floor if floor else 1.0,
-                "recomputed": len(jg.recomputed({jg.owner(n) for n in saved})),
+                "recomputed": len(again),
                 "strategy": "partition", "status": part["status"],
                 "fixed_memory": jg.fixed, "checkpoint_all_peak": ca_peak,
                 "nodes": len(doc["nodes"]), "rounds": rounds,
@@ -685,9 +686,7 @@ def _saved_bytes(saved, node_info):
     inputs = set(node_info.inputs)
 
     def of_input(n):
-        while _is_alias(n) and n.target is not operator.getitem \
-                and isinstance(n.args[0], torch.fx.Node):
-            n = n.args[0]
+        n = _viewed(n)
         return n in inputs or n.op == "placeholder"
     return sum(_bytes(n) for n in set(saved) if not of_input(n))
 
