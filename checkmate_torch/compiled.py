@@ -11,10 +11,11 @@ written as a checkmate graph (JointGraph) and `checkmate partition`
 finds the saved values of least recompute cost within the budget, in the
 memory model of a step whose two halves are each fused whole: what it
 counts is fixed memory, the saved values until the backward is done with
-them, the backward's own values, and the values the backward computes
+them, the backward's own values that inductor writes (not the pointwise
+ones it fuses into their readers), and the values the backward computes
 again that inductor cannot fuse away (JointGraph.materialized: a matmul's
 or convolution's output or input) or that its heuristics write
-(JointGraph.written, counted by solving again), held from the recompute
+(JointGraph.writes, counted by solving again), held from the recompute
 to their last read. The rest of torch's partitioner (functionalized random ops,
 symbolic sizes, the reordering of the backward) runs unchanged.
 docs/torch.md, "Compiled mode", says what the model counts and what was
@@ -271,9 +272,13 @@ class JointGraph:
                         and isinstance(n.args[0], torch.fx.Node)}
         # Forward nodes that inductor writes to memory when the backward
         # computes them again besides those materialized says: its
-        # heuristics' (written), found for a partition and added by
+        # heuristics' (writes), found for a partition and added by
         # Partitioner.choose before it solves again.
         self.realized = set()
+        # Backward nodes the model takes as fused into their readers (no
+        # memory; a reader reads what they read): those writes finds
+        # fused, set by Partitioner.choose.
+        self.inlined = set()
 
     def pinned(self, n):
         """Whether the backward must not compute forward node n again: a
@@ -287,11 +292,12 @@ class JointGraph:
         return self.base.get(n, n)
 
     def bytes(self, n):
-        """The memory node n owns: none for a view or the output node,
-        a multi-output op's less the gradients that own theirs."""
+        """The memory node n owns: none for a view, the output node or
+        an inlined backward node, a multi-output op's less the gradients
+        that own theirs."""
         if isinstance(n, _Copy):
             return _bytes(n.of)
-        if n is self.sink or _is_alias(n) and n not in self.parts:
+        if n is self.sink or _is_alias(n) and n not in self.parts or n in self.inlined:
             return 0
         return _bytes(n) - self.split.get(n, 0)
 
@@ -323,6 +329,18 @@ class JointGraph:
             a = self.owner(a)
             if a not in out:
                 out.append(a)
+        return out
+
+    def held_deps(self, n):
+        """deps(n) in the memory model: an inlined backward node stands
+        for what it reads, which is read where n reads it."""
+        out, stack = [], list(reversed(self.deps(n)))
+        while stack:
+            d = stack.pop()
+            if d in self.inlined:
+                stack.extend(reversed(self.deps(d)))
+            elif d not in out:
+                out.append(d)
         return out
 
     def recomputed(self, keep):
@@ -357,7 +375,7 @@ class JointGraph:
         element several times, and inductor's lowering writes its input
         to memory first). Inductor fuses the other values computed again
         into the kernels that read them, unless its heuristics write them
-        (written; self.realized holds those found so far)."""
+        (writes; self.realized holds those found so far)."""
         if n in self.realized or _is_compute_intensive(n) or _is_inductor_random(n):
             return True
         users, seen = list(n.users), set()
@@ -372,28 +390,32 @@ class JointGraph:
                 return True
         return False
 
-    def written(self, again):
-        """The nodes of `again` (forward nodes the backward computes
-        again) whose values inductor writes to memory in the backward:
-        the materialized ones, every reduction's, and those its
-        lowering's heuristics realize rather than fuse into each reader
-        (torch/_inductor/graph.py, run_node; ir.py, StorageBox): a value
-        of several readers whose fused expression reads more than
-        realize_reads_threshold buffers or, on a CPU, holds an exp, log,
-        sigmoid or tanh; and a value whose expression reads more than
-        the accumulated-reads threshold. A buffer is a backward input
-        (a saved value, a placeholder) or a value written; a value fused
-        into its reader reads the buffers its own expression reads.
-        Inductor's count of an expression's ops (has_large_inner_fn) is
-        not modelled."""
+    def writes(self, again):
+        """(written, fused) when the backward computes the forward nodes
+        of `again`. written: those of `again` whose values inductor
+        writes to memory in the backward: the materialized ones, every
+        reduction's, and those its lowering's heuristics realize rather
+        than fuse into each reader (torch/_inductor/graph.py, run_node;
+        ir.py, StorageBox): a value of several readers whose fused
+        expression reads more than realize_reads_threshold buffers or,
+        on a CPU, holds an exp, log, sigmoid or tanh; and a value whose
+        expression reads more than the accumulated-reads threshold. A
+        buffer is a backward input (a saved value, a placeholder) or a
+        value written; a value fused into its reader reads the buffers
+        its own expression reads. fused: the backward's own nodes whose
+        values inductor keeps inside the kernels that read them, writing
+        no buffer: a pointwise op's value that the same rules would not
+        write, and that the backward does not return. Inductor's count
+        of an expression's ops (has_large_inner_fn) is not modelled."""
         from torch._inductor import config as ic
         program = set(again) | set(self.backward)
-        cpu = any(t.device.type == "cpu" for n in again for t in _tensors(n.meta.get("val")))
+        cpu = any(t.device.type == "cpu" for n in self.forward + self.backward
+                  if not isinstance(n, _Copy) for t in _tensors(n.meta.get("val")))
         few = getattr(ic, "realize_reads_threshold", 4)
         many = getattr(ic, "realize_acc_reads_threshold", None) or (
             getattr(ic, "realize_cpu_acc_reads_threshold", 12) if cpu
             else getattr(ic, "_realize_acc_reads_threshold_default", 8))
-        out, reads, heavy = set(), {}, {}
+        written, fused, reads, heavy = set(), set(), {}, {}
 
         def readers(n):
             """n's readers in the backward program, a view counted as one."""
@@ -404,26 +426,33 @@ class JointGraph:
                     count += 1
             return count
 
-        for n in self.forward:
-            if n not in again or _is_alias(n):
+        for n in self.forward + self.backward:
+            forward = n in self.fwd_set
+            if forward and n not in again or not self.runs_op(n) or _is_alias(n):
                 continue
             t = n.target
-            name = t.overloadpacket.__name__ if isinstance(t, torch._ops.OpOverload) else ""
-            r, h = set(), name in _HEAVY
+            op = isinstance(t, torch._ops.OpOverload)
+            r, h = set(), op and t.overloadpacket.__name__ in _HEAVY
             for a in n.all_input_nodes:
                 a = _viewed(a)
-                if a in again and a not in out:
-                    r |= reads.get(a, set())
-                    h = h or heavy.get(a, False)
+                if a in reads and a not in written:
+                    r |= reads[a]
+                    h = h or heavy[a]
                 elif a.op != "get_attr":
                     r.add(a)
             reads[n], heavy[n] = r, h
-            reduction = isinstance(t, torch._ops.OpOverload) and torch.Tag.reduction in t.tags
-            many_readers = readers(n) > 1
-            if self.materialized(n) or reduction or len(r) > many \
-                    or many_readers and (len(r) > few or cpu and h):
-                out.add(n)
-        return out
+            writes = self.materialized(n) or op and torch.Tag.reduction in t.tags \
+                or len(r) > many or readers(n) > 1 and (len(r) > few or cpu and h)
+            if not forward and not writes:
+                # Only a pointwise op's value, one value, not returned.
+                writes = not op or torch.Tag.pointwise not in t.tags \
+                    or not isinstance(n.meta.get("val"), torch.Tensor) \
+                    or n in self.returned or any(u.op == "output" for u in n.users)
+                if not writes:
+                    fused.add(n)
+            if writes:
+                written.add(n)
+        return {n for n in written if n in self.fwd_set}, fused
 
     def passes(self, n):
         """How many passes over memory saving forward node n's value
@@ -466,7 +495,7 @@ class JointGraph:
             if n in reachable and self.pinned(n):
                 c = total
             node = {"name": n.name, "cost": c, "memory": self.bytes(n),
-                    "deps": [d.name for d in self.deps(n)]}
+                    "deps": [d.name for d in self.held_deps(n)]}
             if n not in self.fwd_set:
                 node["backward"] = True
             elif self.materialized(n):
@@ -552,6 +581,7 @@ class Partitioner:
                 "another order, drawing other numbers; use nn.Dropout with inductor's default "
                 "random, or remat without compile" % (
                     len(draws), ", ".join(sorted({str(n.target) for n in draws}))))
+        jg.inlined = jg.writes(set())[1]
         doc, op_costs = jg.to_json("joint graph")
         if cost == "time":
             op_costs, saves, launch = self._times(joint_graph, jg, doc, op_costs, cache)
@@ -561,13 +591,15 @@ class Partitioner:
             launch = rates["flops_per_launch"]
         memory = {jg.by_name[n["name"]]: n["memory"] for n in doc["nodes"]}
         order = jg.forward + jg.backward
-        ca_peak = steps_peak(in_order_steps(order, jg.deps), memory) + jg.fixed
+        ca_peak = steps_peak(in_order_steps(order, jg.held_deps), memory) + jg.fixed
         arg = solvemod.budget_arg(budget, jg.fixed, ca_peak)
-        # Solved again, up to _ROUNDS times, while the partition computes
-        # again values that inductor's heuristics write (JointGraph.written)
-        # and the model took as fused: each round counts those found so
-        # far as written, and prices their launches. Where a round finds
-        # no partition, the last one found stands (its model counts less).
+        # Solved again, up to _ROUNDS times, while inductor's heuristics
+        # write values the model took as fused: forward values the
+        # partition computes again, and backward
+        # values that read them (JointGraph.writes). Each round counts
+        # those found so far as written, and prices the launches of the
+        # forward's. Where a round finds no partition, the last one found
+        # stands (its model counts less).
         found = None
         for rounds in range(1, _ROUNDS + 1):
             costs = dict(op_costs)
@@ -589,10 +621,13 @@ class Partitioner:
             saved = saved_values(jg, [jg.by_name[n] for n in part["saved"]], node_info.inputs)
             again = jg.recomputed({jg.owner(n) for n in saved})
             found = part, hit, saved, again, costs, rounds
-            new = {n for n in jg.written(again) if not jg.materialized(n)}
-            if not new:
+            written, fused = jg.writes(again)
+            new = {n for n in written if not jg.materialized(n)}
+            unfused = jg.inlined - fused
+            if not new and not unfused:
                 break
             jg.realized |= new
+            jg.inlined -= unfused
         part, hit, saved, again, costs, rounds = found
         floor = self._cost(jg, jg.keep_all(), costs, saves)
         info = {"budget": part["budget"], "plan_peak": part["memory"],

@@ -312,7 +312,7 @@ ok(rand and all(jg.materialized(n) for n in rand) and not any(jg.materialized(u)
 # several readers whose fused expression reads many buffers or, on a CPU,
 # holds an exp (the layer norm's and softmax's computed again). Inductor's
 # own lowering of the backward (its values realized as buffers) against
-# JointGraph.written on a small GPT at a budget that computes much again;
+# JointGraph.writes on a small GPT at a budget that computes much again;
 # the partition solves again counting them.
 from checkmate_torch.examples.gpt import GPT  # noqa: E402
 from torch._inductor import graph as ind_graph, ir as ind_ir  # noqa: E402
@@ -358,13 +358,25 @@ def single(nodes):
             and isinstance(n.meta.get("val"), torch.Tensor)}
 
 
-got = single(jg.written(again))
+got = single(jg.writes(again)[0])
 want = single(n for n in again if n.name in lowered and buffer_of(lowered[n.name]))
 rounds = r.plan_info["rounds"] if e is None else None
 ok(e is None and want and got == want and rounds > 1,
-   "the values computed again that inductor writes: JointGraph.written's (%d), solved %s times"
+   "the values computed again that inductor writes: JointGraph.writes (%d), solved %s times"
    % (len(want), rounds),
    e or "only written: %s; only inductor's: %s" % (sorted(got - want), sorted(want - got)))
+
+# The backward's own values that the model takes as fused (no memory):
+# inductor writes none of them, and they are most of those it does not
+# write (the rest, a constant or a sum it turns into a view, are counted).
+fused = single(jg.writes(again)[1]) if e is None else set()
+unwritten = single(n for n in jg.backward if n.name in lowered and jg.runs_op(n)
+                   and not buffer_of(lowered[n.name]))
+ok(e is None and fused and not fused - unwritten and len(fused) >= 0.9 * len(unwritten),
+   "the backward's values inductor fuses away: JointGraph.writes' (%d of %d), none it writes"
+   % (len(fused), len(unwritten)),
+   e or "fused but written: %s; counted: %s" % (sorted(fused - unwritten),
+                                                sorted(unwritten - fused)))
 
 # A view of an input (a weight transposed for its matmul) is computed
 # again, not saved: inductor counts a saved value as memory the backward
