@@ -441,16 +441,16 @@ class JointGraph:
                 elif a.op != "get_attr":
                     r.add(a)
             reads[n], heavy[n] = r, h
-            writes = self.materialized(n) or op and torch.Tag.reduction in t.tags \
+            realize = self.materialized(n) or op and torch.Tag.reduction in t.tags \
                 or len(r) > many or readers(n) > 1 and (len(r) > few or cpu and h)
-            if not forward and not writes:
+            if not forward and not realize:
                 # Only a pointwise op's value, one value, not returned.
-                writes = not op or torch.Tag.pointwise not in t.tags \
+                realize = not op or torch.Tag.pointwise not in t.tags \
                     or not isinstance(n.meta.get("val"), torch.Tensor) \
                     or n in self.returned or any(u.op == "output" for u in n.users)
-                if not writes:
+                if not realize:
                     fused.add(n)
-            if writes:
+            if realize:
                 written.add(n)
         return {n for n in written if n in self.fwd_set}, fused
 
@@ -595,11 +595,11 @@ class Partitioner:
         arg = solvemod.budget_arg(budget, jg.fixed, ca_peak)
         # Solved again, up to _ROUNDS times, while inductor's heuristics
         # write values the model took as fused: forward values the
-        # partition computes again, and backward
-        # values that read them (JointGraph.writes). Each round counts
-        # those found so far as written, and prices the launches of the
-        # forward's. Where a round finds no partition, the last one found
-        # stands (its model counts less).
+        # partition computes again, and backward values that read them
+        # (JointGraph.writes). Each round counts those found so far as
+        # written, and prices the launches of the forward's. Where a
+        # round finds no partition, the last one found stands (its model
+        # counts less).
         found = None
         for rounds in range(1, _ROUNDS + 1):
             costs = dict(op_costs)
