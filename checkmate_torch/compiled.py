@@ -365,7 +365,7 @@ class JointGraph:
         except Exception:   # an op the table cannot size: one FLOP per element
             return max(1, sum(t.numel() for t in _tensors(n.meta.get("val"))))
 
-    def materialized(self, n):
+    def materialized(self, n, program=None):
         """Whether the backward, computing n again, holds its value in
         memory: a matmul's or a convolution's output (an extern kernel
         writes it), the numbers of inductor's own random ops (its
@@ -375,7 +375,10 @@ class JointGraph:
         element several times, and inductor's lowering writes its input
         to memory first). Inductor fuses the other values computed again
         into the kernels that read them, unless its heuristics write them
-        (writes; self.realized holds those found so far)."""
+        (writes; self.realized holds those found so far). With `program`
+        (the nodes the backward runs), only a reader there counts: the
+        partition's model takes a value a pooling op reads as written
+        whether or not the backward computes the pooling op again."""
         if n in self.realized or _is_compute_intensive(n) or _is_inductor_random(n):
             return True
         users, seen = list(n.users), set()
@@ -386,7 +389,8 @@ class JointGraph:
             seen.add(u)
             if _is_alias(u):
                 users.extend(u.users)
-            elif u.op == "call_function" and (_is_compute_intensive(u) or _reads_windows(u)):
+            elif u.op == "call_function" and (_is_compute_intensive(u) or _reads_windows(u)) \
+                    and (program is None or u in program):
                 return True
         return False
 
@@ -441,7 +445,7 @@ class JointGraph:
                 elif a.op != "get_attr":
                     r.add(a)
             reads[n], heavy[n] = r, h
-            realize = self.materialized(n) or op and torch.Tag.reduction in t.tags \
+            realize = self.materialized(n, program) or op and torch.Tag.reduction in t.tags \
                 or len(r) > many or readers(n) > 1 and (len(r) > few or cpu and h)
             if not forward and not realize:
                 # Only a pointwise op's value, one value, not returned.

@@ -393,6 +393,49 @@ views = sorted(n.name for n in captured["saved"]
 ok(e is None and not views and any(views_input(n) for n in again),
    "a view of an input is computed again, not saved", e or "saved: %s" % views)
 
+# A ReLU computed again whose max pool is not: the pool's backward reads
+# its saved offsets, so inductor fuses the ReLU into the batch norm's
+# backward, and the ReLU's gradient (a `where` of three readers) reads
+# the batch norm's inputs, too many buffers to fuse: written. The model
+# took the ReLU as written for its pool, and the `where` as fused.
+class PoolNet(nn.Module):
+    def __init__(self, c=8):
+        super().__init__()
+        self.a = nn.Sequential(nn.Conv2d(3, c, 3, padding=1), nn.BatchNorm2d(c), nn.ReLU(),
+                               nn.MaxPool2d(2))
+        self.b = nn.Sequential(nn.Conv2d(c, c, 3, padding=1), nn.BatchNorm2d(c), nn.ReLU())
+        self.head = nn.Linear(c, 10)
+
+    def forward(self, x):
+        return self.head(self.b(self.a(x)).mean((2, 3)))
+
+
+torch.manual_seed(0)
+pool_x = torch.randn(8, 3, 32, 32)
+torch._dynamo.reset()
+r = checkmate_torch.remat(PoolNet(), (pool_x,), compile=True, cache=False,
+                          budget=lambda fixed, peak: int(fixed + 0.9 * (peak - fixed)))
+lowered.clear()
+compiled.Partitioner.choose = spy
+ind_graph.GraphLowering.run_node = run_node
+try:
+    with torch._inductor.config.patch(force_disable_caches=True):
+        e = error_of(lambda: r(pool_x).pow(2).mean().backward())
+finally:
+    compiled.Partitioner.choose = orig_choose
+    ind_graph.GraphLowering.run_node = orig_run_node
+pool_jg = captured["jg"]
+pool_again = pool_jg.recomputed({pool_jg.owner(n) for n in captured["saved"]}) \
+    if e is None else set()
+fused = single(pool_jg.writes(pool_again)[1])
+unwritten = single(n for n in pool_jg.backward if n.name in lowered and pool_jg.runs_op(n)
+                   and not buffer_of(lowered[n.name]))
+relus = [n for n in pool_again if n.target is torch.ops.aten.relu.default]
+ok(e is None and relus and fused and not fused - unwritten,
+   "a ReLU computed again for its batch norm's backward, not its pool's: the backward's "
+   "values fused are none that inductor writes", e or "fused but written: %s"
+   % sorted(fused - unwritten))
+
 # An input the forward writes: Embedding(max_norm) renorms its weight, and
 # AOTAutograd copies the new value in when the forward ends. A backward
 # that computed the renorm again read the written weight (autograd's
