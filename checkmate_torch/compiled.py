@@ -397,7 +397,8 @@ class JointGraph:
     def writes(self, again):
         """(written, fused) when the backward computes the forward nodes
         of `again`. written: those of `again` whose values inductor
-        writes to memory in the backward: the materialized ones, every
+        writes to memory in the backward: the materialized ones (by a
+        reader the backward runs: materialized(n, program)), every
         reduction's, and those its lowering's heuristics realize rather
         than fuse into each reader (torch/_inductor/graph.py, run_node;
         ir.py, StorageBox): a value of several readers whose fused
