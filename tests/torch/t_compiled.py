@@ -19,7 +19,6 @@ torch = torch_setup()
 remat_or_finish()
 
 import copy  # noqa: E402
-import operator  # noqa: E402
 import tempfile  # noqa: E402
 
 import checkmate_torch  # noqa: E402
@@ -334,28 +333,43 @@ def buffer_of(v):
     return isinstance(v, ind_ir.StorageBox) and ind_ir.IRNode.is_realized_node(v.data)
 
 
-torch.manual_seed(0)
-gpt = GPT(vocab=64, context=32, d=32, heads=2, layers=2)
-ids = torch.randint(0, 64, (2, 32))
-torch._dynamo.reset()
-r = checkmate_torch.remat(gpt, (ids,), compile=True, cache=False,
-                          budget=lambda fixed, peak: int(fixed + 0.55 * (peak - fixed)))
-compiled.Partitioner.choose = spy
-ind_graph.GraphLowering.run_node = run_node
-try:
-    with torch._inductor.config.patch(force_disable_caches=True):
-        e = error_of(lambda: r(ids).float().pow(2).mean().backward())
-finally:
-    compiled.Partitioner.choose = orig_choose
-    ind_graph.GraphLowering.run_node = orig_run_node
-jg = captured["jg"]
-again = jg.recomputed({jg.owner(n) for n in captured["saved"]}) if e is None else set()
+def lower(step):
+    """(error, joint graph, the forward nodes computed again) of step(),
+    compiled with inductor's caches off, its backward's lowering kept in
+    `lowered`."""
+    lowered.clear()
+    compiled.Partitioner.choose = spy
+    ind_graph.GraphLowering.run_node = run_node
+    try:
+        with torch._inductor.config.patch(force_disable_caches=True):
+            e = error_of(step)
+    finally:
+        compiled.Partitioner.choose = orig_choose
+        ind_graph.GraphLowering.run_node = orig_run_node
+    jg = captured["jg"]
+    return e, jg, jg.recomputed({jg.owner(n) for n in captured["saved"]}) if e is None else set()
 
 
 def single(nodes):
     """Nodes of one tensor's value (a multi-output op's parts are apart)."""
     return {n.name for n in nodes if not compiled._is_alias(n)
             and isinstance(n.meta.get("val"), torch.Tensor)}
+
+
+def unwritten(jg):
+    """The backward's values of one tensor that inductor's lowering
+    kept in `lowered` does not write."""
+    return single(n for n in jg.backward if n.name in lowered and jg.runs_op(n)
+                  and not buffer_of(lowered[n.name]))
+
+
+torch.manual_seed(0)
+gpt = GPT(vocab=64, context=32, d=32, heads=2, layers=2)
+ids = torch.randint(0, 64, (2, 32))
+torch._dynamo.reset()
+r = checkmate_torch.remat(gpt, (ids,), compile=True, cache=False,
+                          budget=lambda fixed, peak: int(fixed + 0.55 * (peak - fixed)))
+e, jg, again = lower(lambda: r(ids).float().pow(2).mean().backward())
 
 
 got = single(jg.writes(again)[0])
@@ -370,27 +384,20 @@ ok(e is None and want and got == want and rounds > 1,
 # inductor writes none of them, and they are most of those it does not
 # write (the rest, a constant or a sum it turns into a view, are counted).
 fused = single(jg.writes(again)[1]) if e is None else set()
-unwritten = single(n for n in jg.backward if n.name in lowered and jg.runs_op(n)
-                   and not buffer_of(lowered[n.name]))
-ok(e is None and fused and not fused - unwritten and len(fused) >= 0.9 * len(unwritten),
+free = unwritten(jg)
+ok(e is None and fused and not fused - free and len(fused) >= 0.9 * len(free),
    "the backward's values inductor fuses away: JointGraph.writes' (%d of %d), none it writes"
-   % (len(fused), len(unwritten)),
-   e or "fused but written: %s; counted: %s" % (sorted(fused - unwritten),
-                                                sorted(unwritten - fused)))
+   % (len(fused), len(free)),
+   e or "fused but written: %s; counted: %s" % (sorted(fused - free), sorted(free - fused)))
 
 # A view of an input (a weight transposed for its matmul) is computed
 # again, not saved: inductor counts a saved value as memory the backward
 # frees after its last read, which a parameter's view never frees, and
 # the buffer reuse its loose estimate allows held a GPT's step 5 MB over
 # the model. The partition above saved every such view before.
-def views_input(n):
-    return compiled._is_alias(n) and n.target is not operator.getitem \
-        and compiled._viewed(n).op == "placeholder"
-
-
 views = sorted(n.name for n in captured["saved"]
-               if views_input(n) and not jg.pinned(n)) if e is None else None
-ok(e is None and not views and any(views_input(n) for n in again),
+               if compiled._views_input(n) and not jg.pinned(n)) if e is None else None
+ok(e is None and not views and any(compiled._views_input(n) for n in again),
    "a view of an input is computed again, not saved", e or "saved: %s" % views)
 
 # A ReLU computed again whose max pool is not: the pool's backward reads
@@ -415,26 +422,13 @@ pool_x = torch.randn(8, 3, 32, 32)
 torch._dynamo.reset()
 r = checkmate_torch.remat(PoolNet(), (pool_x,), compile=True, cache=False,
                           budget=lambda fixed, peak: int(fixed + 0.9 * (peak - fixed)))
-lowered.clear()
-compiled.Partitioner.choose = spy
-ind_graph.GraphLowering.run_node = run_node
-try:
-    with torch._inductor.config.patch(force_disable_caches=True):
-        e = error_of(lambda: r(pool_x).pow(2).mean().backward())
-finally:
-    compiled.Partitioner.choose = orig_choose
-    ind_graph.GraphLowering.run_node = orig_run_node
-pool_jg = captured["jg"]
-pool_again = pool_jg.recomputed({pool_jg.owner(n) for n in captured["saved"]}) \
-    if e is None else set()
+e, pool_jg, pool_again = lower(lambda: r(pool_x).pow(2).mean().backward())
 fused = single(pool_jg.writes(pool_again)[1])
-unwritten = single(n for n in pool_jg.backward if n.name in lowered and pool_jg.runs_op(n)
-                   and not buffer_of(lowered[n.name]))
 relus = [n for n in pool_again if n.target is torch.ops.aten.relu.default]
-ok(e is None and relus and fused and not fused - unwritten,
+ok(e is None and relus and fused and not fused - unwritten(pool_jg),
    "a ReLU computed again for its batch norm's backward, not its pool's: the backward's "
    "values fused are none that inductor writes", e or "fused but written: %s"
-   % sorted(fused - unwritten))
+   % sorted(fused - unwritten(pool_jg)))
 
 # An input the forward writes: Embedding(max_norm) renorms its weight, and
 # AOTAutograd copies the new value in when the forward ends. A backward
