@@ -318,6 +318,16 @@ from torch._inductor import graph as ind_graph, ir as ind_ir  # noqa: E402
 
 lowered = {}
 orig_run_node = ind_graph.GraphLowering.run_node
+reuses = []   # (inductor's rule would reuse, reused, kernels apart) of each offer
+Alloc = __import__("torch._inductor.codegen.wrapper", fromlist=["AllocateLine"]).AllocateLine
+gate = Alloc.should_reuse_buffer
+
+
+def reuse_spy(self, free_line, size):
+    got = gate(self, free_line, size)
+    reuses.append((gate.inductors(self, free_line, size), got,
+                   self.scheduler_node_index - free_line.scheduler_node_index))
+    return got
 
 
 def run_node(self, n):
@@ -338,14 +348,17 @@ def lower(step):
     compiled with inductor's caches off, its backward's lowering kept in
     `lowered`."""
     lowered.clear()
+    reuses.clear()
     compiled.Partitioner.choose = spy
     ind_graph.GraphLowering.run_node = run_node
+    Alloc.should_reuse_buffer = reuse_spy
     try:
         with torch._inductor.config.patch(force_disable_caches=True):
             e = error_of(step)
     finally:
         compiled.Partitioner.choose = orig_choose
         ind_graph.GraphLowering.run_node = orig_run_node
+        Alloc.should_reuse_buffer = gate
     jg = captured["jg"]
     return e, jg, jg.recomputed({jg.owner(n) for n in captured["saved"]}) if e is None else set()
 
@@ -399,6 +412,17 @@ views = sorted(n.name for n in captured["saved"]
                if compiled._views_input(n) and not jg.pinned(n)) if e is None else None
 ok(e is None and not views and any(compiled._views_input(n) for n in again),
    "a view of an input is computed again, not saved", e or "saved: %s" % views)
+
+# Inductor's buffer reuse, in both programs (the backward lowered at the
+# first backward): a freed buffer goes only to the next kernel's
+# allocation, where inductor's own rule would also have held some for
+# later kernels (memory the model counts as free).
+held = [k for rule, got, k in reuses if rule and k > 1]
+ok(e is None and reuses and not [k for rule, got, k in reuses if got and k > 1] and held
+   and any(got for rule, got, k in reuses),
+   "inductor reuses a freed buffer only for the next kernel (%d of %d offers; inductor's "
+   "rule: %d more, held across kernels)" % (sum(got for _, got, _ in reuses), len(reuses), len(held)),
+   e or str(reuses))
 
 # A ReLU computed again whose max pool is not: the pool's backward reads
 # its saved offsets, so inductor fuses the ReLU into the batch norm's
