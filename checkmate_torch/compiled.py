@@ -758,6 +758,7 @@ def has_hook():
 
 
 _compiling = contextvars.ContextVar("checkmate_compiling", default=False)
+_REUSE_TAG = " checkmate: buffer reuse by the next kernel only"
 
 
 def _gate_reuse():
@@ -823,9 +824,16 @@ def backend(budget, time_limit, binary, cache, cost="flops"):
     def lower(*args, **kwargs):
         # Inductor's compiler of each program, the forward's and the
         # backward's (lowered at the first backward, after compile_step).
+        # The tag keeps its cache from giving code lowered without the
+        # gate (by an earlier version, of the same partition).
+        cc = torch.compiler.config
+        tag = cc.cache_key_tag + _REUSE_TAG if hasattr(cc, "cache_key_tag") else None
         token = _compiling.set(True)
         try:
-            return compile_fx_inner(*args, **kwargs)
+            if tag is None:
+                return compile_fx_inner(*args, **kwargs)
+            with cc.patch(cache_key_tag=tag):
+                return compile_fx_inner(*args, **kwargs)
         finally:
             _compiling.reset(token)
 

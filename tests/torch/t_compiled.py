@@ -326,7 +326,8 @@ gate = Alloc.should_reuse_buffer
 def reuse_spy(self, free_line, size):
     got = gate(self, free_line, size)
     reuses.append((gate.inductors(self, free_line, size), got,
-                   self.scheduler_node_index - free_line.scheduler_node_index))
+                   self.scheduler_node_index - free_line.scheduler_node_index,
+                   torch.compiler.config.cache_key_tag.endswith(compiled._REUSE_TAG)))
     return got
 
 
@@ -416,13 +417,14 @@ ok(e is None and not views and any(compiled._views_input(n) for n in again),
 # Inductor's buffer reuse, in both programs (the backward lowered at the
 # first backward): a freed buffer goes only to the next kernel's
 # allocation, where inductor's own rule would also have held some for
-# later kernels (memory the model counts as free).
-held = [k for rule, got, k in reuses if rule and k > 1]
-ok(e is None and reuses and not [k for rule, got, k in reuses if got and k > 1] and held
-   and any(got for rule, got, k in reuses),
-   "inductor reuses a freed buffer only for the next kernel (%d of %d offers; inductor's "
-   "rule: %d more, held across kernels)" % (sum(got for _, got, _ in reuses), len(reuses), len(held)),
-   e or str(reuses))
+# later kernels (memory the model counts as free); and inductor's cache
+# key says so (no code lowered without the rule is taken from its cache).
+held = [k for rule, got, k, tag in reuses if rule and k > 1]
+ok(e is None and reuses and not [k for rule, got, k, tag in reuses if got and k > 1] and held
+   and any(got for rule, got, k, tag in reuses) and all(tag for *_, tag in reuses),
+   "inductor reuses a freed buffer only for the next kernel, its cache key tagged (%d of %d "
+   "offers; inductor's rule: %d more, held across kernels)"
+   % (sum(r[1] for r in reuses), len(reuses), len(held)), e or str(reuses))
 
 # A ReLU computed again whose max pool is not: the pool's backward reads
 # its saved offsets, so inductor fuses the ReLU into the batch norm's
