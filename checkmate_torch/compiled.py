@@ -527,11 +527,10 @@ def saved_values(jg, keep, inputs):
     backward would otherwise recompute."""
     # A view of an input (a weight transposed) costs nothing to compute
     # again, and saved it would mislead inductor: its estimate of the
-    # backward's peak counts a saved value as memory the backward frees
-    # after its last read (torch/_inductor/memory.py,
-    # get_freeable_input_buf), but a view of a parameter frees nothing,
-    # and the buffer reuse that the estimate allows holds buffers over
-    # the real peak (a GPT's step: 5 MB over).
+    # backward's memory, which orders the backward's kernels
+    # (reorder_for_peak_memory), counts a saved value as memory the
+    # backward frees after its last read (torch/_inductor/memory.py,
+    # get_freeable_input_buf), but a view of a parameter frees nothing.
     keep = {n for n in keep if jg.pinned(n) or not _views_input(n)}
     while True:
         pinned = {n for n in jg.recomputed(keep) if jg.pinned(n)}
