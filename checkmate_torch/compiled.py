@@ -17,9 +17,13 @@ again that inductor cannot fuse away (JointGraph.materialized: a matmul's
 or convolution's output or input) or that its heuristics write
 (JointGraph.writes, counted by solving again), held from the recompute
 to their last read. The rest of torch's partitioner (functionalized random ops,
-symbolic sizes, the reordering of the backward) runs unchanged.
+symbolic sizes, the reordering of the backward) runs unchanged. While
+inductor lowers the two programs, it reuses a freed buffer only for the
+next kernel (_gate_reuse), so that buffers are freed where the model
+frees them.
 docs/torch.md, "Compiled mode", says what the model counts and what was
 measured."""
+import contextlib
 import contextvars
 import functools
 import operator
@@ -761,8 +765,8 @@ _REUSE_TAG = " checkmate: buffer reuse by the next kernel only"
 
 
 def _gate_reuse():
-    """While checkmate's backend compiles, inductor gives a freed buffer
-    only to the allocation of the next kernel.
+    """While checkmate's backend lowers a program (_lowering), inductor
+    gives a freed buffer only to the allocation of the next kernel.
 
     Inductor's wrapper code keeps a freed buffer alive until a later
     buffer of the same size and layout takes its memory
@@ -790,6 +794,23 @@ def _gate_reuse():
     should_reuse_buffer.checkmate = True
     should_reuse_buffer.inductors = rule
     line.should_reuse_buffer = should_reuse_buffer
+
+
+@contextlib.contextmanager
+def _lowering():
+    """Inductor lowering a program of checkmate's partition: buffer reuse
+    gated (_gate_reuse), and a tag in inductor's cache key
+    (torch.compiler.config.cache_key_tag, where this torch has it), so
+    that its cache never gives code of the same program lowered without
+    the gate (by an earlier version)."""
+    cc = torch.compiler.config
+    token = _compiling.set(True)
+    try:
+        with cc.patch(cache_key_tag=cc.cache_key_tag + _REUSE_TAG) \
+                if hasattr(cc, "cache_key_tag") else contextlib.nullcontext():
+            yield
+    finally:
+        _compiling.reset(token)
 
 
 def backend(budget, time_limit, binary, cache, cost="flops"):
@@ -821,20 +842,10 @@ def backend(budget, time_limit, binary, cache, cost="flops"):
     _gate_reuse()
 
     def lower(*args, **kwargs):
-        # Inductor's compiler of each program, the forward's and the
-        # backward's (lowered at the first backward, after compile_step).
-        # The tag keeps its cache from giving code lowered without the
-        # gate (by an earlier version, of the same partition).
-        cc = torch.compiler.config
-        tag = cc.cache_key_tag + _REUSE_TAG if hasattr(cc, "cache_key_tag") else None
-        token = _compiling.set(True)
-        try:
-            if tag is None:
-                return compile_fx_inner(*args, **kwargs)
-            with cc.patch(cache_key_tag=tag):
-                return compile_fx_inner(*args, **kwargs)
-        finally:
-            _compiling.reset(token)
+        # Inductor's compiler of each program: the forward's, and the
+        # backward's, lowered at the first backward (after compile_step).
+        with _lowering():
+            return compile_fx_inner(*args, **kwargs)
 
     def compile_step(gm, example_inputs, from_cache):
         with ic.patch(custom_partitioner_fn=part), \
