@@ -315,12 +315,12 @@ ok(rand and all(jg.materialized(n) for n in rand) and not any(jg.materialized(u)
 # the partition solves again counting them.
 from checkmate_torch.examples.gpt import GPT  # noqa: E402
 from torch._inductor import graph as ind_graph, ir as ind_ir  # noqa: E402
+from torch._inductor.codegen.wrapper import AllocateLine as Alloc  # noqa: E402
 
 lowered = {}
 orig_run_node = ind_graph.GraphLowering.run_node
-reuses = []   # (inductor's rule would reuse, reused, kernels apart) of each offer
-Alloc = __import__("torch._inductor.codegen.wrapper", fromlist=["AllocateLine"]).AllocateLine
-gate = Alloc.should_reuse_buffer
+reuses = []   # each offer: (inductor's rule reuses, the gate does, kernels apart, key tagged)
+gate = Alloc.should_reuse_buffer   # compiled._gate_reuse's, installed by remat above
 
 
 def reuse_spy(self, free_line, size):
