@@ -22,9 +22,10 @@
 #               ATen ops, predicted against measured overhead
 #     peers     bench/torch_peers.py --device cuda on $PEERS_MODELS
 #               (default gpt)
-#     reuse     bench/torch_reuse.py --device cuda: compile=True's buffer
-#               reuse (the next kernel only) against inductor's rule, one
-#               partition each, the GPTs at F = .45 and .4 (not default)
+#     lowering  bench/torch_lowering.py --device cuda: compile=True's
+#               buffer reuse and horizontal fusion rules against
+#               inductor's, one partition each, the GPTs at F = .45 and .4
+#               (not default)
 #   $PYTHON (default python3) runs them; $CHECKMATE names the binary;
 #   $LIMIT_<stage> (LIMIT_fuzz, LIMIT_compiled, LIMIT_fuzz_compiled, ...) overrides a
 #   stage's seconds.
@@ -99,10 +100,10 @@ for s in $stages; do
             --models "${PEERS_MODELS:-gpt}" --time-limit 10 --tries 2 --rounds 9 \
             --json "$out/peers.json" --markdown "$out/peers.md" > "$out/peers.log" 2>&1
         ;;
-    reuse)
-        timeout "$(limit reuse 240)" $py bench/torch_reuse.py --device cuda \
-            --models gpt,gpt-dropout --fractions .45,.4 --rounds 25 \
-            --json "$out/reuse.json" > "$out/reuse.log" 2>&1
+    lowering)
+        timeout "$(limit lowering 300)" $py bench/torch_lowering.py --device cuda \
+            --models gpt,gpt-dropout --fractions .45,.4 --against inductor,fusion \
+            --rounds 25 --json "$out/lowering.json" > "$out/lowering.log" 2>&1
         ;;
     *)
         echo "bench/cuda.sh: unknown stage $s" >&2

@@ -40,7 +40,9 @@ step measured by checkmate_torch.measure.step_peak: "peak MB" is its peak
 ops; on CUDA torch.cuda.max_memory_allocated). Then every copy goes back
 to the initial weights and --rounds rounds run one step of each variant,
 the order rotating, torch.manual_seed(round) before each, an SGD step (lr
---lr) after: the median wall time as a ratio to compile's, and the losses
+--lr) after: the median wall time as a ratio to compile's, the median of
+each round's time over compile-0.5's in that round with a bootstrap 95%
+interval (torch_peers.paired), and the losses
 of the first five rounds against compile's (largest relative difference;
 inductor draws the same dropout masks for every partition, so they agree
 up to rounding). Below the table: whether the measured peaks of the
@@ -293,6 +295,8 @@ def bench_model(name, args, device):
              "kernels": v.extra.get("kernels"),
              "ms_median": statistics.median(v.wall) if ok else None}
         r["time_ratio"] = r["ms_median"] / ref_ms if ok and ref_ms else None
+        r["paired_over_0.5"] = tp.paired(variants[1].wall, v.wall) \
+            if ok and v is not variants[1] and variants[1].error is None else None
         n = min(5, len(v.losses), len(ref.losses))
         r["loss_rel_diff"] = (max(abs(a - b) / abs(b) for a, b in
                                   zip(v.losses[:n], ref.losses[:n])) if ok and n else None)
@@ -318,14 +322,17 @@ def bench_model(name, args, device):
 
 def table(m):
     lines = ["### %s (%s)" % (m["model"], m["device"]), "", m["desc"], "",
-             "| variant | peak MB | time / compile | loss rel. diff (5 steps) | compile s "
+             "| variant | peak MB | time / compile | paired / compile-0.5 "
+             "| loss rel. diff (5 steps) | compile s "
              "| budget MB | model peak MB | saved MB | predicted overhead |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in m["rows"]:
         i = r["plan_info"] or {}
-        lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+        pr = r.get("paired_over_0.5")
+        lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             r["label"] + ("" if r["error"] is None else " (%s)" % r["error"]),
             tp.mb(r["memory"]["peak"]) if r["memory"] else "-", tp.ratio(r["time_ratio"]),
+            "-" if pr is None else "%.3f [%.3f, %.3f]" % tuple(pr),
             "-" if r["loss_rel_diff"] is None else "%.1e" % r["loss_rel_diff"],
             "-" if r["compile_s"] is None else "%.1f" % r["compile_s"],
             tp.mb(i.get("budget")), tp.mb(i.get("plan_peak")),

@@ -129,6 +129,7 @@ import functools
 import json
 import os
 import platform
+import random
 import shutil
 import statistics
 import sys
@@ -440,6 +441,18 @@ def match_remat(case, base, args, device, peer, tried, keep):
             rec["tries"].append({"budget": budget, "error": "below the fixed memory"})
             break
     return chosen, rec
+
+
+def paired(base, other, seed=1, draws=2000):
+    """Round by round, other's wall time over base's in the same round
+    (timed_rounds): the median of those ratios and a bootstrap 95%
+    interval of it, [median, low, high]; None without equal rounds."""
+    if not base or len(base) != len(other):
+        return None
+    ratios = [b / a for a, b in zip(base, other)]
+    rng = random.Random(seed)
+    boot = sorted(statistics.median(rng.choices(ratios, k=len(ratios))) for _ in range(draws))
+    return [statistics.median(ratios), boot[int(0.025 * draws)], boot[int(0.975 * draws) - 1]]
 
 
 def mb(n):

@@ -417,8 +417,8 @@ class RematCompiled(torch.nn.Module):
         super().__init__()
         self.model = model
         self._partitioner = step_backend.partitioner
-        self._compiled = torch.compile(model, backend=step_backend, fullgraph=True,
-                                       dynamic=False)
+        self._compiled = torch.compile(_own_code(model), backend=step_backend,
+                                       fullgraph=True, dynamic=False)
 
     @property
     def plan_info(self):
@@ -436,9 +436,36 @@ class RematCompiled(torch.nn.Module):
         except torch._dynamo.exc.BackendCompilerFailed as e:
             inner = getattr(e, "inner_exception", None) or e
             raise RematError("compile=True: %s" % _first_line(inner)) from None
+        except _RECOMPILE_LIMIT:
+            raise RematError("compile=True: a step of a new input signature (shapes, dtypes) "
+                             "over torch._dynamo.config.recompile_limit (%d) signatures "
+                             "compiled for this module" % torch._dynamo.config.recompile_limit
+                             ) from None
         except torch._dynamo.exc.TorchDynamoException as e:
             raise RematError("compile=True needs a model torch.compile captures in one graph: "
                              "%s" % _first_line(e)) from None
+
+
+# Raised where torch.compile(fullgraph=True) reaches dynamo's limit of
+# compiled versions of one function (torch 2.5 on).
+_RECOMPILE_LIMIT = getattr(getattr(getattr(torch, "_dynamo", None), "exc", None),
+                           "FailOnRecompileLimitHit", ())
+
+
+def _own_code(model):
+    """A function that calls model, of a code object of its own.
+
+    Dynamo keeps the code it compiles with the code object of the
+    function compiled, up to torch._dynamo.config.recompile_limit (8)
+    versions, and a new backend is a new version: compiling the model
+    itself, the ninth remat(compile=True) of a module class in one
+    process (a sweep over budgets) failed, and none of the versions went
+    with the remat that made them. Here each RematCompiled's compiled
+    versions are its own."""
+    def step(*args, **kwargs):
+        return model(*args, **kwargs)
+    step.__code__ = step.__code__.replace()
+    return step
 
 
 def _first_line(e):

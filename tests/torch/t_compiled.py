@@ -316,18 +316,28 @@ ok(rand and all(jg.materialized(n) for n in rand) and not any(jg.materialized(u)
 from checkmate_torch.examples.gpt import GPT  # noqa: E402
 from torch._inductor import graph as ind_graph, ir as ind_ir  # noqa: E402
 from torch._inductor.codegen.wrapper import AllocateLine as Alloc  # noqa: E402
+from torch._inductor.choices import InductorChoices  # noqa: E402
 
 lowered = {}
 orig_run_node = ind_graph.GraphLowering.run_node
 reuses = []   # each offer: (inductor's rule reuses, the gate does, kernels apart, key tagged)
 gate = Alloc.should_reuse_buffer   # compiled._gate_reuse's, installed by remat above
+fusions = []  # each horizontal fusion asked: (inductor's rule fuses, the limit does, nodes apart)
+limit = InductorChoices.can_fuse_horizontal   # compiled._limit_fusion's
 
 
 def reuse_spy(self, free_line, size):
     got = gate(self, free_line, size)
     reuses.append((gate.inductors(self, free_line, size), got,
                    self.scheduler_node_index - free_line.scheduler_node_index,
-                   torch.compiler.config.cache_key_tag.endswith(compiled._REUSE_TAG)))
+                   torch.compiler.config.cache_key_tag.endswith(compiled._TAG)))
+    return got
+
+
+def fusion_spy(scheduler, node1, node2, score):
+    got = limit(scheduler, node1, node2, score)
+    fusions.append((limit.inductors(scheduler, node1, node2, score), got,
+                    compiled._distance(node1, node2)))
     return got
 
 
@@ -350,9 +360,11 @@ def lower(step):
     `lowered`."""
     lowered.clear()
     reuses.clear()
+    fusions.clear()
     compiled.Partitioner.choose = spy
     ind_graph.GraphLowering.run_node = run_node
     Alloc.should_reuse_buffer = reuse_spy
+    InductorChoices.can_fuse_horizontal = staticmethod(fusion_spy)
     try:
         with torch._inductor.config.patch(force_disable_caches=True):
             e = error_of(step)
@@ -360,6 +372,7 @@ def lower(step):
         compiled.Partitioner.choose = orig_choose
         ind_graph.GraphLowering.run_node = orig_run_node
         Alloc.should_reuse_buffer = gate
+        InductorChoices.can_fuse_horizontal = staticmethod(limit)
     jg = captured["jg"]
     return e, jg, jg.recomputed({jg.owner(n) for n in captured["saved"]}) if e is None else set()
 
@@ -382,7 +395,7 @@ gpt = GPT(vocab=64, context=32, d=32, heads=2, layers=2)
 ids = torch.randint(0, 64, (2, 32))
 torch._dynamo.reset()
 r = checkmate_torch.remat(gpt, (ids,), compile=True, cache=False,
-                          budget=lambda fixed, peak: int(fixed + 0.55 * (peak - fixed)))
+                          budget=lambda fixed, peak: int(fixed + 0.5 * (peak - fixed)))
 e, jg, again = lower(lambda: r(ids).float().pow(2).mean().backward())
 
 
@@ -425,6 +438,18 @@ ok(e is None and reuses and not [k for rule, got, k, tag in reuses if got and k 
    "inductor reuses a freed buffer only for the next kernel, its cache key tagged (%d of %d "
    "offers; inductor's rule: %d more, held across kernels)"
    % (sum(r[1] for r in reuses), len(reuses), len(held)), e or str(reuses))
+
+# Horizontal fusion (of kernels that do not feed each other), in both
+# programs: only of kernels at most compiled._FUSION_DISTANCE apart, where
+# inductor's own rule would also have fused recomputes of the other layer
+# (a fused kernel runs where its first part ran, ahead of the model).
+far = [k for rule, got, k in fusions if rule and k > compiled._FUSION_DISTANCE]
+ok(e is None and far and not [k for rule, got, k in fusions if got and k > compiled._FUSION_DISTANCE]
+   and any(got for rule, got, k in fusions),
+   "inductor fuses kernels horizontally only within %d nodes (%d of %d asked; inductor's "
+   "rule: %d more, up to %d apart)" % (compiled._FUSION_DISTANCE, sum(f[1] for f in fusions),
+                                      len(fusions), len(far), max(far or [0])),
+   e or str(fusions))
 
 # A ReLU computed again whose max pool is not: the pool's backward reads
 # its saved offsets, so inductor fuses the ReLU into the batch norm's
@@ -626,4 +651,35 @@ with torch._dynamo.config.patch(capture_dynamic_output_shape_ops=True):
     e = error_of(lambda: train(*remat("90%", model=Picks()), steps=1))
 ok(e is not None and "nonzero" in e and "known only when the step runs" in e and "\n" not in e,
    "a data-dependent shape: one line naming the node", e)
+
+
+# Dynamo keeps at most recompile_limit compiled versions of one function,
+# and each remat's backend is a version of its own: with the limit at 2,
+# three remats of one module in a process (a sweep over budgets) each
+# train, and a third input signature for one remat is one line.
+class Plain(Breaks):
+    def forward(self, x):
+        return self.lin(x).tanh()
+
+
+def sweep():
+    m = Plain()
+    for budget in (10**6, 10**7, 10**8):
+        r = checkmate_torch.remat(m, (x,), budget=budget, compile=True, cache=False)
+        r(x).sum().backward()
+
+
+def signatures():
+    r = checkmate_torch.remat(Plain(), (x,), budget=10**6, compile=True, cache=False)
+    for n in (8, 9, 10):
+        r(x[:n]).sum().backward()
+
+
+with torch._dynamo.config.patch(recompile_limit=2):
+    torch._dynamo.reset()
+    e = error_of(sweep)
+    ok(e is None, "three remats of one module, recompile_limit 2: each trains", e)
+    e = error_of(signatures)
+ok(e is not None and "recompile_limit (2)" in e and "\n" not in e,
+   "a third input signature over recompile_limit 2: one line", e)
 finish()
