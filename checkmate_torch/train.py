@@ -436,7 +436,7 @@ class RematCompiled(torch.nn.Module):
         except torch._dynamo.exc.BackendCompilerFailed as e:
             inner = getattr(e, "inner_exception", None) or e
             raise RematError("compile=True: %s" % _first_line(inner)) from None
-        except _RECOMPILE_LIMIT:
+        except _recompile_limit():
             raise RematError("compile=True: a step of a new input signature (shapes, dtypes) "
                              "over torch._dynamo.config.recompile_limit (%d) signatures "
                              "compiled for this module" % torch._dynamo.config.recompile_limit
@@ -446,10 +446,10 @@ class RematCompiled(torch.nn.Module):
                              "%s" % _first_line(e)) from None
 
 
-# Raised where torch.compile(fullgraph=True) reaches dynamo's limit of
-# compiled versions of one function (torch 2.5 on).
-_RECOMPILE_LIMIT = getattr(getattr(getattr(torch, "_dynamo", None), "exc", None),
-                           "FailOnRecompileLimitHit", ())
+def _recompile_limit():
+    """What torch.compile(fullgraph=True) raises at dynamo's limit of
+    compiled versions of one function (torch 2.5 on; () before)."""
+    return getattr(torch._dynamo.exc, "FailOnRecompileLimitHit", ())
 
 
 def _own_code(model):
