@@ -72,7 +72,7 @@ def lowered(case, fraction, label, args, device):
                               budget=lambda fixed, peak: int(fixed + fraction * (peak - fixed)),
                               time_limit=args.time_limit, cache=True, compile=True)
     v = tp.Variant(label, "remat", r, model, args.lr)
-    with inductors(RULES.get(label, ())):
+    with inductors(RULES.get(label, ())):   # "remat": none
         tp.warm(v, case, device, 1)   # the forward lowered, then the backward
     tp.warm(v, case, device, 1)
     v.mem = tp.measure_mem(v, case, device)
@@ -94,6 +94,9 @@ def main():
     ap.add_argument("--json")
     torch_cases.add_size_arguments(ap)
     args = ap.parse_args()
+    unknown = set(args.against.split(",")) - set(RULES)
+    if unknown:
+        ap.error("--against: unknown %s (known: %s)" % (", ".join(sorted(unknown)), ", ".join(RULES)))
     torch.set_num_threads(args.threads)
     torch._inductor.config.fx_graph_cache = False
     torch._functorch.config.enable_autograd_cache = False
