@@ -379,8 +379,6 @@ def main():
             f.write("%d\n" % os.getpid())
     device = torch.device(args.device)
     torch.set_num_threads(args.threads)
-    # Every variant compiles the model's forward anew (its own backend).
-    torch._dynamo.config.cache_size_limit = 64
     head = ("torch %s, %d thread(s), CPU %s%s; checkmate %s; remat time limit %g s; "
             "%d rounds" % (torch.__version__, torch.get_num_threads(), tp.cpu_model(),
                            ", GPU " + torch.cuda.get_device_name(device)

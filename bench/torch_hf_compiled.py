@@ -73,7 +73,6 @@ def main():
     torch.set_num_threads(1)
     torch._inductor.config.fx_graph_cache = False
     torch._functorch.config.enable_autograd_cache = False
-    torch._dynamo.config.cache_size_limit = 64
     import transformers as tf
     tf.logging.set_verbosity_error()
     builds = dict(t_hf.configs(tf), **t_hf.more_configs(tf))

@@ -100,7 +100,6 @@ def main():
     torch.set_num_threads(args.threads)
     torch._inductor.config.fx_graph_cache = False
     torch._functorch.config.enable_autograd_cache = False
-    torch._dynamo.config.cache_size_limit = 64   # a compile per lowering
     device = torch.device(args.device)
     rows = []
     for name in args.models.split(","):

@@ -33,8 +33,6 @@ if not compiled.has_hook():
        % torch.__version__)
     finish()
 
-torch._dynamo.config.cache_size_limit = 64
-
 
 class Net(nn.Module):
     """Linear layers, GELU, dropout, layer norm, a residual: the ops whose
