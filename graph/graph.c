@@ -165,6 +165,7 @@ int graph_add_node(struct graph *g, const char *name, double cost,
 	v->grad_of = -1;
 	v->materialized = 0;
 	v->save_cost = 0;
+	v->workspace = 0;
 	g->dep_off[k + 1] = g->dep_off[k];
 	g->mark[k] = 0;
 	g->n++;
@@ -204,7 +205,7 @@ int graph_finish(struct graph *g, struct cm_error *err)
 	if (g->fixed_memory >= GRAPH_MAX_TOTAL)
 		return cm_errorf(err, "fixed_memory is too large (limit 2^62 bytes)");
 	for (int k = 0; k < g->n; k++) {
-		total += g->nodes[k].memory;
+		total += g->nodes[k].memory + g->nodes[k].workspace;
 		if (total >= GRAPH_MAX_TOTAL)
 			return cm_errorf(err, "node '%s': total memory exceeds 2^62 bytes",
 					 g->nodes[k].name);
@@ -293,8 +294,9 @@ struct graph *graph_at_batch(const struct graph *g, uint64_t batch, struct cm_er
 	h->batch_size = batch;
 	for (int k = 0; k < g->n; k++) {
 		u128 m = ((u128)g->nodes[k].memory * batch + g->batch_size - 1) / g->batch_size;
+		u128 w = ((u128)g->nodes[k].workspace * batch + g->batch_size - 1) / g->batch_size;
 
-		if (m >= GRAPH_MAX_MEMORY) {
+		if (m >= GRAPH_MAX_MEMORY || w >= GRAPH_MAX_MEMORY) {
 			cm_errorf(err, "node '%s': memory at batch %llu passes 2^53 bytes",
 				  g->nodes[k].name, (unsigned long long)batch);
 			goto fail;
@@ -305,6 +307,7 @@ struct graph *graph_at_batch(const struct graph *g, uint64_t batch, struct cm_er
 		h->nodes[k].grad_of = g->nodes[k].grad_of;
 		h->nodes[k].materialized = g->nodes[k].materialized;
 		h->nodes[k].save_cost = g->nodes[k].save_cost * ratio;
+		h->nodes[k].workspace = (uint64_t)w;
 		for (int e = g->dep_off[k]; e < g->dep_off[k + 1]; e++)
 			if (graph_add_dep(h, g->deps[e], err))
 				goto fail;

@@ -25,6 +25,9 @@ struct graph_node {
 			   * computes it again (a partition's backward; docs/formats.md) */
 	double save_cost; /* finite, >= 0: what a partition pays for keeping this
 			   * forward value for the backward (its write and read) */
+	uint64_t workspace; /* bytes the node's op takes while it runs besides
+			     * its output, freed when it ends (a partition's
+			     * backward node; docs/formats.md) */
 };
 
 struct graph {

@@ -48,6 +48,7 @@ struct graph *graph_permute(const struct graph *g, const int *order, struct cm_e
 		h->nodes[k].grad_of = v->grad_of >= 0 ? pos[v->grad_of] : -1;
 		h->nodes[k].materialized = v->materialized;
 		h->nodes[k].save_cost = v->save_cost;
+		h->nodes[k].workspace = v->workspace;
 		for (int e = g->dep_off[order[k]]; e < g->dep_off[order[k] + 1]; e++)
 			if (graph_add_dep(h, pos[g->deps[e]], err))
 				goto fail;

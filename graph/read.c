@@ -37,14 +37,14 @@ static int resolve_ref(struct reader *r, const char *who, const char *what,
 }
 
 /* One node of format 1: name, cost, memory, backward, materialized,
- * save_cost, deps, grad_of. */
+ * save_cost, workspace, deps, grad_of. */
 static int read_node(struct reader *r, json_t *node, int k)
 {
 	char who[300];
 	json_t *name, *deps, *grad;
 	const char *nm;
 	double cost, save = 0;
-	uint64_t mem;
+	uint64_t mem, ws = 0;
 	int bw, mat, dep;
 
 	if (!json_is_object(node))
@@ -66,12 +66,16 @@ static int read_node(struct reader *r, json_t *node, int k)
 	    reader_bool(r, who, "backward", json_object_get(node, "backward"), &bw) ||
 	    reader_bool(r, who, "materialized", json_object_get(node, "materialized"), &mat) ||
 	    (json_object_get(node, "save_cost") != NULL &&
-	     reader_cost(r, who, "save_cost", json_object_get(node, "save_cost"), &save)))
+	     reader_cost(r, who, "save_cost", json_object_get(node, "save_cost"), &save)) ||
+	    (json_object_get(node, "workspace") != NULL &&
+	     reader_bytes(r, who, "workspace", json_object_get(node, "workspace"),
+			  GRAPH_MAX_MEMORY, &ws)))
 		return -1;
 	if (graph_add_node(r->g, nm, cost, mem, bw, r->err) < 0)
 		return reader_fail_builder(r);
 	r->g->nodes[k].materialized = mat;
 	r->g->nodes[k].save_cost = save;
+	r->g->nodes[k].workspace = ws;
 	deps = json_object_get(node, "deps");
 	if (deps != NULL && !json_is_array(deps))
 		return reader_fail(r, "%s'deps' must be an array", who);

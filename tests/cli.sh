@@ -564,6 +564,23 @@ run partition "$TMP/chain.json" --budget 25 -o "$TMP/part.json" -q
 	grep -q '"memory": 22,' "$TMP/part.json"
 ok $? "partition of a materialized chain at 25 B: optimal, cost 41, memory 22 (two values computed again, held)"
 rm -f "$TMP/part.json"
+# The same chain with a workspace on b3 (bytes its op takes while it
+# runs): at b3 the answer above holds f2, f3, loss and b3 (22 B), so a
+# workspace of 3 B fits 25 B exactly, and one of 4 B no saved set (f3 is
+# read there, f2 held or computed again before it; the solver's proof).
+for w in 3 4; do
+	sed -e "/\"name\": \"b3\"/s/\"backward\": true/\"backward\": true, \"workspace\": $w/" \
+		"$TMP/chain.json" >"$TMP/ws$w.json"
+done
+run partition "$TMP/ws3.json" --budget 25 -o "$TMP/part.json" -q
+[ "$rc" -eq 0 ] && grep -q '"status": "optimal", "cost": 41,' "$TMP/part.json" &&
+	grep -q '"memory": 25, "least_memory": 5,' "$TMP/part.json"
+ok $? "partition with a 3 B workspace at b3 at 25 B: optimal, cost 41, memory 25 with the workspace"
+rm -f "$TMP/part.json"
+run partition "$TMP/ws4.json" --budget 25 -o "$TMP/part.json" -q
+[ "$rc" -eq 3 ] && [ ! -e "$TMP/part.json" ]
+ok $? "partition with a 4 B workspace at b3 at 25 B: infeasible (exit 3), no file"
+rm -f "$TMP/part.json"
 # The chain unmaterialized, with a cost for saving each value: at the
 # keep-all memory, saving f0 and f2 and computing f1 and f3 again (1 + 1
 # + 4 + 4) costs less than saving all (14) or none (16).

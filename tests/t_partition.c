@@ -5,6 +5,8 @@
  * every answer is within the budget as derived, none is cheaper than the
  * enumeration, optimal only at its cost, and infeasible only where no set
  * fits; with save costs, the answer is still the enumeration's; a
+ * workspace counts at its node's position, in the answer and the least
+ * memory; a
  * materialized value is held until the last read of a value computed
  * again from it that is not materialized; its
  * figures are partition_derive's; a budget below the least
@@ -97,6 +99,12 @@ static void test_random(void)
 		for (int v = 0; v < g->n && mat; v++) {
 			seed = seed * 1103515245u + 12345u;
 			g->nodes[v].materialized = !g->nodes[v].backward && (seed >> 16) % 2;
+		}
+		/* Every third graph: workspaces on some backward nodes. */
+		for (int v = 0; v < g->n && c % 3 == 0; v++) {
+			seed = seed * 1103515245u + 12345u;
+			if (g->nodes[v].backward && (seed >> 16) % 3 == 0)
+				g->nodes[v].workspace = (seed >> 18) % 40;
 		}
 		for (int f = 0; f <= 4; f++) {
 			uint64_t b = lo + (hi - lo) * (uint64_t)(f + 2 * mat) / (4 + 2 * mat);
@@ -282,6 +290,59 @@ static void test_fused_reads(void)
 	graph_free(g);
 }
 
+/* A workspace counts at its node's position only: f0 -> f1 -> loss, b1
+ * reads loss and f0, b0 reads b1; 4 B values, loss 1 B. Saving both, the
+ * backward holds 9 B at loss (f0, f1, loss) and at b1 (f0, loss, b1), 8 B
+ * at b0. A 3 B workspace on loss makes that 12 B; saving f0 alone (f1
+ * computed again, fused: no memory) holds 5 + 3 B at loss and 9 B at b1,
+ * so at 11 B the answer saves f0 alone (f0 costs 2, f1 1: saving f1
+ * alone fits too, dearer). A 6 B workspace on b0 puts every
+ * partition at 14 B there, the least memory. */
+static void test_workspace(void)
+{
+	struct cm_error err;
+	struct graph *g = graph_new("workspace");
+	struct partition p = { 0 };
+	int f0, f1, loss, b0, rc;
+
+	f0 = graph_add_node(g, "f0", 2, 4, 0, &err);
+	f1 = graph_add_node(g, "f1", 1, 4, 0, &err);
+	graph_add_dep(g, f0, &err);
+	loss = graph_add_node(g, "loss", 1, 1, 1, &err);
+	graph_add_dep(g, f1, &err);
+	graph_add_node(g, "b1", 1, 4, 1, &err);
+	graph_add_dep(g, loss, &err);
+	graph_add_dep(g, f0, &err);
+	b0 = graph_add_node(g, "b0", 1, 4, 1, &err);
+	graph_add_dep(g, b0 - 1, &err);
+	rc = graph_finish(g, &err);
+	g->nodes[loss].workspace = 3;
+	p.saved = calloc((size_t)g->n, 1);
+	p.again = calloc((size_t)g->n, 1);
+	rc = rc || p.saved == NULL || p.again == NULL;
+	if (rc == 0) {
+		p.saved[f0] = p.saved[f1] = 1;
+		rc = partition_derive(g, &p);
+	}
+	ok(rc == 0 && p.memory == 12, "a workspace counts at its node: saving all, 12 B (%llu)",
+	   (unsigned long long)p.memory);
+	partition_release(&p);
+	rc = rc || partition_solve(g, 11, &solver_cbc, &opts, &p, &err);
+	ok(rc == 0 && p.status == PARTITION_OPTIMAL && p.memory == 9 && p.saved[f0] &&
+	   !p.saved[f1] && p.again[f1] && p.least == 8,
+	   "at 11 B with a 3 B workspace at loss: optimal, f0 saved, f1 computed again, 9 B, the "
+	   "least 8 B");
+	if (rc == 0)
+		partition_release(&p);
+	g->nodes[b0].workspace = 6;
+	rc = rc || partition_solve(g, 13, &solver_glpk, &opts, &p, &err);
+	ok(rc == 0 && p.status == PARTITION_INFEASIBLE && p.least == 14,
+	   "a 6 B workspace at b0: the least memory 14 B, 13 B infeasible");
+	if (rc == 0)
+		partition_release(&p);
+	graph_free(g);
+}
+
 static void test_shapes(void)
 {
 	struct graph *g = gen_random_training(5, 35);
@@ -339,6 +400,7 @@ int main(void)
 	test_save_costs();
 	test_chains();
 	test_fused_reads();
+	test_workspace();
 	test_shapes();
 	return tap_done();
 }

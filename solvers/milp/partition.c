@@ -16,7 +16,7 @@ const char *const partition_status_names[4] = { "optimal", "feasible", "infeasib
  * nodes in file order. own[i]: the memory of the backward's own values
  * live at its i-th node, each from its compute to its last user, and a
  * value no node reads (a gradient, which the backward returns) to the
- * end. For a forward v: last[v], the last position at which a backward
+ * end, plus the i-th node's workspace. For a forward v: last[v], the last position at which a backward
  * node reads v or a forward value computed from v, so that a saved v is
  * held until then (-1 when none); first[v] and final[v], the first and
  * last positions at which a backward node reads v itself (-1 when none). */
@@ -73,7 +73,8 @@ static int timeline_make(const struct graph *g, struct timeline *t)
 			end = at > end ? at : end;
 		}
 		if (g->nodes[v].backward) {
-			diff[pos[v]] += (int64_t)g->nodes[v].memory;
+			diff[pos[v]] += (int64_t)(g->nodes[v].memory + g->nodes[v].workspace);
+			diff[pos[v] + 1] -= (int64_t)g->nodes[v].workspace;
 			diff[(end > pos[v] ? end : pos[v]) + 1] -= (int64_t)g->nodes[v].memory;
 		}
 		t->last[v] = g->nodes[v].backward ? -1 : end;
