@@ -229,7 +229,9 @@ class JointGraph:
         # forward saves the copy. Each copy is a backward node that comes
         # first, held until its last reader.
         self.copies = {}
-        if _layout_opt([n for n in graph.nodes if node_info.is_required_fw(n)] + [out]):
+        self.channels_last = _layout_opt([n for n in graph.nodes
+                                          if node_info.is_required_fw(n)] + [out])
+        if self.channels_last:
             read = {a for b in bwd for a in b.all_input_nodes if a.op == "placeholder"}
             for n in fwd:
                 if n.target is torch.ops.aten.convolution.default:
@@ -489,12 +491,29 @@ class JointGraph:
         """The forward nodes whose values the backward reads."""
         return {d for b in self.backward for d in self.deps(b) if d in self.fwd_set}
 
-    def to_json(self, name, costs=None, save_costs=None):
+    def extern_backward(self):
+        """The backward's nodes that inductor runs as library calls
+        (_is_compute_intensive), whose own buffers it does not plan."""
+        return [n for n in self.backward if self.runs_op(n) and _is_compute_intensive(n)]
+
+    def held_at(self, workspaces):
+        """workspaces (backward op -> bytes) on the nodes where the model
+        holds each op's outputs all at once: an op with returned parts
+        (self.parts) at its last part, else at the op itself."""
+        last = {}
+        for n in self.backward:
+            if n in self.parts:
+                last[n.args[0]] = n
+        return {last.get(n, n): b for n, b in workspaces.items()}
+
+    def to_json(self, name, costs=None, save_costs=None, workspaces=None):
         """(the checkmate graph as a dict, node -> cost): costs given
         (node -> cost), or FLOPs; save_costs (node -> cost of keeping
-        its value for the backward) on the forward nodes."""
+        its value for the backward) on the forward nodes; workspaces
+        (node -> bytes its op holds while it runs) on the backward's,
+        where held_at puts them."""
         nodes = []
-        save_costs = save_costs or {}
+        save_costs, workspaces = save_costs or {}, self.held_at(workspaces or {})
         costs = costs or {n: self.cost(n) for n in self.forward + self.backward}
         total = sum(costs.values())
         reachable = self.recomputed(set())   # what the backward could compute again
@@ -514,6 +533,8 @@ class JointGraph:
                 node["materialized"] = True
             if save_costs.get(n):
                 node["save_cost"] = save_costs[n]
+            if workspaces.get(n) and n not in self.fwd_set:
+                node["workspace"] = workspaces[n]
             nodes.append(node)
         return {"format": "checkmate-graph", "version": 1, "name": name,
                 "fixed_memory": self.fixed, "nodes": nodes}, costs
@@ -600,9 +621,11 @@ class Partitioner:
             rates = self._rates(jg, op_costs, cache)
             saves = jg.save_costs(lambda n: rates["flops_per_byte"] * jg.bytes(n))
             launch = rates["flops_per_launch"]
+        workspaces = self._workspaces(joint_graph, jg, doc, cache)
         memory = {jg.by_name[n["name"]]: n["memory"] for n in doc["nodes"]}
         order = jg.forward + jg.backward
-        ca_peak = steps_peak(in_order_steps(order, jg.held_deps), memory) + jg.fixed
+        ca_peak = steps_peak(in_order_steps(order, jg.held_deps), memory,
+                             jg.held_at(workspaces)) + jg.fixed
         arg = solvemod.budget_arg(budget, jg.fixed, ca_peak)
         # Solved again, up to _ROUNDS times, while inductor's heuristics
         # write values the model took as fused: forward values the
@@ -618,7 +641,7 @@ class Partitioner:
             for n in jg.kernels():
                 if cost != "time" or not _is_compute_intensive(n):
                     costs[n] += launch
-            doc, costs = jg.to_json("joint graph", costs, saves)
+            doc, costs = jg.to_json("joint graph", costs, saves, workspaces)
             try:
                 part, hit = solvemod.partition(binary, doc, arg, time_limit, cache)
             except solvemod.SolveError:
@@ -643,6 +666,7 @@ class Partitioner:
         floor = self._cost(jg, jg.keep_all(), costs, saves)
         info = {"budget": part["budget"], "plan_peak": part["memory"],
                 "least": part["least_memory"],
+                "workspace": max(workspaces.values(), default=0),
                 "overhead": self._cost(jg, saved, costs, saves) / floor if floor else 1.0,
                 "recomputed": len(again),
                 "strategy": "partition", "status": part["status"],
@@ -688,6 +712,29 @@ class Partitioner:
                                 "launch": launch})
         times.update({n: 0.0 for n in jg.forward + jg.backward if n not in times})
         return times, jg.save_costs(lambda n: copies[n] / 2), launch
+
+    @staticmethod
+    def _workspaces(joint_graph, jg, doc, cache):
+        """Backward node -> the bytes its library call holds while it
+        runs (jointcost.workspaces: measured on random tensors in
+        inductor's layout), from the cache where it has them (keyed as
+        _times's)."""
+        from .cache import cost_key
+        from .jointcost import device_of, workspaces
+        nodes = jg.extern_backward()
+        if not nodes:
+            return {}
+        key = cost_key(str(joint_graph), doc, str(device_of(nodes)), torch.get_num_threads(),
+                       torch.__version__, kind="joint graph: workspaces of the backward's "
+                       "library calls, real tensors%s" % (", channels-last" * jg.channels_last))
+        kept = cache.get(key) if cache is not None else None
+        if kept is not None and isinstance(kept.get("workspaces"), dict) \
+                and all(isinstance(kept["workspaces"].get(n.name), int) for n in nodes):
+            return {n: kept["workspaces"][n.name] for n in nodes}
+        got = workspaces(nodes, jg.channels_last)
+        if cache is not None:
+            cache.put(key, {"workspaces": {n.name: b for n, b in got.items()}})
+        return got
 
     @staticmethod
     def _rates(jg, flop_costs, cache):

@@ -591,13 +591,15 @@ def in_order_steps(order, deps):
     return steps
 
 
-def steps_peak(steps, memory):
+def steps_peak(steps, memory, workspace=None):
     """The most bytes (memory: node -> bytes) live at once under steps,
-    fixed memory left out."""
+    fixed memory left out; with workspace (node -> bytes its op holds
+    while it runs), those too at each compute."""
     live = peak = 0
+    workspace = workspace or {}
     for op, r in steps:
         live += memory[r] if op == "compute" else -memory[r]
-        peak = max(peak, live)
+        peak = max(peak, live + (workspace.get(r, 0) if op == "compute" else 0))
     return peak
 
 

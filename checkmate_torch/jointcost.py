@@ -80,15 +80,16 @@ def device_of(nodes):
     return torch.device("cpu")
 
 
-def _args(n, device):
+def _args(n, device, make=_example):
     """n's arguments with every tensor-valued node replaced by a random
-    tensor like it; None when an argument is a node of another kind."""
+    tensor like it (make(value, device)); None when an argument is a
+    node of another kind."""
     bad = []
 
     def one(a):
         v = a.meta.get("val")
         if isinstance(v, torch.Tensor):
-            return _example(v, device)
+            return make(v, device)
         if isinstance(v, (int, float, bool)):
             return v
         bad.append(a)
@@ -199,3 +200,45 @@ def measure(nodes, flop_costs, is_heavy, repeats=5, copies=None):
                 ms = max(0.0, ms - _copy_ms(v, device, repeats, copies))
             out[n] = ms
     return out
+
+
+def _signature(n):
+    """What decides an op's workspace: its op, its arguments' shapes and
+    dtypes and its other arguments."""
+    def one(a):
+        v = a.meta.get("val")
+        return (tuple(v.shape), str(v.dtype)) if isinstance(v, torch.Tensor) else repr(v)
+    return str(n.target), repr(torch.fx.node.map_arg((n.args, n.kwargs), one))
+
+
+@real_tensors
+def workspaces(nodes, channels_last):
+    """node -> bytes its op holds while it runs besides its outputs
+    (measure.op_workspaces), for the fx nodes, each op run on random
+    tensors, contiguous or, with channels_last, each of 4 dimensions
+    channels-last (inductor's layout for convolutions); once for the
+    nodes of one signature (_signature). An op that will not run on them
+    gets 0."""
+    from .measure import op_workspaces
+
+    def make(v, device):
+        x = _example(v, device)
+        return x.contiguous(memory_format=torch.channels_last) \
+            if channels_last and x.dim() == 4 else x
+
+    device = device_of(nodes)
+    sigs, setups = {}, []
+    for n in nodes:
+        sig = _signature(n)
+        if sig not in sigs and _args(n, device, lambda v, d: None) is not None:
+            sigs[sig] = len(setups)
+            setups.append(functools.partial(_call, n, device, make))
+    with torch.no_grad():
+        by_sig = dict(zip(sigs, op_workspaces(setups, device)))   # in insertion order
+    return {n: by_sig.get(_signature(n)) or 0 for n in nodes}
+
+
+def _call(n, device, make):
+    """A function running n's op on new random arguments (_args)."""
+    args, kwargs = _args(n, device, make)
+    return functools.partial(n.target, *args, **kwargs)

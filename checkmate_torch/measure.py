@@ -117,6 +117,82 @@ def _cuda_step(step_fn, device):
                 device=str(torch.device(device)))
 
 
+def _measured(setups, measure):
+    """Each setup's op warmed up, then run by measure(run) (None where
+    its first run raised), one setup's inputs alive at a time."""
+    out = []
+    for setup in setups:
+        run = setup()
+        try:
+            run()
+        except Exception:   # an op that its inputs do not suit
+            out.append(None)
+            continue
+        out.append(measure(run))
+        del run
+    return out
+
+
+def _cpu_workspaces(setups):
+    marks = []
+
+    def measure(run):
+        marks.append("checkmate workspace %d" % len(marks))
+        with torch.autograd.profiler.record_function(marks[-1]):
+            result = run()
+        del result
+        return marks[-1]
+    with torch.autograd.profiler.profile(profile_memory=True) as prof:
+        got = _measured(setups, measure)
+    raw = list(prof.kineto_results.events())
+    spans = {e.name(): (_event_time(e), _event_end(e)) for e in raw if e.name() in set(marks)}
+    cpu = (_DeviceType.CPU, _DeviceType.MKLDNN, _DeviceType.IDEEP)
+    events = sorted((_event_time(e), i, e.nbytes()) for i, e in enumerate(raw)
+                    if e.name() == "[memory]" and e.device_type() in cpu)
+    sizes, live, k = {}, 0, 0
+    for mark in marks:
+        start, end = spans[mark]
+        while k < len(events) and events[k][0] < start:
+            live += events[k][2]
+            k += 1
+        top = live
+        while k < len(events) and events[k][0] <= end:
+            live += events[k][2]
+            top = max(top, live)
+            k += 1
+        sizes[mark] = max(0, top - live)
+    return [None if g is None else sizes[g] for g in got]
+
+
+def _cuda_workspaces(setups, device):
+    def measure(run):
+        torch.cuda.synchronize(device)
+        torch.cuda.reset_peak_memory_stats(device)
+        result = run()
+        torch.cuda.synchronize(device)
+        size = torch.cuda.max_memory_allocated(device) - torch.cuda.memory_allocated(device)
+        del result
+        return max(0, size)
+    return _measured(setups, measure)
+
+
+def op_workspaces(setups, device):
+    """The workspace of an op: the most bytes it holds while it runs
+    above those live when it returns, so its scratch buffers and layout
+    copies, not its outputs. setups: functions of no arguments, each
+    making one op's inputs and returning a function of no arguments that
+    runs the op and returns what it returns. Each op runs once first,
+    unmeasured (oneDNN makes its primitives, cuDNN chooses its
+    algorithms). On a CPU the bytes are the profiler's allocator events
+    inside a record_function around the op; on CUDA the allocator's
+    peak, reset before the op, over its count when the op returns.
+    device: a torch.device. Returns a list, None for an op whose first
+    run raised."""
+    if device.type == "cuda":
+        return _cuda_workspaces(setups, device)
+    return _cpu_workspaces(setups)
+
+
 def step_peak(step_fn, device=None):
     """Run step_fn() once and measure its tensor memory.
 

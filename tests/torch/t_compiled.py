@@ -556,14 +556,35 @@ ok(ratio > 20, "under the fake tensor mode, measured copies are real: 16 MiB tak
    "the time of 64 bytes" % ratio, str(copies))
 
 
+# measure.op_workspaces: what a call holds inside, not what it returns.
+from checkmate_torch.measure import op_workspaces  # noqa: E402
+
+
+def inside():   # three 4 MiB temporaries at once, nothing out
+    torch.ones(1 << 20) + torch.ones(1 << 20)
+
+
+def bad():
+    raise RuntimeError("no")
+
+
+got = op_workspaces([lambda: inside, lambda: lambda: torch.ones(1 << 20), lambda: bad],
+                    torch.device("cpu"))
+ok(got == [12 << 20, 0, None], "op_workspaces: three 4 MiB temporaries, an output (none), a "
+   "call that raises (None)", str(got))
+
+
 # The memory model on a network whose weights outweigh its activations:
 # the backward returns every gradient at its end (a convolution's weight
 # gradient is one output of its backward, beside the input gradient freed
-# early), and inductor's channels-last copies of the 3x3 weights are what
-# the forward saves for the backward. The measured peak between extern
-# kernels (convolutions and their backwards, whose oneDNN calls allocate
-# and free more inside) must not exceed the model's; before either was
-# counted, the model was half of it.
+# early), inductor's channels-last copies of the 3x3 weights are what
+# the forward saves for the backward, and oneDNN's convolution backward
+# holds two weight-sized buffers while it runs (its workspace, measured
+# when the joint graph is partitioned and counted where the backward's
+# outputs are all held). The measured peak, inside a convolution's
+# backward, must not exceed the model's, nor fall far below it; before
+# the gradients and copies were counted, the model was half the peak
+# between ops, and before the workspaces, 24% under the peak.
 from checkmate_torch.measure import step_peak  # noqa: E402
 
 
@@ -599,11 +620,11 @@ conv_step()
 measured = step_peak(conv_step, "cpu")
 info = conv_r.plan_info
 model = info["plan_peak"] - info["fixed_memory"]
-ok(measured["between_ops"] * 0.98 <= model <= measured["peak"],
+ok(measured["peak"] <= model <= measured["peak"] * 1.02 and info["workspace"] > 0,
    "compile=True's model holds on a convolution network: gradients to the backward's end, "
-   "channels-last weight copies",
-   "model %d bytes, measured %d between extern kernels, %d peak"
-   % (model, measured["between_ops"], measured["peak"]))
+   "channels-last weight copies, the convolution backwards' workspaces",
+   "model %d bytes (largest workspace %d), measured %d between extern kernels, %d peak"
+   % (model, info["workspace"], measured["between_ops"], measured["peak"]))
 
 
 def infeasible():
