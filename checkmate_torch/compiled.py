@@ -726,12 +726,12 @@ class Partitioner:
             return {}
         key = cost_key(str(joint_graph), doc, str(device_of(nodes)), torch.get_num_threads(),
                        torch.__version__, kind="joint graph: workspaces of the backward's "
-                       "library calls, real tensors%s" % (", channels-last" * jg.channels_last))
+                       "library calls, real tensors%s" % (", each layout inductor may choose" * jg.channels_last))
         kept = cache.get(key) if cache is not None else None
         if kept is not None and isinstance(kept.get("workspaces"), dict) \
                 and all(isinstance(kept["workspaces"].get(n.name), int) for n in nodes):
             return {n: kept["workspaces"][n.name] for n in nodes}
-        got = workspaces(nodes, jg.channels_last)
+        got = workspaces(nodes, jg.channels_last, jg.copies)
         if cache is not None:
             cache.put(key, {"workspaces": {n.name: b for n, b in got.items()}})
         return got

@@ -39,6 +39,10 @@ there is no reserved-but-free memory to confuse with live bytes.
 With a CUDA device the function instead reads torch.cuda's allocator
 statistics (reset_peak_memory_stats / max_memory_allocated) around step_fn:
 live bytes of the caching allocator on that device, not its reserved cache.
+
+op_workspaces(setups, device) measures the same way what single ops hold
+while they run besides their outputs (compile=True counts it for the
+backward's library calls).
 """
 import gc
 

@@ -581,10 +581,12 @@ ok(got == [12 << 20, 0, None], "op_workspaces: three 4 MiB temporaries, an outpu
 # the forward saves for the backward, and oneDNN's convolution backward
 # holds two weight-sized buffers while it runs (its workspace, measured
 # when the joint graph is partitioned and counted where the backward's
-# outputs are all held). The measured peak, inside a convolution's
-# backward, must not exceed the model's, nor fall far below it; before
-# the gradients and copies were counted, the model was half the peak
-# between ops, and before the workspaces, 24% under the peak.
+# outputs are all held; the largest over the layouts inductor may pass,
+# here 1.70 MB against the 1.18 MB of the layouts it chose). The
+# measured peak, inside a convolution's backward, must not exceed the
+# model's, nor fall far below it; before the gradients and copies were
+# counted, the model was half the peak between ops, and before the
+# workspaces, 24% under the peak.
 from checkmate_torch.measure import step_peak  # noqa: E402
 
 
@@ -620,7 +622,7 @@ conv_step()
 measured = step_peak(conv_step, "cpu")
 info = conv_r.plan_info
 model = info["plan_peak"] - info["fixed_memory"]
-ok(measured["peak"] <= model <= measured["peak"] * 1.02 and info["workspace"] > 0,
+ok(measured["peak"] <= model <= measured["peak"] * 1.15 and info["workspace"] > 0,
    "compile=True's model holds on a convolution network: gradients to the backward's end, "
    "channels-last weight copies, the convolution backwards' workspaces",
    "model %d bytes (largest workspace %d), measured %d between extern kernels, %d peak"
