@@ -121,6 +121,17 @@ def _is_compute_intensive(node):
         isinstance(t, torch._ops.OpOverload) and t.overloadpacket.__name__ in _EXTERN_ATTENTION)
 
 
+def _is_attention_backward(node):
+    """An attention's backward (the CPU's flash attention, CUDA's flash,
+    memory-efficient and cuDNN ones): inductor runs it as a library
+    call."""
+    t = node.target
+    if not isinstance(t, torch._ops.OpOverload):
+        return False
+    name = t.overloadpacket.__name__
+    return "attention" in name and name.endswith("_backward")
+
+
 def _reads_windows(node):
     """A pooling or upsampling op (max_pool2d_with_indices, inductor's
     _low_memory_max_pool_with_offsets, avg_pool2d, upsample_nearest2d,
@@ -384,11 +395,18 @@ class JointGraph:
         element several times, and inductor's lowering writes its input
         to memory first). Inductor fuses the other values computed again
         into the kernels that read them, unless its heuristics write them
-        (writes; self.realized holds those found so far). With `program`
-        (the nodes the backward runs), only a reader there counts: the
-        partition's model takes a value a pooling op reads as written
-        whether or not the backward computes the pooling op again."""
-        if n in self.realized or _is_compute_intensive(n) or _is_inductor_random(n):
+        (writes; self.realized holds those found so far, which the
+        partition's model counts). With `program` (the nodes the
+        backward runs), the question is writes' for that program: only a
+        reader there counts (the model takes a value a pooling op reads
+        as written whether or not the backward computes the pooling op
+        again), and self.realized does not, since a value an earlier
+        partition's backward wrote may be fused in this one, its readers
+        then reading what it reads (BERT's softmax: its exp, written
+        where the backward also summed it, fused into the softmax's
+        output where the sum was saved, which inductor then writes)."""
+        if program is None and n in self.realized or _is_compute_intensive(n) \
+                or _is_inductor_random(n):
             return True
         users, seen = list(n.users), set()
         while users:
@@ -493,8 +511,10 @@ class JointGraph:
 
     def extern_backward(self):
         """The backward's nodes that inductor runs as library calls
-        (_is_compute_intensive), whose own buffers it does not plan."""
-        return [n for n in self.backward if self.runs_op(n) and _is_compute_intensive(n)]
+        (_is_compute_intensive, _is_attention_backward), whose own
+        buffers it does not plan."""
+        return [n for n in self.backward if self.runs_op(n)
+                and (_is_compute_intensive(n) or _is_attention_backward(n))]
 
     def held_at(self, workspaces):
         """workspaces (backward op -> bytes) on the nodes where the model
