@@ -16,10 +16,11 @@ const char *const partition_status_names[4] = { "optimal", "feasible", "infeasib
  * nodes in file order. own[i]: the memory of the backward's own values
  * live at its i-th node, each from its compute to its last user, and a
  * value no node reads (a gradient, which the backward returns) to the
- * end, plus the i-th node's workspace. For a forward v: last[v], the last position at which a backward
- * node reads v or a forward value computed from v, so that a saved v is
- * held until then (-1 when none); first[v] and final[v], the first and
- * last positions at which a backward node reads v itself (-1 when none). */
+ * end, plus the i-th node's workspace. For a forward v: last[v], the
+ * last position at which a backward node reads v or a forward value
+ * computed from v, so that a saved v is held until then (-1 when none);
+ * first[v] and final[v], the first and last positions at which a
+ * backward node reads v itself (-1 when none). */
 struct timeline {
 	int nb;
 	uint64_t *own;
