@@ -17,7 +17,10 @@ A value the forward saves for the backward costs memory traffic: the
 forward writes it, the backward reads it (copy_costs, rates). A value
 the backward computes again in a kernel of its own costs that kernel's
 launch, which decides a step whose kernels are short, as on a GPU
-(launch_ms, rates)."""
+(launch_ms, rates).
+
+A library call of the backward holds memory of its own while it runs
+(workspaces), which the partition counts as the node's workspace."""
 import contextlib
 import functools
 import statistics
@@ -203,11 +206,12 @@ def measure(nodes, flop_costs, is_heavy, repeats=5, copies=None):
 
 
 def _signature(n):
-    """What decides an op's workspace: its op, its arguments' shapes and
-    dtypes and its other arguments."""
+    """What decides an op's workspace: its op, its arguments' shapes,
+    strides and dtypes and its other arguments."""
     def one(a):
         v = a.meta.get("val")
-        return (tuple(v.shape), str(v.dtype)) if isinstance(v, torch.Tensor) else repr(v)
+        return (tuple(v.shape), tuple(v.stride()), str(v.dtype)) \
+            if isinstance(v, torch.Tensor) else repr(v)
     return str(n.target), repr(torch.fx.node.map_arg((n.args, n.kwargs), one))
 
 
