@@ -196,6 +196,18 @@ class Cache:
         return True
 
 
+def kept_or_measured(cache, key, valid, measure):
+    """The value cache keeps under key where valid(value), else
+    measure()'s, kept there (cache None: no cache)."""
+    value = cache.get(key) if cache is not None else None
+    if value is not None and valid(value):
+        return value
+    value = measure()
+    if cache is not None:
+        cache.put(key, value)
+    return value
+
+
 def open_cache(setting):
     """The Cache remat's cache= names: True the default directory, a
     string that directory, False or None no cache."""

@@ -530,10 +530,10 @@ class JointGraph:
         """(the checkmate graph as a dict, node -> cost): costs given
         (node -> cost), or FLOPs; save_costs (node -> cost of keeping
         its value for the backward) on the forward nodes; workspaces
-        (node -> bytes its op holds while it runs) on the backward's,
-        where held_at puts them."""
+        (backward node -> bytes its op holds while it runs, placed by
+        held_at) on the backward's."""
         nodes = []
-        save_costs, workspaces = save_costs or {}, self.held_at(workspaces or {})
+        save_costs, workspaces = save_costs or {}, workspaces or {}
         costs = costs or {n: self.cost(n) for n in self.forward + self.backward}
         total = sum(costs.values())
         reachable = self.recomputed(set())   # what the backward could compute again
@@ -641,11 +641,11 @@ class Partitioner:
             rates = self._rates(jg, op_costs, cache)
             saves = jg.save_costs(lambda n: rates["flops_per_byte"] * jg.bytes(n))
             launch = rates["flops_per_launch"]
-        workspaces = self._workspaces(joint_graph, jg, doc, cache)
+        workspaces = jg.held_at(self._workspaces(joint_graph, jg, doc, cache))
         memory = {jg.by_name[n["name"]]: n["memory"] for n in doc["nodes"]}
         order = jg.forward + jg.backward
         ca_peak = steps_peak(in_order_steps(order, jg.held_deps), memory,
-                             jg.held_at(workspaces)) + jg.fixed
+                             workspaces) + jg.fixed
         arg = solvemod.budget_arg(budget, jg.fixed, ca_peak)
         # Solved again, up to _ROUNDS times, while inductor's heuristics
         # write values the model took as fused: forward values the
@@ -705,33 +705,32 @@ class Partitioner:
         a kernel's launch), jointcost.py's, from the cache where it has
         them (keyed by the graph, its FLOP graph, the device, the threads
         and torch's version)."""
-        from .cache import cost_key
+        from .cache import cost_key, kept_or_measured
         from .jointcost import copy_costs, device_of, launch_ms, measure
         nodes = jg.ops()
         device = device_of(nodes)
         key = cost_key(str(joint_graph), doc, str(device), torch.get_num_threads(),
                        torch.__version__,
                        kind="joint graph: times, copies and a launch, real tensors")
-        kept = cache.get(key) if cache is not None else None
-        if kept is not None and isinstance(kept.get("ops"), dict) \
-                and isinstance(kept.get("copies"), dict) \
+
+        def valid(kept):
+            return isinstance(kept.get("ops"), dict) and isinstance(kept.get("copies"), dict) \
                 and isinstance(kept.get("launch"), (int, float)) \
                 and all(n.name in kept["ops"] for n in nodes) \
-                and all(n.name in kept["copies"] for n in jg.forward):
-            times = {n: kept["ops"][n.name] for n in nodes}
-            copies = {n: kept["copies"][n.name] for n in jg.forward}
-            launch = kept["launch"]
-        else:
-            measured = {}   # copies by (numel, dtype), for both
-            times = measure(nodes, flop_costs, _is_compute_intensive, copies=measured)
-            copies = copy_costs(jg.forward, copies=measured)
-            launch = launch_ms(device)
-            if cache is not None:
-                cache.put(key, {"ops": {n.name: ms for n, ms in times.items()},
-                                "copies": {n.name: ms for n, ms in copies.items()},
-                                "launch": launch})
+                and all(n.name in kept["copies"] for n in jg.forward)
+
+        def measured():
+            by_size = {}   # copies by (numel, dtype), for both
+            times = measure(nodes, flop_costs, _is_compute_intensive, copies=by_size)
+            copies = copy_costs(jg.forward, copies=by_size)
+            return {"ops": {n.name: ms for n, ms in times.items()},
+                    "copies": {n.name: ms for n, ms in copies.items()},
+                    "launch": launch_ms(device)}
+        kept = kept_or_measured(cache, key, valid, measured)
+        times = {n: kept["ops"][n.name] for n in nodes}
+        copies = {n: kept["copies"][n.name] for n in jg.forward}
         times.update({n: 0.0 for n in jg.forward + jg.backward if n not in times})
-        return times, jg.save_costs(lambda n: copies[n] / 2), launch
+        return times, jg.save_costs(lambda n: copies[n] / 2), kept["launch"]
 
     @staticmethod
     def _workspaces(joint_graph, jg, doc, cache):
@@ -739,22 +738,25 @@ class Partitioner:
         runs (jointcost.workspaces: measured on random tensors in
         inductor's layout), from the cache where it has them (keyed as
         _times's)."""
-        from .cache import cost_key
+        from .cache import cost_key, kept_or_measured
         from .jointcost import device_of, workspaces
         nodes = jg.extern_backward()
         if not nodes:
             return {}
+        kind = "joint graph: workspaces of the backward's library calls, real tensors" + \
+            (", each layout inductor may choose" if jg.channels_last else "")
         key = cost_key(str(joint_graph), doc, str(device_of(nodes)), torch.get_num_threads(),
-                       torch.__version__, kind="joint graph: workspaces of the backward's "
-                       "library calls, real tensors%s" % (", each layout inductor may choose" * jg.channels_last))
-        kept = cache.get(key) if cache is not None else None
-        if kept is not None and isinstance(kept.get("workspaces"), dict) \
-                and all(isinstance(kept["workspaces"].get(n.name), int) for n in nodes):
-            return {n: kept["workspaces"][n.name] for n in nodes}
-        got = workspaces(nodes, jg.channels_last, jg.copies)
-        if cache is not None:
-            cache.put(key, {"workspaces": {n.name: b for n, b in got.items()}})
-        return got
+                       torch.__version__, kind=kind)
+
+        def valid(kept):
+            return isinstance(kept.get("workspaces"), dict) \
+                and all(isinstance(kept["workspaces"].get(n.name), int) for n in nodes)
+
+        def measured():
+            got = workspaces(nodes, jg.channels_last, jg.copies)
+            return {"workspaces": {n.name: b for n, b in got.items()}}
+        kept = kept_or_measured(cache, key, valid, measured)
+        return {n: kept["workspaces"][n.name] for n in nodes}
 
     @staticmethod
     def _rates(jg, flop_costs, cache):
@@ -763,7 +765,7 @@ class Partitioner:
         where it has them (keyed by the device, the dtype, the threads and
         torch's version): a measurement would make every run's graph, and
         so its plan's key, another."""
-        from .cache import rate_key
+        from .cache import kept_or_measured, rate_key
         from .jointcost import device_of, rates
         by_dtype = {}
         for n in jg.ops():
@@ -774,14 +776,11 @@ class Partitioner:
         dtype = max(by_dtype, key=by_dtype.get) if by_dtype else torch.float32
         device = device_of(jg.ops())
         key = rate_key(str(device), str(dtype), torch.get_num_threads(), torch.__version__)
-        kept = cache.get(key) if cache is not None else None
         names = ("flops_per_byte", "flops_per_launch")
-        if kept is not None and all(isinstance(kept.get(k), (int, float)) for k in names):
-            return kept
-        got = rates(device, dtype)
-        if cache is not None:
-            cache.put(key, got)
-        return got
+        return kept_or_measured(cache, key,
+                                lambda kept: all(isinstance(kept.get(k), (int, float))
+                                                 for k in names),
+                                lambda: rates(device, dtype))
 
     @staticmethod
     def _cost(jg, saved, costs, saves):

@@ -77,15 +77,19 @@ def _top_level_ops(events):
     return sorted(spans, key=lambda s: s[1])
 
 
-def _cpu_step(step_fn):
+def _memory_events(raw):
+    """(time, index, signed bytes) of the CPU allocator's events among the
+    profiler's raw events, in time order."""
     cpu = (_DeviceType.CPU, _DeviceType.MKLDNN, _DeviceType.IDEEP)
+    return sorted((_event_time(e), i, e.nbytes()) for i, e in enumerate(raw)
+                  if e.name() == "[memory]" and e.device_type() in cpu)
+
+
+def _cpu_step(step_fn):
     with torch.autograd.profiler.profile(profile_memory=True) as prof:
         step_fn()
     raw = list(prof.kineto_results.events())
-    events = [(_event_time(e), i, e.nbytes())
-              for i, e in enumerate(raw)
-              if e.name() == "[memory]" and e.device_type() in cpu]
-    events.sort()
+    events = _memory_events(raw)
     live = peak = allocated = between = outside = 0
     spans = _top_level_ops(raw)
     ends = iter(spans)
@@ -150,9 +154,7 @@ def _cpu_workspaces(setups):
         got = _measured(setups, measure)
     raw = list(prof.kineto_results.events())
     spans = {e.name(): (_event_time(e), _event_end(e)) for e in raw if e.name() in set(marks)}
-    cpu = (_DeviceType.CPU, _DeviceType.MKLDNN, _DeviceType.IDEEP)
-    events = sorted((_event_time(e), i, e.nbytes()) for i, e in enumerate(raw)
-                    if e.name() == "[memory]" and e.device_type() in cpu)
+    events = _memory_events(raw)
     sizes, live, k = {}, 0, 0
     for mark in marks:
         start, end = spans[mark]

@@ -9,7 +9,7 @@ import time
 import torch
 
 from . import solve as solvemod
-from .cache import cost_key, open_cache
+from .cache import cost_key, kept_or_measured, open_cache
 from .codegen import Program
 from .execute import ABSENT, PlanError, fixed_values, measure_costs, resolve
 from .graph import Analysis
@@ -177,14 +177,13 @@ def _time_costs(a, tensors, cache):
     (execute.measure_costs), from the cache where it has them."""
     key = cost_key(a.traced.gm.code, a.to_json("step", {}), _device_name(tensors),
                    torch.get_num_threads(), torch.__version__)
-    kept = cache.get(key) if cache is not None else None
-    if kept is not None and all(r.name in kept for r in a.real):
-        return {r: kept[r.name] for r in a.real}
-    with no_autocast():
-        times = measure_costs(a, fixed_values(a, tensors))
-    if cache is not None:
-        cache.put(key, {r.name: ms for r, ms in times.items()})
-    return times
+
+    def measure():
+        with no_autocast():
+            times = measure_costs(a, fixed_values(a, tensors))
+        return {r.name: ms for r, ms in times.items()}
+    kept = kept_or_measured(cache, key, lambda v: all(r.name in v for r in a.real), measure)
+    return {r: kept[r.name] for r in a.real}
 
 
 def _program(a, forward_steps, backward_steps):
