@@ -852,18 +852,30 @@ def _gate_reuse():
     is freed after its last reader and allocated afresh, as the model
     counts. Installed once; other compiles keep inductor's rule."""
     from torch._inductor.codegen import wrapper
-    line = getattr(wrapper, "AllocateLine", None)
-    rule = getattr(line, "should_reuse_buffer", None)
+
+    def next_kernel_only(rule, self, free_line, size):
+        if getattr(self, "comm_buffer", False):
+            return rule(self, free_line, size)
+        return free_line.scheduler_node_index + 1 == self.scheduler_node_index
+    _install(getattr(wrapper, "AllocateLine", None), "should_reuse_buffer", next_kernel_only)
+
+
+def _install(owner, name, ours, wrap=None):
+    """Replace inductor's rule owner.name by one that asks
+    ours(rule, *args) while checkmate's backend lowers a program
+    (_compiling) and inductor's rule otherwise; the new rule is marked
+    `checkmate` and keeps inductor's as `inductors` (the tests ask it
+    too). wrap: what the class attribute is made of (staticmethod).
+    Once: nothing where owner lacks the rule or has ours already."""
+    rule = getattr(owner, name, None)
     if rule is None or getattr(rule, "checkmate", False):
         return
 
-    def should_reuse_buffer(self, free_line, size):
-        if not _compiling.get() or getattr(self, "comm_buffer", False):
-            return rule(self, free_line, size)
-        return free_line.scheduler_node_index + 1 == self.scheduler_node_index
-    should_reuse_buffer.checkmate = True
-    should_reuse_buffer.inductors = rule
-    line.should_reuse_buffer = should_reuse_buffer
+    def installed(*args):
+        return ours(rule, *args) if _compiling.get() else rule(*args)
+    installed.checkmate = True
+    installed.inductors = rule
+    setattr(owner, name, wrap(installed) if wrap else installed)
 
 
 def _fold_in_place():
@@ -887,17 +899,8 @@ def _fold_in_place():
     except (ImportError, AttributeError, IndexError):
         return
     for e in entries:
-        rule = e.extra_check
-        if getattr(rule, "checkmate", False):
-            continue
-
-        def extra_check(match, rule=rule):
-            if _compiling.get() and not _next_to_sum(match.output_node()):
-                return False
-            return rule(match)
-        extra_check.checkmate = True
-        extra_check.inductors = rule
-        e.extra_check = extra_check
+        _install(e, "extra_check", lambda rule, match: _next_to_sum(match.output_node())
+                 and rule(match))
 
 
 def _next_to_sum(add):
@@ -941,20 +944,12 @@ def _limit_fusion():
     every one of these is at or under the model. Installed once; other
     compiles keep inductor's rule."""
     from torch._inductor import choices, scheduler
-    cls = getattr(choices, "InductorChoices", None)
-    rule = getattr(cls, "can_fuse_horizontal", None)
     # The distance as inductor's own heuristic measures it, where it has one.
-    if rule is None or getattr(rule, "checkmate", False) \
-            or not hasattr(scheduler.Scheduler, "are_long_distant_nodes"):
-        return
-
-    def can_fuse_horizontal(scheduler, node1, node2, shared_data_score):
-        if _compiling.get() and _distance(node1, node2) > _FUSION_DISTANCE:
-            return False
-        return rule(scheduler, node1, node2, shared_data_score)
-    can_fuse_horizontal.checkmate = True
-    can_fuse_horizontal.inductors = rule
-    cls.can_fuse_horizontal = staticmethod(can_fuse_horizontal)
+    if hasattr(scheduler.Scheduler, "are_long_distant_nodes"):
+        _install(getattr(choices, "InductorChoices", None), "can_fuse_horizontal",
+                 lambda rule, sched, node1, node2, score:
+                 _distance(node1, node2) <= _FUSION_DISTANCE and rule(sched, node1, node2, score),
+                 staticmethod)
 
 
 @contextlib.contextmanager
