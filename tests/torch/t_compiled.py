@@ -684,7 +684,6 @@ def tied_peak(rule):
     return step_peak(step, "cpu")["peak"], r.plan_info
 
 
-folds.clear()
 ours, info = tied_peak("checkmate's")
 asked = list(folds)
 inductors, _ = tied_peak("inductor's")
@@ -694,6 +693,7 @@ ok(len([f for f in asked if f[0] and not f[1]]) == 2 and not any(got for _, got 
    "%.2f MB with inductor's folds; model %.2f MB)" % (
        ours / 1e6, inductors / 1e6, (info["plan_peak"] - info["fixed_memory"]) / 1e6),
    str(asked))
+
 
 def infeasible():
     r, m = remat(1000)
