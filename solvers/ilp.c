@@ -4,6 +4,7 @@
 #include "heuristic.h"
 #include "memory.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -131,22 +132,27 @@ static int prefer_outside(const struct graph *g, const struct solve_request *rq,
 	return take_start_plan(g, rq, from, why, out, err);
 }
 
-/* Solves with ops, and once more with the other backend when ops' process
- * dies (seen with Cbc 2.10.8: an assertion in Clp's pricing on a model that
- * the cbc program and GLPK solve); crash then says so. Returns as
- * solver_solve, *ops the backend that answered. */
+/* Solves with ops, and once more with the other backend, in the time left,
+ * when ops' process dies before its time limit (seen with Cbc 2.10.8: an
+ * assertion in Clp's pricing on a model that the cbc program and GLPK
+ * solve); crash then says so. Returns as solver_solve, *ops the backend
+ * that answered. */
 static int solve_or_retry(const struct solver_ops **ops, const struct milp *m,
 			  const struct solve_opts *so, struct milp_result *res, char *crash,
 			  size_t len, struct cm_error *err)
 {
+	double t0 = cm_clock();
 	int rc = solver_solve(*ops, m, so, res, err);
 
 	if (rc == SOLVER_CRASHED) {
 		const struct solver_ops *other = solver_find(*ops == &solver_cbc ? "glpk" : "cbc");
+		struct solve_opts again = *so;
 
 		snprintf(crash, len, "%.200s; solved with %s instead", err->msg, other->name);
 		*ops = other;
-		rc = solver_solve(*ops, m, so, res, err);
+		if (so->time_limit > 0)
+			again.time_limit = fmax(so->time_limit - (cm_clock() - t0), 0.01);
+		rc = solver_solve(*ops, m, &again, res, err);
 	}
 	return rc ? -1 : 0;
 }

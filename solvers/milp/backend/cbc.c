@@ -228,8 +228,12 @@ static int cbc_solve(const struct milp *m, const struct solve_opts *o,
 	}
 	Cbc_setLogLevel(model, 1);
 	Cbc_registerCallBack(model, on_message);
-	if (o->time_limit > 0)
+	if (o->time_limit > 0) {
+		/* On the clock, not on CPU time (Cbc's default): on a
+		 * loaded machine CPU seconds run slower than the user's. */
+		Cbc_setParameter(model, "timeMode", "elapsed");
 		Cbc_setMaximumSeconds(model, o->time_limit);
+	}
 	if (o->gap > 0) {
 		Cbc_setAllowableFractionGap(model, o->gap);
 	} else if (o->prune_tol > 0 && w.scale == 0) {

@@ -258,15 +258,16 @@ report:
 	_exit(0);
 }
 
-/* read_all for a message body: -2 at the deadline, -1 with err set when
- * the child is gone. */
-static int read_msg(int fd, void *buf, size_t len, double deadline, struct cm_error *err)
+/* What read_msg returns when the child is gone (receive decides). */
+#define RUN_GONE (-4)
+
+/* read_all for a message body: -2 at the deadline, RUN_GONE when the child
+ * is gone. */
+static int read_msg(int fd, void *buf, size_t len, double deadline)
 {
 	int rc = read_all(fd, buf, len, deadline);
 
-	if (rc == -1)
-		return cm_errorf(err, "the solver process died");
-	return rc;
+	return rc == -1 ? RUN_GONE : rc;
 }
 
 /* Reads what write_result wrote into *r; its x (malloc'd) is the caller's
@@ -277,7 +278,7 @@ static int read_result(int fd, const struct milp *m, double deadline, struct mil
 	struct msg_result mr;
 	int rc;
 
-	if ((rc = read_msg(fd, &mr, sizeof(mr), deadline, err)))
+	if ((rc = read_msg(fd, &mr, sizeof(mr), deadline)))
 		return rc;
 	*r = (struct milp_result){ .status = mr.status, .objective = mr.objective,
 				   .bound = mr.bound, .has_bound = mr.has_bound };
@@ -286,7 +287,7 @@ static int read_result(int fd, const struct milp *m, double deadline, struct mil
 	r->x = malloc((size_t)m->ncols * sizeof(double) + 1);
 	if (r->x == NULL)
 		return cm_errorf(err, "out of memory");
-	return read_msg(fd, r->x, (size_t)m->ncols * sizeof(double), deadline, err);
+	return read_msg(fd, r->x, (size_t)m->ncols * sizeof(double), deadline);
 }
 
 /* The runner's children: the read end of each one's pipe, and whether it
@@ -408,7 +409,7 @@ static int take_progress(struct receiver *rv, int fd)
 	struct solve_progress p;
 	int rc;
 
-	if ((rc = read_msg(fd, &p, sizeof(p), rv->deadline, rv->err)))
+	if ((rc = read_msg(fd, &p, sizeof(p), rv->deadline)))
 		return rc;
 	if (p.has_incumbent) {
 		rv->known.incumbent = p.incumbent;
@@ -429,7 +430,7 @@ static int take_lp(struct receiver *rv, int fd)
 	struct inbox *in = &rv->in;
 	int k, rc;
 
-	if ((rc = read_msg(fd, &k, sizeof(k), rv->deadline, rv->err)) ||
+	if ((rc = read_msg(fd, &k, sizeof(k), rv->deadline)) ||
 	    (rc = read_result(fd, rv->m, rv->deadline, &lp, rv->err))) {
 		free(lp.x);
 		return rc;
@@ -454,8 +455,8 @@ static int take_incumbent(struct receiver *rv, int fd)
 
 	if (x == NULL)
 		return cm_errorf(rv->err, "out of memory");
-	if ((rc = read_msg(fd, &obj, sizeof(obj), rv->deadline, rv->err)) ||
-	    (rc = read_msg(fd, x, len, rv->deadline, rv->err))) {
+	if ((rc = read_msg(fd, &obj, sizeof(obj), rv->deadline)) ||
+	    (rc = read_msg(fd, x, len, rv->deadline))) {
 		free(x);
 		return rc;
 	}
@@ -471,7 +472,7 @@ static int take_error(struct receiver *rv, int fd)
 	char msg[sizeof(rv->err->msg)];
 	int rc;
 
-	if ((rc = read_msg(fd, msg, sizeof(msg), rv->deadline, rv->err)))
+	if ((rc = read_msg(fd, msg, sizeof(msg), rv->deadline)))
 		return rc;
 	msg[sizeof(msg) - 1] = '\0';
 	return cm_errorf(rv->err, "%s", msg);
@@ -500,7 +501,7 @@ static int take_message(struct receiver *rv, int c)
 	int fd = rv->ch[c].fd, rc;
 	char tag;
 
-	if ((rc = read_msg(fd, &tag, 1, rv->deadline, rv->err)))
+	if ((rc = read_msg(fd, &tag, 1, rv->deadline)))
 		return rc;
 	switch (tag) {
 	case MSG_PROGRESS:
@@ -536,8 +537,9 @@ static void keep_incumbent(struct receiver *rv, int rc)
  * error, the deadline, or a stop request, reporting progress about once a
  * second from here (the children's own reports only update what is known)
  * and passing each LP of a sweep to o->on_lp in order. res is child 0's
- * result. Returns 0 with res filled, -1 with err set, -2 at the deadline
- * or when on_lp or o->halt asks to stop, -3 at a stop request (res->bound then holds
+ * result. Returns 0 with res filled, -1 with err set, -2 at the deadline,
+ * when a child dies past its time limit or when on_lp or o->halt asks to
+ * stop, -3 at a stop request (res->bound then holds
  * the last bound reported, res->x the last solution with status
  * MILP_FEASIBLE when one was reported). */
 static int receive(const struct child *chin, int jobs, const struct milp *m,
@@ -577,6 +579,12 @@ static int receive(const struct child *chin, int jobs, const struct milp *m,
 			goto out;
 	}
 out:
+	/* A child gone without its result died. Past its time limit that
+	 * ends the solve as the limit does (Cbc 2.10.8 faults in Cgl's
+	 * postprocessing when the limit stops its preprocessing). */
+	if (rc == RUN_GONE)
+		rc = o->time_limit > 0 && cm_clock() >= rv.t0 + o->time_limit ? -2 :
+		     cm_errorf(err, "the solver process died");
 	keep_incumbent(&rv, rc);
 	inbox_release(&rv.in);
 	return rc;

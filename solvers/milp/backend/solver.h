@@ -139,7 +139,9 @@ int solver_caps_memory(void);
  * is killed a little after the limit and the result is MILP_NO_SOLUTION with
  * the last bound reported (MILP_FEASIBLE when the backend reported a
  * solution through solve_opts.incumbent). Progress reaches o->progress in
- * this process. A crash of the backend stays in the child. With o->jobs >
+ * this process. A crash of the backend stays in the child; one past the
+ * time limit is taken as the limit (a fault in Cbc 2.10.8's postprocessing
+ * when the limit stops its preprocessing). With o->jobs >
  * 1, a sweep's LPs are shared by that many children; res is still the
  * first LP's. The children run in their own process group (a terminal's
  * SIGINT reaches this process only) and die with it; once stop_requested()
