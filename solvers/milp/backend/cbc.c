@@ -217,9 +217,10 @@ static int cbc_answer(Cbc_Model *model, const struct milp *m, const struct solve
 		      const struct whole *w, struct milp_result *res, struct cm_error *err)
 {
 	int in_time = o->time_limit <= 0 || cm_clock() - cbc_ctx.t0 < o->time_limit;
+	int infeasible = Cbc_isProvenInfeasible(model);
 	const double *x = Cbc_bestSolution(model);
 
-	if (Cbc_isProvenInfeasible(model) && in_time) {
+	if (infeasible && in_time) {
 		res->status = MILP_INFEASIBLE;
 		return 0;
 	}
@@ -237,7 +238,7 @@ static int cbc_answer(Cbc_Model *model, const struct milp *m, const struct solve
 	}
 	/* A bound from a solve that claimed infeasibility out of time is
 	 * not one. */
-	if (!Cbc_isProvenInfeasible(model)) {
+	if (!infeasible) {
 		res->bound = Cbc_getBestPossibleObjValue(model);
 		res->has_bound = res->bound > -1e49 && res->bound < 1e49;
 		if (res->has_bound)
