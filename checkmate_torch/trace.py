@@ -19,6 +19,8 @@ import torch
 from torch.fx.experimental.proxy_tensor import make_fx
 from torch.utils import _pytree as pytree
 
+from .alias import distinct
+
 
 class TraceError(Exception):
     pass
@@ -74,18 +76,31 @@ class _Leaves:
 
 class Inputs(_Leaves):
     """A call's (args, kwargs): the tree structure and the non-tensor
-    leaves are held constant by a trace, the tensors are the graph's
-    inputs."""
+    leaves are held constant by a trace, the tensors (placed) are the
+    graph's inputs. A tensor that requires a gradient and is passed at
+    several positions is one input of the graph, so that the step adds
+    up its gradients as autograd does (in the same order); any other is
+    one input per position, whatever the call's tensors share (alias.py):
+    where[i] is the index in placed of tensor i."""
 
     def __init__(self, args, kwargs):
         super().__init__((tuple(args), dict(kwargs or {})))
+        first, self.where, self.placed = {}, [], []
+        for t in self.tensors:
+            k = first.get(id(t)) if t.requires_grad else None
+            if k is None:
+                k = len(self.placed)
+                first.setdefault(id(t), k)
+                self.placed.append(t)
+            self.where.append(k)
 
     def key(self):
         """What a plan depends on: shapes, strides, dtypes, devices, which
-        require gradients, the constants and the structure."""
+        require gradients, which are one input, the constants and the
+        structure."""
         shapes = tuple((tuple(t.shape), t.stride(), t.dtype, str(t.device), t.requires_grad)
                        for t in self.tensors)
-        return (str(self.spec), repr(self.constants), shapes)
+        return (str(self.spec), repr(self.constants), shapes, tuple(self.where))
 
 
 def _autocast_devices():
@@ -140,7 +155,7 @@ class Traced:
     def placeholder_roles(self):
         n_tan = len(self.out.diff) if self.out is not None else 0
         return (["param"] * len(self.param_names) + ["buffer"] * len(self.buffer_names)
-                + ["input"] * len(self.inputs.tensors) + ["tangent"] * n_tan)
+                + ["input"] * len(self.inputs.placed) + ["tangent"] * n_tan)
 
     def split_outputs(self, flat):
         """(loss or None, output fx nodes, gradient fx nodes)."""
@@ -358,8 +373,10 @@ def _trace(model, args, kwargs, mode, within):
     params = [p.detach() for p in model.parameters()]
     buffers = [b.detach() for b in model.buffers()]
     inputs = Inputs(args, kwargs)
+    # a placeholder per placed input, whatever they share (alias.py)
+    xs_in = distinct(inputs.placed)
     wants_grad = [p.requires_grad for p in model.parameters()]
-    input_grad = [t.requires_grad and t.is_floating_point() for t in inputs.tensors]
+    input_grad = [t.requires_grad and t.is_floating_point() for t in xs_in]
 
     p_names = _all_names(model, list(model.parameters()))
     b_names = _all_names(model, list(model.buffers()))
@@ -378,7 +395,7 @@ def _trace(model, args, kwargs, mode, within):
         xs = [x.requires_grad_(True) if w else x for x, w in zip(xs, input_grad)]
         state = {name: ps[i] for name, i in p_names}
         state.update((name, bs[i]) for name, i in b_names)
-        a, k = inputs.rebuild(xs)
+        a, k = inputs.rebuild([xs[i] for i in inputs.where])
         traced = torch.is_autocast_cache_enabled()
         torch.set_autocast_cache_enabled(cache)
         try:
@@ -434,7 +451,7 @@ def _trace(model, args, kwargs, mode, within):
 
     tangents = []
     if mode == "tangents":
-        _fake_run(probe, params, buffers, inputs.tensors)
+        _fake_run(probe, params, buffers, xs_in)
         tangents = tangents_of(seen["out"])
     if within is not None:
         plain = step
@@ -443,7 +460,7 @@ def _trace(model, args, kwargs, mode, within):
             with within():
                 return plain(*a)
     try:
-        gm = _make_fx(step, params, buffers, inputs.tensors, tangents)
+        gm = _make_fx(step, params, buffers, xs_in, tangents)
     except TraceError as e:
         # A returned value whose backward reads a tensor the forward wrote
         # in place afterwards (side = head(h); h[:, 0] = 0): an ordinary
@@ -452,14 +469,14 @@ def _trace(model, args, kwargs, mode, within):
         if mode != "tangents" or _WRITTEN_AFTER not in str(e.__cause__):
             raise
         out.unreadable = [i for i in out.diff
-                          if _fails(backward_of(i), params, buffers, inputs.tensors)]
+                          if _fails(backward_of(i), params, buffers, xs_in)]
         if not out.unreadable:
             raise
         out.diff = [i for i in out.diff if i not in out.unreadable]
         tangents = tangents_of(out)
-        gm = _make_fx(step, params, buffers, inputs.tensors, tangents)
+        gm = _make_fx(step, params, buffers, xs_in, tangents)
     return Traced(gm, (param_names, buffer_names), inputs, seen.get("out"),
-                  seen["grad_of"]), params + buffers + inputs.tensors + tangents
+                  seen["grad_of"]), params + buffers + xs_in + tangents
 
 
 _WRITTEN_AFTER = "modified by an inplace operation"

@@ -8,7 +8,7 @@ import time
 
 import torch
 
-from . import solve as solvemod
+from . import alias, solve as solvemod
 from .cache import cost_key, kept_or_measured, open_cache
 from .codegen import Program
 from .execute import ABSENT, PlanError, fixed_values, measure_costs, resolve
@@ -93,6 +93,10 @@ class Compiled:
         # the placeholders that get gradients (in the order of grad_of):
         # the autograd node's inputs
         self.edges = [i if kind == "param" else n_fixed + i for kind, i in traced.grad_of]
+        # the parameters, buffers and inputs the step writes (alias.py)
+        self.n_state = n_fixed
+        self.written = [k for k, p in enumerate(q for q in a.placeholders
+                                                if a.role[q] != "tangent") if p in a.final]
         self.grad_meta = [_meta(a.fake.get(g)) for g in a.grads]
 
     def timed(self, ms):
@@ -117,10 +121,28 @@ class Compiled:
         # not look into (apply's own time grows with its tensors: 127 us
         # for ResNet-50's 320 parameters and buffers, 79 for its 161
         # parameters).
-        tensors = params + buffers + inputs.tensors
+        tensors = params + buffers + inputs.placed
+        shared = self.shared_memory(tensors, inputs)
         out = self.traced.out
-        res = _Step.apply(self, tensors, *[tensors[k] for k in self.edges])
+        res = _Step.apply(self, tensors, shared, *[tensors[k] for k in self.edges])
         return out.rebuild([res[out.slot[f]] for f in out.first])
+
+    def shared_memory(self, tensors, inputs):
+        """What the call's tensors (parameters, buffers, inputs) share
+        (alias.py): refuses a call where a tensor the step writes shares
+        memory with an input; the parameters whose gradients go back
+        through autograd, as they share memory with an input that
+        requires a gradient."""
+        bad = alias.clash(self.written, tensors, self.n_state)
+        if bad is not None:
+            given = alias.input_names(*inputs.rebuild(inputs.tensors), len(inputs.tensors))
+            names = self.traced.param_names + self.traced.buffer_names + \
+                [given[inputs.where.index(i)] for i in range(len(inputs.placed))]
+            k, j = (names[i] for i in bad)
+            raise RematError("%s shares memory with %s, and the step writes %s in place; a "
+                             "plan reads what it writes from a copy, so pass tensors that "
+                             "share no memory (.clone() one)" % (k, j, k))
+        return alias.shared_params(tensors, self.n_params, self.n_state)
 
 
 _MODULE_WALK = (torch.nn.Module.parameters, torch.nn.Module.buffers,
@@ -209,7 +231,7 @@ class _Step(torch.autograd.Function):
     saved tensors would."""
 
     @staticmethod
-    def forward(ctx, compiled, tensors, *edged):
+    def forward(ctx, compiled, tensors, shared, *edged):
         ctx.set_materialize_grads(False)
         t0 = time.perf_counter()
         with no_autocast():
@@ -233,6 +255,7 @@ class _Step(torch.autograd.Function):
         ctx.state = state
         ctx.compiled = compiled
         ctx.params = tensors[:compiled.n_params]
+        ctx.shared = shared
         return tuple(res)
 
     @staticmethod
@@ -264,7 +287,7 @@ class _Step(torch.autograd.Function):
         unreached = {j for j, ts in enumerate(c.analysis.grad_tangents) if ts and not ts & given}
         _quiet_hooks([ctx.params[i] for j, (kind, i) in enumerate(c.traced.grad_of)
                       if j in unreached and kind == "param"])
-        into = _accumulate_into(ctx.params, c.traced.grad_of, c.grad_meta)
+        into = _accumulate_into(ctx.params, c.traced.grad_of, c.grad_meta, ctx.shared)
         with no_autocast():
             if len(given) == len(tangents):
                 grads = c.program.backward(state, tangents, into)
@@ -280,7 +303,8 @@ class _Step(torch.autograd.Function):
                 except PlanError as e:
                     raise RematError("plan: %s" % e) from None
         c.timed(ctx.forward_ms + (time.perf_counter() - t0) * 1e3)
-        return (None, None) + tuple(None if j in unreached else g for j, g in enumerate(grads))
+        return (None, None, None) + tuple(None if j in unreached else g
+                                          for j, g in enumerate(grads))
 
 
 def _quiet_hooks(params):
@@ -304,7 +328,7 @@ def _quiet_hooks(params):
         torch.autograd.Variable._execution_engine.queue_callback(refill)
 
 
-def _accumulate_into(params, grad_of, meta):
+def _accumulate_into(params, grad_of, meta, shared):
     """For each gradient of the step (in the order of grad_of), the .grad
     tensor it is added into as soon as it is produced, or None: a
     parameter gradient is added in place into the parameter's existing
@@ -312,12 +336,15 @@ def _accumulate_into(params, grad_of, meta):
     does not hold every new gradient until the backward ends. Gradients
     of inputs, of parameters whose .grad is None or that have hooks, or
     whose .grad differs from the gradient (meta: its traced shape, dtype
-    and sparsity) go back through autograd."""
+    and sparsity), or that share memory with an input that requires a
+    gradient (shared: autograd adds the input's share first) go back
+    through autograd."""
     out = []
     for (kind, k), m in zip(grad_of, meta):
         p = params[k] if kind == "param" else None
         old = p.grad if p is not None else None
         ok = old is not None and m == (old.shape, old.dtype, False) and not old.is_sparse \
+            and k not in shared \
             and not p._backward_hooks and not getattr(p, "_post_accumulate_grad_hooks", None)
         out.append(old if ok else None)
     return out
@@ -372,7 +399,9 @@ class Remat(torch.nn.Module):
             tuple([(p.requires_grad, p.shape, p.dtype) for p in params])
 
     def _compile(self, args, kwargs):
-        key = self._key(Inputs(args, kwargs), state_tensors(self.model)[0])
+        inputs = Inputs(args, kwargs)
+        params, buffers = state_tensors(self.model)
+        key = self._key(inputs, params)
         c = self._plans.get(key)
         if c is None:
             was = self.model.training
@@ -381,6 +410,7 @@ class Remat(torch.nn.Module):
                 c = Compiled(self.model, args, kwargs, *self._settings)
             finally:
                 self.model.train(was)
+            c.shared_memory(params + buffers + inputs.placed, inputs)
             self._plans[key] = c
         return c
 
