@@ -21,6 +21,7 @@ trains another model where its partition recomputes a read of a buffer
 the forward writes, docs/torch.md)."""
 
 TOL = 1e-4
+ALIAS = False   # calls whose tensors share memory (fuzz_gen.build's alias; --alias)
 FRACS = (0.7, 1.0)
 STEPS = 3
 
@@ -32,7 +33,7 @@ def losses(seed, device, make, memory=None):
     checkmate_torch.measure.step_peak goes in it."""
     import torch
     import fuzz_gen
-    model, make_batch, loss_fn, desc = fuzz_gen.build(seed, device=device)
+    model, make_batch, loss_fn, desc = fuzz_gen.build(seed, device=device, alias=ALIAS)
     module = make(model, make_batch(0))
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     torch.manual_seed(seed + 1)

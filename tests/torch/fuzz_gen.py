@@ -74,8 +74,9 @@ class Net(nn.Module):
         self.head = head
         self.outspec = outspec
 
-    def forward(self, x=None, ids=None, mask=None, y=None, scale=1.0):
-        ctx = {"x": x, "ids": ids, "mask": mask, "y": y, "scale": scale, "acts": [], "outs": []}
+    def forward(self, x=None, ids=None, mask=None, y=None, scale=1.0, tgt=None):
+        ctx = {"x": x, "ids": ids, "mask": mask, "y": y, "scale": scale, "tgt": tgt,
+               "acts": [], "outs": []}
         h = self.entry(None, ctx)
         for b in self.blocks:
             h = b(h, ctx)
@@ -104,6 +105,10 @@ def _entry(s, h, ctx, parts):
         elif p == "y":
             y = s.lin_y(ctx["y"])
             h = y if h is None else h + y
+    if ctx["tgt"] is not None:
+        # a causal LM's loss against targets (-100 ignored), added to h
+        logits = s.lm(h)
+        h = h + F.cross_entropy(logits.reshape(-1, logits.shape[-1]), ctx["tgt"].reshape(-1))
     return h
 
 
@@ -787,11 +792,44 @@ def _shared_block(r, st):
     return b, "tanh(Linear(%d, %d)) applied %d times" % (D, D, times)
 
 
-def build(seed, data_dep_rate=0.06, device="cpu"):
+# How calls share memory where build's alias is on (_alias_mode):
+#   ids_twice  a causal LM's targets `tgt`, the ids themselves where the
+#              step aliases (labels=input_ids), else targets of their own
+#              with -100s
+#   same       y is x
+#   overlap    x and y overlapping views of one tensor (shifted by one
+#              along the last axis; on images y is x[:, :, 0, 0])
+#   param      x a view of the entry's weight (requiring a gradient where
+#              x would; y is drawn as usual)
+ALIAS_MODES = ("ids_twice", "same", "overlap", "param")
+
+
+def _alias_mode(seed, layout, use_ids, use_x):
+    """(mode, which of the 3 steps' calls alias): from a generator of the
+    seed's own, among the modes the model's inputs allow."""
+    r = random.Random("alias %d" % seed)
+    modes = [m for m, can in (("ids_twice", use_ids and layout == "seq"),
+                              ("same", use_x and layout != "img"),
+                              ("overlap", use_x), ("param", use_x)) if can]
+    return r.choice(modes), r.choice([(1, 0, 1), (0, 1, 1), (1, 1, 0)])
+
+
+def _param_view(w, b, shape, grad):
+    """A tensor of shape (b,) + shape that is a view of parameter w
+    (w's first elements, else its first repeated): requiring a gradient
+    (through the view, into w) where grad."""
+    n = math.prod(shape)
+    flat = (w if grad else w.detach()).reshape(-1)
+    part = flat[:n] if flat.numel() >= n else flat[:1].expand(n)
+    return part.view(shape).unsqueeze(0).expand((b,) + tuple(shape))
+
+
+def build(seed, data_dep_rate=0.06, device="cpu", alias=False):
     """(model, make_batch, loss_fn, description) for seed; see the module's
     docstring. The model, the batches and the loss's constants are made on
     the CPU, from the same generators whatever the device, then moved to
-    device."""
+    device. alias: calls whose tensors share memory (ALIAS_MODES; another
+    model than the seed's without it)."""
     r = random.Random(seed)
     torch.manual_seed(seed)
     B = r.randint(2, 4)
@@ -802,6 +840,8 @@ def build(seed, data_dep_rate=0.06, device="cpu"):
     use_ids = layout == "seq" and r.random() < 0.4
     use_x = not use_ids or r.random() < 0.5
     use_y = r.random() < 0.25
+    mode, aliased = _alias_mode(seed, layout, use_ids, use_x) if alias else (None, None)
+    use_y = use_y or mode in ("same", "overlap")
     use_mask = layout == "seq" and r.random() < 0.4
     x_grad = use_x and r.random() < 0.3
     y_grad = use_y and r.random() < 0.5
@@ -831,6 +871,8 @@ def build(seed, data_dep_rate=0.06, device="cpu"):
     if use_y:
         entry.lin_y = nn.Linear(Din, D) if layout != "img" else \
             nn.Sequential(nn.Linear(Din, D), nn.Unflatten(1, (D, 1, 1)))
+    if mode == "ids_twice":
+        entry.lm = nn.Linear(D, vocab)
     lines.append("inputs: B=%d layout=%s x=%s%s ids=%s mask=%s y=%s%s" % (
         B, layout, xshape if use_x else None, " (grad)" if x_grad else "",
         (T, vocab) if use_ids else None, use_mask, yshape if use_y else None,
@@ -844,6 +886,9 @@ def build(seed, data_dep_rate=0.06, device="cpu"):
         flags.add("input_kwarg_y")
     if x_grad or y_grad:
         flags.add("input_grad")
+    if mode:
+        flags.add("alias_" + mode)
+        lines.append("alias: %s at steps %s" % (mode, [k for k in range(3) if aliased[k]]))
     st = _State(r, hshape, T if use_mask else None)
     st.flags = flags
     cfg = {"emitted": [], "data_dep_rate": data_dep_rate, "scale_used": False}
@@ -954,11 +999,30 @@ def build(seed, data_dep_rate=0.06, device="cpu"):
             vals["y"] = torch.randn((b,) + yshape, generator=g).to(device)
             if y_grad:
                 vals["y"].requires_grad_(True)
+        if mode:
+            _alias(vals, b, g, aliased[step % 3])
         args = tuple(vals.pop(k, None) for k in pos)
         kwargs = dict(vals)
         if scale_kw:
             kwargs["scale"] = scale
         return args, kwargs
+
+    def _alias(vals, b, g, on):
+        """vals changed as mode says for a call that aliases (on) or not."""
+        if mode == "ids_twice":
+            t = torch.randint(0, vocab, (b, T), generator=g).to(device)
+            t[:, 0] = -100
+            vals["tgt"] = vals["ids"] if on else t
+        elif on and mode == "same":
+            vals["y"] = vals["x"]
+        elif on and mode == "overlap" and layout == "img":
+            vals["y"] = vals["x"][:, :, 0, 0]
+        elif on and mode == "overlap":
+            base = torch.randn((b,) + xshape[:-1] + (Din + 1,), generator=g).to(device)
+            base.requires_grad_(x_grad or y_grad)
+            vals["x"], vals["y"] = base[..., :-1], base[..., 1:]
+        elif on and mode == "param":
+            vals["x"] = _param_view(entry.inp.weight, b, xshape, x_grad)
 
     wgen = torch.Generator().manual_seed(seed * 31 + 7)
     weights = {}

@@ -5,7 +5,7 @@ the same seed, compared bit for bit (docs/fuzzing.md, "The PyTorch
 fuzzer").
 
 Usage: PYTHON tests/torch/fuzz_run.py [--seeds A:B | --seed N] [--jobs N]
-           [--timeout S] [--device cpu|cuda] [--compile] [--json FILE]
+           [--timeout S] [--device cpu|cuda] [--compile] [--alias] [--json FILE]
            [--features] [--verbose] [CHECKMATE_BINARY]
 
 The binary: the argument, else $CHECKMATE, else
@@ -24,7 +24,10 @@ ordinary loop trains, and groups the messages (digits read as N). Exit
 status 0 when no seed was wrong or crashed, else 1.
 
 --compile fuzzes remat(compile=True) instead: losses against eager's
-and torch.compile's within a tolerance (fuzz_compiled.py).
+and torch.compile's within a tolerance (fuzz_compiled.py). --alias makes
+calls whose tensors share memory (fuzz_gen.ALIAS_MODES: the ids passed as
+targets, one tensor twice, overlapping views, a view of a parameter),
+the example and the later calls aliased or not, on models of their own.
 
 `--seed N --verbose` runs one seed in this process and prints the model,
 the harness's choices, every differing item and the traceback."""
@@ -42,6 +45,7 @@ ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 PKG_ROOT = ROOT  # where checkmate_torch is imported from (--package-root)
 DEVICE = "cpu"   # where the models train (--device)
 COMPILE = False  # remat(compile=True) instead (--compile)
+ALIAS = False    # calls whose tensors share memory (--alias, fuzz_gen.ALIAS_MODES)
 
 OUTCOMES = ("ok", "refused", "wrong", "crash", "skip")
 STEPS = 3
@@ -153,7 +157,7 @@ def train(seed, budget, ch, log):
     from torch.utils import _pytree as pytree
     import fuzz_gen
     import contextlib
-    model, make_batch, loss_fn, desc = fuzz_gen.build(seed, device=DEVICE)
+    model, make_batch, loss_fn, desc = fuzz_gen.build(seed, device=DEVICE, alias=ALIAS)
     m = model
     shapes = None
 
@@ -212,7 +216,9 @@ def train(seed, budget, ch, log):
                             items.append((name, _clone(v)))
             for i, t in enumerate(inputs):
                 if isinstance(t, torch.Tensor) and t.is_floating_point() and t.requires_grad:
-                    items.append(("step %d input %d .grad" % (step, i), _clone(t.grad)))
+                    # a view's gradient reaches the tensor it views
+                    leaf = t if t.is_leaf else t._base
+                    items.append(("step %d input %d .grad" % (step, i), _clone(leaf.grad)))
             for n, p in model.named_parameters():
                 items.append(("step %d .grad of %s" % (step, n), _clone(p.grad)))
             opt.step()
@@ -325,7 +331,7 @@ def run_seed(seed, verbose=False):
             rec["outcome"], rec["message"] = "skip", "ordinary %s: %s" % (stage, _first_line(exc))
             try:
                 import fuzz_gen
-                rec["features"] = list(fuzz_gen.build(seed)[3].features)
+                rec["features"] = list(fuzz_gen.build(seed, alias=ALIAS)[3].features)
             except Exception:
                 pass
             if verbose:
@@ -415,6 +421,7 @@ def one_seed(seed, verbose=False):
     """seed's record, in the mode of --compile."""
     if COMPILE:
         import fuzz_compiled
+        fuzz_compiled.ALIAS = ALIAS
         t0 = time.time()
         rec = fuzz_compiled.run_seed(seed, DEVICE)
         rec.update(secs=round(time.time() - t0, 3), log=[])
@@ -422,9 +429,9 @@ def one_seed(seed, verbose=False):
     return run_seed(seed, verbose)
 
 
-def _worker(conn, pkg_root, device, compiled):
-    global PKG_ROOT, DEVICE, COMPILE
-    PKG_ROOT, DEVICE, COMPILE = pkg_root, device, compiled
+def _worker(conn, pkg_root, device, compiled, alias):
+    global PKG_ROOT, DEVICE, COMPILE, ALIAS
+    PKG_ROOT, DEVICE, COMPILE, ALIAS = pkg_root, device, compiled, alias
     setup()
     conn.send("ready")  # torch imported: the seeds' clocks start now
     while True:
@@ -448,7 +455,8 @@ def run_many(seeds, jobs, timeout, progress=None):
 
     def start():
         a, b = ctx.Pipe()
-        p = ctx.Process(target=_worker, args=(b, PKG_ROOT, DEVICE, COMPILE), daemon=True)
+        p = ctx.Process(target=_worker, args=(b, PKG_ROOT, DEVICE, COMPILE, ALIAS),
+                       daemon=True)
         p.start()
         b.close()
         workers[a] = [p, None, None]
@@ -621,6 +629,8 @@ def main(argv=None):
                     help="where the models train (default cpu)")
     ap.add_argument("--compile", action="store_true",
                     help="fuzz remat(compile=True) against eager and torch.compile")
+    ap.add_argument("--alias", action="store_true",
+                    help="calls whose tensors share memory (fuzz_gen.ALIAS_MODES): other models")
     ap.add_argument("--json", help="write one record per seed (a JSON list) to this file")
     ap.add_argument("--features", action="store_true",
                     help="also print the outcomes per feature")
@@ -628,8 +638,9 @@ def main(argv=None):
     ap.add_argument("--package-root", default=ROOT,
                     help="the folder checkmate_torch is imported from (default: this checkout)")
     o = ap.parse_args(argv)
-    global PKG_ROOT, DEVICE, COMPILE
+    global PKG_ROOT, DEVICE, COMPILE, ALIAS
     PKG_ROOT, DEVICE, COMPILE = os.path.abspath(o.package_root), o.device, o.compile
+    ALIAS = o.alias
     if o.binary:
         os.environ["CHECKMATE"] = os.path.abspath(o.binary)
     if PKG_ROOT not in sys.path:
@@ -669,7 +680,8 @@ def main(argv=None):
                     json.dump([], f)
             return 0
         print("# torch %s, %s, seeds %s, %d job(s), %s%s; checkmate_torch %s" % (
-            ver, sys.executable, o.seeds, o.jobs, DEVICE, ", compile=True" if COMPILE else "",
+            ver, sys.executable, o.seeds, o.jobs, DEVICE,
+            (", compile=True" if COMPILE else "") + (", aliased calls" if ALIAS else ""),
             revision()))
         sys.stdout.flush()
 
