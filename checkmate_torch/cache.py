@@ -12,8 +12,8 @@ under ROOT/plans or ROOT/costs:
   rate_key   the device, the dtype, the number of threads and the torch
              version (jointcost.rates);
   info_key   a compiled graph's partition figures (plan_info), by
-             partition_uuid and the graph dynamo gives the backend with
-             its inputs' sizes.
+             partition_uuid, the graph dynamo gives the backend with its
+             inputs' sizes, and autocast's state.
 partition_uuid is also the compiled mode's partitioner's uuid in
 AOTAutograd's cache key (compiled.py): everything that decides a
 partition besides the joint graph.
@@ -145,11 +145,14 @@ def partition_uuid(binary, budget, time_limit, cost):
                                    "package": _package_digest()})
 
 
-def info_key(uuid, graph_code, inputs):
+def info_key(uuid, graph_code, inputs, modes):
     """The key of a compiled graph's plan_info: uuid (partition_uuid),
-    the code of the graph dynamo gives the backend, and inputs, the text
-    of its inputs' trace.Inputs key (sizes, strides, dtypes, ...)."""
-    return "plans", _digest({"partition figures": uuid}, graph_code.encode(), inputs)
+    the code of the graph dynamo gives the backend, inputs, the text of
+    its inputs' trace.Inputs key (sizes, strides, dtypes, ...), and modes,
+    the text of what else makes another joint graph of the same graph
+    (trace.autocast_key: an autocast process's partition is not an fp32
+    one's, though dynamo's graph is the same)."""
+    return "plans", _digest({"partition figures": uuid}, graph_code.encode(), inputs, modes)
 
 
 class Cache:

@@ -37,7 +37,7 @@ import torch
 from . import solve as solvemod
 from .cost import flops
 from .graph import draws_random, in_order_steps, steps_peak
-from .trace import Inputs
+from .trace import Inputs, autocast_key
 
 
 class CompiledError(Exception):
@@ -1025,7 +1025,8 @@ def backend(budget, time_limit, binary, cache, cost="flops"):
         made = len(part.info)
         if uuid is None or not torch._functorch.config.enable_autograd_cache:
             return compile_step(gm, example_inputs, False)
-        key = info_key(uuid, gm.code, repr(Inputs(example_inputs, None).key()))
+        key = info_key(uuid, gm.code, repr(Inputs(example_inputs, None).key()),
+                       repr(autocast_key()))
         out = compile_step(gm, example_inputs, True)
         if len(part.info) == made:
             kept = cache.get(key)

@@ -182,7 +182,9 @@ ok(rel < 1e-5 and gd < 1e-4,
 # budget: the compiled forward and backward from AOTAutograd's cache, no
 # partition made, the figures from checkmate's cache. Another budget: no
 # hit (the partitioner's uuid is in the key). Checkmate's cache emptied: a
-# hit without figures compiles again, partitioning.
+# hit without figures compiles again, partitioning. Then a step under fp16
+# autocast, another joint graph of dynamo's same graph: it partitions, and
+# the next fp32 process's figures are still its own (the first's).
 CHILD = r"""
 import sys
 sys.path.insert(0, %(root)r)
@@ -192,21 +194,26 @@ torch.manual_seed(0)
 m = torch.nn.Sequential(torch.nn.Linear(16, 64), torch.nn.GELU(), torch.nn.Linear(64, 3))
 x = torch.randn(8, 16)
 r = checkmate_torch.remat(m, (x,), budget=%(budget)d, compile=True)
-r(x).sum().backward()
+with torch.autocast("cpu", dtype=torch.float16, enabled=%(autocast)s):
+    out = r(x)
+out.float().sum().backward()
 from torch._dynamo.utils import counters
-print(r.plan_info["cached"], counters["aot_autograd"]["autograd_cache_hit"],
-      len(r._partitioner.info))
+i = r.plan_info
+print(i["cached"], counters["aot_autograd"]["autograd_cache_hit"], len(r._partitioner.info))
+print(i["saved"], i["recomputed"], i["plan_peak"])
 """
 
 
-def child(budget, env):
+def child(budget, env, autocast=False):
+    """(the child's cached, AOTAutograd hits and partitions; its figures)."""
     import subprocess
     root = os.path.abspath(os.path.join(HERE, "..", ".."))
-    p = subprocess.run([sys.executable, "-c", CHILD % {"root": root, "budget": budget}],
+    p = subprocess.run([sys.executable, "-c", CHILD % {"root": root, "budget": budget,
+                                                       "autocast": autocast}],
                        capture_output=True, text=True, env=env)
     lines = p.stdout.strip().splitlines()
-    return lines[-1] if p.returncode == 0 and lines else "exit %d: %s" % (
-        p.returncode, (p.stderr.strip().splitlines() or [""])[-1])
+    return tuple(lines[-2:]) if p.returncode == 0 and len(lines) > 1 else ("exit %d: %s" % (
+        p.returncode, (p.stderr.strip().splitlines() or [""])[-1]), None)
 
 
 with tempfile.TemporaryDirectory() as d:
@@ -216,10 +223,15 @@ with tempfile.TemporaryDirectory() as d:
     runs = [child(10 ** 6, env) for _ in range(2)] + [child(9 * 10 ** 5, env)]
     shutil.rmtree(plans)
     runs.append(child(10 ** 6, env))
-ok(runs == ["False 0 1", "True 1 1", "False 0 1", "False 1 1"],
+    runs += [child(10 ** 6, env, True), child(10 ** 6, env)]
+ok([r[0] for r in runs[:4]] == ["False 0 1", "True 1 1", "False 0 1", "False 1 1"],
    "second processes, caches on disk: the same budget's step from AOTAutograd's cache with "
    "its figures from checkmate's; another budget misses; without checkmate's cache a hit "
-   "partitions again (plan cached, AOTAutograd's hits, partitions: %s)" % runs)
+   "partitions again (plan cached, AOTAutograd's hits, partitions: %s)" % [r[0] for r in runs])
+ok(runs[4][0] == "False 0 1" and runs[5][0] == "True 1 1" and runs[5][1] == runs[0][1]
+   and runs[4][1] != runs[0][1],
+   "an fp16-autocast process partitions afresh, and the next fp32 process's figures are its "
+   "own (saved, recomputed, plan peak: %s)" % [r[1] for r in runs])
 
 # Eval mode and no-grad run the model itself.
 r, m = remat("90%")
