@@ -28,7 +28,9 @@ measured."""
 import contextlib
 import contextvars
 import functools
+import logging
 import operator
+import re
 import threading
 import types
 
@@ -664,9 +666,11 @@ class Partitioner:
             doc, costs = jg.to_json("joint graph", costs, saves, workspaces)
             try:
                 part, hit = solvemod.partition(binary, doc, arg, time_limit, cache)
-            except solvemod.SolveError:
+            except solvemod.SolveError as e:
                 if found is None:
-                    raise
+                    raise solvemod.SolveError("%s; %s" % (e, _least_fitting(
+                        doc, int(arg) if arg.isdigit() else 0, jg.fixed, ca_peak, time_limit,
+                        binary, cache))) from None
                 break
             missing = [n for n in part["saved"] if n not in jg.by_name]
             if missing:
@@ -807,6 +811,35 @@ class Partitioner:
                 partitioners.choose_saved_values_set = orig
 
 
+def _least_fitting(doc, failed, fixed, peak, time_limit, binary, cache, probes=8):
+    """Where no partition fits a budget: the least budget at which one is
+    found, by bisection between the budget that failed (failed bytes, or
+    0) and the checkpoint-all peak, to 2% of the activations (peak less
+    fixed memory), at most `probes` solves of at most 10 s; in words, in
+    bytes and as fixed memory + a fraction of the activations."""
+    def fits(budget):
+        try:
+            return solvemod.partition(binary, doc, str(budget), min(time_limit, 10), cache
+                                      )[0]["memory"]
+        except solvemod.SolveError:
+            return None
+    lo, hi = max(failed, fixed), fits(peak)
+    if hi is None:
+        return "none is found at the checkpoint-all peak (%d) either" % peak
+    for _ in range(probes):
+        if hi - lo <= 0.02 * (peak - fixed):
+            break
+        mid = (lo + hi) // 2
+        got = fits(mid)
+        if got is None:
+            lo = mid
+        else:
+            hi = got
+    act = (hi - fixed) / (peak - fixed) if peak > fixed else 1.0
+    return ("the least budget that fits is about %d bytes, fixed memory + %.2f of the "
+            "activations (a partition found at %d, none found at %d)" % (hi, act, hi, lo))
+
+
 def _saved_bytes(saved, node_info):
     """Bytes of the saved values besides the inputs and their views."""
     inputs = set(node_info.inputs)
@@ -826,6 +859,27 @@ def has_hook():
     except ImportError:
         return False
     return hasattr(ic, "custom_partitioner_fn")
+
+
+_LOG_METHOD = re.compile(r"(debug|info|warning|warn|error|exception|critical|fatal|log)(_\w+)?$")
+
+
+def quiet_logging():
+    """A context in which dynamo takes the methods of logging.Logger as
+    calls that do nothing, instead of breaking the graph there: those of
+    logging and those libraries add to the class (transformers'
+    warning_once, which a Hugging Face LM called with labels= runs
+    inside its forward). A message the step would log is not logged
+    when the step is compiled (torch.compile, breaking the graph there,
+    logs it). Where this torch's dynamo has no such setting, a
+    nullcontext: the graph breaks, and compile=True says where."""
+    cfg = torch._dynamo.config
+    ignored = getattr(cfg, "ignore_logging_functions", None)
+    if ignored is None:
+        return contextlib.nullcontext()
+    ours = {f for name, f in vars(logging.Logger).items()
+            if callable(f) and _LOG_METHOD.match(name)}
+    return cfg.patch(ignore_logging_functions=set(ignored) | ours)
 
 
 _compiling = contextvars.ContextVar("checkmate_compiling", default=False)

@@ -224,7 +224,7 @@ def _user_frame(tb):
     where the user's code made the failing call."""
     where = None
     for fr in traceback.extract_tb(tb):
-        if _outside(fr.filename):
+        if outside(fr.filename):
             where = "%s:%d" % (os.path.basename(fr.filename), fr.lineno)
     return where
 
@@ -280,7 +280,7 @@ def _explain(exc):
 _TORCH = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
 
 
-def _outside(filename):
+def outside(filename):
     """Whether filename is the user's: neither torch's nor this package's."""
     path = os.path.abspath(filename)
     return not path.startswith(_TORCH) and os.path.dirname(path) != _HERE

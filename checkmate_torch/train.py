@@ -4,6 +4,7 @@ forward and the rest in its backward (docs/torch.md, "Training with a
 plan")."""
 import os
 import platform
+import re
 import time
 
 import torch
@@ -15,11 +16,14 @@ from .execute import ABSENT, PlanError, fixed_values, measure_costs, resolve
 from .graph import Analysis
 from .script import ScriptError, ScriptProgram
 from .strides import Corrections, measure
-from .trace import Inputs, autocast_key, no_autocast, trace
+from .trace import Inputs, autocast_key, no_autocast, outside as _outside, tensors_of, trace
 
 
 class RematError(Exception):
     pass
+
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 # The oldest torch remat runs on (docs/torch.md, "Versions"): on torch 1.13
@@ -174,6 +178,30 @@ def state_tensors(model):
                 walk(c)
     walk(model)
     return params, buffers
+
+
+def _raise_ordinary_failure(model, args, kwargs):
+    """Raises what the model's own forward raises on the call, if it
+    raises: where no plan is made, a mistake in the call (a dtype the
+    trace's fake tensors let through, such as a float64 input to a
+    float32 matmul) is the error to report, not the budget. The forward
+    runs without gradients; the model's buffers and the generators are
+    put back as they were. Running out of memory is no such mistake."""
+    buffers = [(b, b.detach().clone()) for b in model.buffers()]
+    cuda = sorted({t.device.index or 0 for t in tensors_of((args, kwargs))
+                   if t.device.type == "cuda"})
+    oom = getattr(torch, "OutOfMemoryError", ())
+    try:
+        with torch.no_grad(), torch.random.fork_rng(devices=cuda):
+            model(*args, **kwargs)
+    except oom:
+        return
+    except Exception as e:
+        raise e from None
+    finally:
+        with torch.no_grad():
+            for b, v in buffers:
+                b.copy_(v)
 
 
 def _meta(fake):
@@ -380,13 +408,39 @@ class _Figures:
         self.info = info
 
 
-class Remat(torch.nn.Module):
+class _Wrapper(torch.nn.Module):
+    """What remat's two modules share: the wrapped model (self.model), whose
+    own state_dict keys they save and load (no `model.` prefix), so that
+    a checkpoint of one loads into the other."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+        add = getattr(self, "register_load_state_dict_pre_hook", None)   # torch 2.5 on
+        if add is not None:
+            add(_into_model)
+        else:
+            self._register_load_state_dict_pre_hook(_into_model, with_module=True)
+
+    def state_dict(self, *args, **kwargs):
+        """The wrapped model's state_dict (its keys, with the prefix a
+        parent module gives)."""
+        return self.model.state_dict(*args, **kwargs)
+
+
+def _into_model(module, state_dict, prefix, *_):
+    """load_state_dict's pre-hook: this module's keys (prefix + the
+    model's own) are the model's, under prefix + 'model.'."""
+    for k in [k for k in state_dict if k.startswith(prefix)]:
+        state_dict[prefix + "model." + k[len(prefix):]] = state_dict.pop(k)
+
+
+class Remat(_Wrapper):
     """See remat()."""
 
     def __init__(self, model, example_args, example_kwargs, budget, strategy,
                  time_limit, binary, cache, cost):
-        super().__init__()
-        self.model = model
+        super().__init__(model)
         self._settings = (budget, strategy, time_limit, binary, cache, cost)
         self._plans = {}
         self._last = self._compile(tuple(example_args), dict(example_kwargs or {}))
@@ -408,6 +462,9 @@ class Remat(torch.nn.Module):
             self.model.train()
             try:
                 c = Compiled(self.model, args, kwargs, *self._settings)
+            except solvemod.SolveError:
+                _raise_ordinary_failure(self.model, args, kwargs)
+                raise
             finally:
                 self.model.train(was)
             c.shared_memory(params + buffers + inputs.placed, inputs)
@@ -439,12 +496,13 @@ class Remat(torch.nn.Module):
         return c.run(params, buffers, inputs)
 
 
-class RematCompiled(torch.nn.Module):
+class RematCompiled(_Wrapper):
     """See remat(compile=True)."""
 
     def __init__(self, model, step_backend):
-        super().__init__()
-        self.model = model
+        super().__init__(model)
+        from .compiled import quiet_logging
+        self._quiet_logging = quiet_logging
         self._partitioner = step_backend.partitioner
         self._compiled = torch.compile(_own_code(model), backend=step_backend,
                                        fullgraph=True, dynamic=False)
@@ -461,18 +519,23 @@ class RematCompiled(torch.nn.Module):
         if not (self.training and torch.is_grad_enabled()):
             return self.model(*args, **kwargs)
         try:
-            return self._compiled(*args, **kwargs)
+            with self._quiet_logging():
+                return self._compiled(*args, **kwargs)
         except torch._dynamo.exc.BackendCompilerFailed as e:
             inner = getattr(e, "inner_exception", None) or e
+            _raise_ordinary_failure(self.model, args, kwargs)
             raise RematError("compile=True: %s" % _first_line(inner)) from None
         except _recompile_limit():
             raise RematError("compile=True: a step of a new input signature (shapes, dtypes) "
                              "over torch._dynamo.config.recompile_limit (%d) signatures "
                              "compiled for this module" % torch._dynamo.config.recompile_limit
                              ) from None
+        except torch._dynamo.exc.Unsupported as e:
+            raise RematError("compile=True needs a model torch.compile captures in one graph; "
+                             "it breaks the graph: %s" % _dynamo_error(e)) from None
         except torch._dynamo.exc.TorchDynamoException as e:
-            raise RematError("compile=True needs a model torch.compile captures in one graph: "
-                             "%s" % _first_line(e)) from None
+            raise RematError("compile=True: tracing failed: %s" % _dynamo_error(e, hint=False)
+                             ) from None
 
 
 def _recompile_limit():
@@ -499,6 +562,45 @@ def _own_code(model):
 
 def _first_line(e):
     return (str(e).strip().splitlines() or [type(e).__name__])[0]
+
+
+_GOT = re.compile(r"\bgot (\w+(?:Error|Exception))\((['\"])(.*?)\2\)")
+_FRAME = re.compile(r'File "([^"]+)", line (\d+), in (\S+)')
+
+
+def _dynamo_error(e, hint=True):
+    """What dynamo raised, in one line: what went wrong (the exception a
+    fake tensor raised, the shape or dtype mistake, where its text has
+    one), where (the innermost frame of its "from user code" outside
+    torch, else the innermost one, and its caller), and with hint its
+    hint. Read
+    from dynamo's text: where that changes, its first line."""
+    text = str(e)
+    got = _GOT.search(text)
+    what = "%s: %s" % (got.group(1), got.group(3)) if got else _first_line(e)
+    frames = _FRAME.findall(text.split("from user code:", 1)[1]) \
+        if "from user code:" in text else []
+    frames = [fr for fr in frames if not _ours(fr[0])]
+    users = [k for k, fr in enumerate(frames) if _outside(fr[0])]
+    hint = hint and next((ln.strip()[len("Hint:"):].strip() for ln in text.splitlines()
+                          if ln.strip().startswith("Hint:")), None)
+    out = what
+    if frames:
+        at = users[-1] if users else len(frames) - 1
+        out += " (at %s%s)" % (_at(frames[at]), ", called from %s" % _at(frames[at - 1])
+                               if at else "")
+    if hint:
+        out += "; torch's hint: %s" % hint
+    return out
+
+
+def _at(frame):
+    f, line, func = frame
+    return "%s:%s, in %s" % (os.path.basename(f), line, func)
+
+
+def _ours(filename):
+    return os.path.dirname(os.path.abspath(filename)) == _HERE
 
 
 def remat(model, example_args, example_kwargs=None, *, budget, strategy="auto",
