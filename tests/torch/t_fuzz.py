@@ -10,8 +10,10 @@ crashed, refusals at most 10% of the models the
 ordinary loop trains, and at most one model in ten that the ordinary loop
 itself cannot train (the generator's own check). A failing line shows the
 messages grouped, with their seeds; `fuzz_run.py --seed N --verbose`
-reproduces one. Then three seeds of the compiled mode (fuzz_compiled.py),
-where torch has the partitioner hook. Ends with "N passed, M failed"."""
+reproduces one. Then ALIAS_SEEDS with calls whose tensors share memory
+(fuzz_run.py --alias): none wrong, none crashed. Then five seeds of the
+compiled mode (fuzz_compiled.py), where torch has the partitioner hook.
+Ends with "N passed, M failed"."""
 import os
 import sys
 
@@ -22,6 +24,7 @@ import fuzz_run  # noqa: E402
 
 SEEDS = (0, 32)
 QUICK_SEEDS = (0, 8)
+ALIAS_SEEDS = (0, 12)
 MAX_REFUSED = 0.10
 MAX_SKIPPED = 0.10
 # Seeds of SEEDS known to train wrong, with their cause (docs/fuzzing.md,
@@ -83,8 +86,26 @@ def main():
     ok(n["skip"] <= MAX_SKIPPED * len(records),
        "fuzz seeds %d:%d: %d models the ordinary loop cannot train (at most %.0f%%)"
        % (a, b, n["skip"], 100 * MAX_SKIPPED), detail(records, "skip"))
+    aliased_seeds()
     compiled_seeds()
     finish()
+
+
+def aliased_seeds():
+    """fuzz_run.py --alias on ALIAS_SEEDS: each ALIAS_MODES mode about
+    three times, the example aliased or not."""
+    a, b = ALIAS_SEEDS
+    fuzz_run.ALIAS = True
+    try:
+        records = fuzz_run.run_many(range(a, b), 1, 120)
+    finally:
+        fuzz_run.ALIAS = False
+    modes = sorted({f for r in records for f in r["features"] if f.startswith("alias_")})
+    bad = [r for r in records if r["outcome"] in ("wrong", "crash")]
+    ok(not bad, "aliased calls, seeds %d:%d (%s): none wrong or crashed (%s)"
+       % (a, b, " ".join(modes), " ".join("%s %d" % (o, sum(r["outcome"] == o for r in records))
+                                          for o in fuzz_run.OUTCOMES)),
+       "\n".join("seed %d: %s %s" % (r["seed"], r["outcome"], r["message"]) for r in bad))
 
 
 # The compiled mode (fuzz_run.py --compile) on seeds whose buffers the
