@@ -8,10 +8,10 @@ tensor twice, so that one plan serves every call whatever its inputs
 share. That is an ordinary step's result as long as the step writes none
 of the shared tensors. Per call:
   - clash() finds a call remat refuses: a tensor the step writes in
-    place (an input, a BatchNorm's running statistics) sharing memory with
-    another input, where the ordinary step's later reads of the other see the write,
-    while a plan reads what it writes from snapshots and writes back at
-    the forward's end (execute.py);
+    place (an input, a BatchNorm's running statistics) sharing memory
+    with another input, where the ordinary step's later reads of the
+    other see the write, while a plan reads what it writes from
+    snapshots and writes back at the forward's end (execute.py);
   - shared_params() names the parameters that share memory with an input
     that requires a gradient: their gradient arrives twice, from the step
     and through the input's view, and autograd adds the two before adding

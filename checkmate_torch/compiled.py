@@ -668,9 +668,9 @@ class Partitioner:
                 part, hit = solvemod.partition(binary, doc, arg, time_limit, cache)
             except solvemod.SolveError as e:
                 if found is None:
-                    raise solvemod.SolveError("%s; %s" % (e, _least_fitting(
+                    raise solvemod.annotated(e, _least_fitting(
                         doc, int(arg) if arg.isdigit() else 0, jg.fixed, ca_peak, time_limit,
-                        binary, cache))) from None
+                        binary, cache)) from None
                 break
             missing = [n for n in part["saved"] if n not in jg.by_name]
             if missing:

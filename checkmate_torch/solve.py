@@ -43,6 +43,31 @@ def budget_arg(budget, fixed_memory, checkpoint_all_peak):
     return str(budget)
 
 
+_LEAST = re.compile(r"\((\d+)\),? the least any plan needs")
+
+
+def in_activations(error, fixed_memory, checkpoint_all_peak):
+    """error (a SolveError) with the least budget it names also as fixed
+    memory + a fraction of the activations, the terms of a budget
+    function such as fixed + (peak - fixed) // 2."""
+    m = _LEAST.search(str(error))
+    act = checkpoint_all_peak - fixed_memory
+    if m is None or act <= 0:
+        return error
+    return annotated(error, "that is fixed memory + %.2f of the activations (fixed memory %d, "
+                     "checkpoint-all peak %d)" % ((int(m.group(1)) - fixed_memory) / act,
+                                                  fixed_memory, checkpoint_all_peak))
+
+
+def annotated(error, text):
+    """A SolveError of error's message with "; text" added before its
+    closing "(exit N)", which stays last."""
+    msg = str(error)
+    m = re.search(r"\s*\(exit \d+\)\s*$", msg)
+    at = m.start() if m else len(msg)
+    return SolveError("%s; %s%s" % (msg[:at], text, msg[at:]))
+
+
 def _reason(summary, p):
     """What the binary says went wrong: the summary's reason (the budget and
     the least budget in human units), else its last line on stderr, else

@@ -58,7 +58,10 @@ class Compiled:
                             {"torch": {"torch_version": torch.__version__,
                                        "cost_unit": a.cost_unit,
                                        "fixed_memory_parts": a.fixed_parts}})
-            plan, hit = solvemod.solve(binary, doc, arg, strategy, time_limit, cache)
+            try:
+                plan, hit = solvemod.solve(binary, doc, arg, strategy, time_limit, cache)
+            except solvemod.SolveError as e:
+                raise solvemod.in_activations(e, a.fixed_memory, ca_peak) from None
             steps = resolve(a, plan.get("steps") or [])
             with no_autocast():
                 found = measure(a, tensors, steps)

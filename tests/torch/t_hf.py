@@ -289,8 +289,9 @@ def labels_loop(name, build, compiled):
         torch._dynamo.reset()
         model = copy.deepcopy(base)
         try:
-            m = checkmate_torch.remat(model, (), lm_calls(0, 16, 32), compile=True,
-                                      budget=lambda fixed, peak: int(fixed + (peak - fixed) * frac))
+            m = checkmate_torch.remat(
+                model, (), lm_calls(0, 16, 32), compile=True,
+                budget=lambda fixed, peak: int(fixed + (peak - fixed) * frac))
             got = train_lm(model, m, 16, 32)[:3]
             break
         except Exception as e:
