@@ -533,12 +533,8 @@ class RematCompiled(_Wrapper):
                              "over torch._dynamo.config.recompile_limit (%d) signatures "
                              "compiled for this module" % torch._dynamo.config.recompile_limit
                              ) from None
-        except torch._dynamo.exc.Unsupported as e:
-            raise RematError("compile=True needs a model torch.compile captures in one graph; "
-                             "it breaks the graph: %s" % _dynamo_error(e)) from None
         except torch._dynamo.exc.TorchDynamoException as e:
-            raise RematError("compile=True: tracing failed: %s" % _dynamo_error(e, hint=False)
-                             ) from None
+            raise RematError(_dynamo_refusal(e)) from None
 
 
 def _recompile_limit():
@@ -569,6 +565,17 @@ def _first_line(e):
 
 _GOT = re.compile(r"\bgot (\w+(?:Error|Exception))\((['\"])(.*?)\2\)")
 _FRAME = re.compile(r'File "([^"]+)", line (\d+), in (\S+)')
+
+
+def _dynamo_refusal(e):
+    """remat's one line for what dynamo raised: an op that failed on the
+    call's fake tensors (a shape or dtype mistake) as a failed trace, the
+    rest (a graph break, control flow on a tensor's value) as what one
+    graph cannot hold."""
+    if _GOT.search(str(e)) and not isinstance(e, torch._dynamo.exc.Unsupported):
+        return "compile=True: tracing failed: %s" % _dynamo_error(e, hint=False)
+    return "compile=True needs a model torch.compile captures in one graph: %s" % \
+        _dynamo_error(e)
 
 
 def _dynamo_error(e, hint=True):
