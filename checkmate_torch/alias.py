@@ -2,10 +2,10 @@
 its input_ids as its labels, or overlapping views of one token buffer) or
 with the model's parameters and buffers.
 
-A plan is made for distinct inputs: the trace gives each input position a
-placeholder of its own (distinct), even where the example passes one
-tensor twice, so that one plan serves every call whatever its inputs
-share. That is an ordinary step's result as long as the step writes none
+A plan is made for independent inputs: the trace gives each input
+position a placeholder of its own (independent), even where the example
+passes one tensor twice or views of one tensor, so that one plan serves
+every call whatever its inputs share. That is an ordinary step's result as long as the step writes none
 of the shared tensors. Per call:
   - clash() finds a call remat refuses: a tensor the step writes in
     place (an input, a BatchNorm's running statistics) sharing memory
@@ -22,19 +22,15 @@ their elements do not overlap (refused all the same).
 import torch
 
 
-def distinct(tensors):
-    """tensors, each one that appeared before in the list replaced by a
-    new tensor object on the same memory (with the same requires_grad):
-    make_fx gives one placeholder per tensor object, and two positions
-    given one placeholder would read one input for both on every later
-    call."""
-    seen, out = set(), []
-    for t in tensors:
-        if id(t) in seen:
-            t = t.detach().requires_grad_(t.requires_grad)
-        seen.add(id(t))
-        out.append(t)
-    return out
+def independent(tensors):
+    """tensors for the trace, each a new leaf on the same memory (with
+    the same requires_grad): make_fx gives one placeholder per tensor
+    object, so two positions given one tensor would read one input for
+    both on every later call; and a view of another input keeps its
+    autograd history in its fake tensor, so the trace's gradient of that
+    other input would add the view's share, which autograd adds again
+    through the real view."""
+    return [t.detach().requires_grad_(t.requires_grad) for t in tensors]
 
 
 def input_names(args, kwargs, count):

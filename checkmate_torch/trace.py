@@ -19,7 +19,7 @@ import torch
 from torch.fx.experimental.proxy_tensor import make_fx
 from torch.utils import _pytree as pytree
 
-from .alias import distinct
+from .alias import independent
 
 
 class TraceError(Exception):
@@ -374,7 +374,7 @@ def _trace(model, args, kwargs, mode, within):
     buffers = [b.detach() for b in model.buffers()]
     inputs = Inputs(args, kwargs)
     # a placeholder per placed input, whatever they share (alias.py)
-    xs_in = distinct(inputs.placed)
+    xs_in = independent(inputs.placed)
     wants_grad = [p.requires_grad for p in model.parameters()]
     input_grad = [t.requires_grad and t.is_floating_point() for t in xs_in]
 

@@ -187,7 +187,13 @@ def train(seed, budget, ch, log):
     for step in range(STEPS):
         args, kwargs = make_batch(step)
         inputs = pytree.tree_flatten((args, kwargs))[0]
-        sig = [tuple(t.shape) for t in inputs if isinstance(t, torch.Tensor)]
+        # a new signature: other shapes, strides or requires_grad, or
+        # another tensor that requires a gradient passed twice (remat's
+        # key holds which are one input)
+        tensors = [t for t in inputs if isinstance(t, torch.Tensor)]
+        first = {}
+        sig = [(tuple(t.shape), t.stride(), t.requires_grad) for t in tensors] + [
+            first.setdefault(id(t), i) for i, t in enumerate(tensors) if t.requires_grad]
         new_shape = sig != shapes
         shapes = sig
         stage = "step %d forward" % step

@@ -2,7 +2,7 @@
 """Calls whose tensors share memory (checkmate_torch/alias.py): a causal
 LM's example passing its ids as its labels, then calls with other labels;
 overlapping views of one tensor as two inputs; an input that is a view of
-a parameter and requires a gradient. Each trains 3 SGD steps under a plan
+another input or of a parameter and requires a gradient. Each trains 3 SGD steps under a plan
 that recomputes, equal bit for bit to an ordinary loop (losses, input
 gradients, parameters), whatever the example shared and the later calls
 share. A step that writes a tensor sharing memory with an input (an
@@ -180,6 +180,14 @@ def main():
          "two inputs overlapping views of one tensor, then distinct: as ordinary")
     same(pair, lambda s: shifted(1 - s) if s < 2 else shifted(2), lambda m: shifted(1),
          "two distinct inputs, then overlapping views: as ordinary")
+
+    def view_of_other(step):
+        """y a view of x, which requires a gradient (steps 0 and 2)."""
+        g = torch.Generator().manual_seed(250 + step)
+        x = torch.randn(2, T, 6, generator=g).requires_grad_(True)
+        return (x, x[:, :] if step != 1 else torch.randn(2, T, 6, generator=g)), {}
+    same(pair, view_of_other, lambda m: view_of_other(0),
+         "an input that is a view of another input requiring a gradient: as ordinary")
 
     def twice(step):
         g = torch.Generator().manual_seed(300 + step)
