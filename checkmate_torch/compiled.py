@@ -39,7 +39,7 @@ import torch
 from . import solve as solvemod
 from .cost import flops
 from .graph import draws_random, in_order_steps, steps_peak
-from .trace import Inputs, autocast_key
+from .trace import Inputs, autocast_key, dtype_mismatch
 
 
 class CompiledError(Exception):
@@ -621,6 +621,9 @@ class Partitioner:
 
     def choose(self, joint_graph, node_info, memory_budget=1, **_):
         budget, time_limit, binary, cache, cost = self.settings
+        n, why = dtype_mismatch(joint_graph)
+        if n is not None:
+            raise CompiledError("node %s (%s): %s" % (n.name, n.target, why))
         jg = JointGraph(joint_graph, node_info, self._num_fwd_outputs)
         # Inductor orders two ops that draw from the generator (aten's
         # bernoulli, rand_like; dropout under fallback_random) by their

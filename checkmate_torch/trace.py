@@ -300,6 +300,32 @@ def _dynamic_node(gm):
     return None, None
 
 
+# Ops whose floating-point tensor arguments must share one dtype, which
+# fake tensors do not check: a float64 input to a float32 model's matmul
+# traces, and the ordinary step raises.
+_SAME_DTYPE = {"mm", "addmm", "bmm", "baddbmm", "addbmm", "mv", "addmv", "dot",
+               "convolution", "_convolution"}
+
+
+def dtype_mismatch(graph):
+    """The first node of an fx graph whose op needs its floating-point
+    tensor arguments in one dtype (_SAME_DTYPE) and gets several, with
+    its message; else (None, None)."""
+    for n in graph.nodes:
+        name = getattr(getattr(n.target, "_schema", None), "name", "")
+        if n.op != "call_function" or name.split("::")[-1] not in _SAME_DTYPE:
+            continue
+        vals = [a.meta.get("val") for a in pytree.tree_flatten(list(n.args))[0]
+                if isinstance(a, torch.fx.Node)]
+        dtypes = [v.dtype for v in vals if isinstance(v, torch.Tensor) and v.is_floating_point()]
+        if len(set(dtypes)) > 1:
+            return n, ("its tensors' dtypes differ (%s), which the op refuses when the step "
+                       "runs: cast the input to the model's dtype (a float64 input to a "
+                       "float32 model?)" % ", ".join(str(d).replace("torch.", "")
+                                                     for d in dtypes))
+    return None, None
+
+
 def _make_fx(f, *args):
     """f traced by make_fx over fake tensors, without stack traces (they
     cost a tenth of the trace). Torch 2's fake tensors give .item() and
@@ -316,6 +342,9 @@ def _make_fx(f, *args):
     n, why = _dynamic_node(gm)
     if n is not None:
         _fake_run(f, *args)
+        raise TraceError("tracing failed at op %s: %s" % (n.target, why))
+    n, why = dtype_mismatch(gm.graph)
+    if n is not None:
         raise TraceError("tracing failed at op %s: %s" % (n.target, why))
     return gm
 

@@ -16,7 +16,7 @@ from .execute import ABSENT, PlanError, fixed_values, measure_costs, resolve
 from .graph import Analysis
 from .script import ScriptError, ScriptProgram
 from .strides import Corrections, measure
-from .trace import Inputs, autocast_key, no_autocast, outside as _outside, tensors_of, trace
+from .trace import Inputs, autocast_key, no_autocast, outside as _outside, trace
 
 
 class RematError(Exception):
@@ -181,30 +181,6 @@ def state_tensors(model):
                 walk(c)
     walk(model)
     return params, buffers
-
-
-def _raise_ordinary_failure(model, args, kwargs):
-    """Raises what the model's own forward raises on the call, if it
-    raises: where no plan is made, a mistake in the call (a dtype the
-    trace's fake tensors let through, such as a float64 input to a
-    float32 matmul) is the error to report, not the budget. The forward
-    runs without gradients; the model's buffers and the generators are
-    put back as they were. Running out of memory is no such mistake."""
-    buffers = [(b, b.detach().clone()) for b in model.buffers()]
-    cuda = sorted({t.device.index or 0 for t in tensors_of((args, kwargs))
-                   if t.device.type == "cuda"})
-    oom = getattr(torch, "OutOfMemoryError", ())
-    try:
-        with torch.no_grad(), torch.random.fork_rng(devices=cuda):
-            model(*args, **kwargs)
-    except oom:
-        return
-    except Exception as e:
-        raise e from None
-    finally:
-        with torch.no_grad():
-            for b, v in buffers:
-                b.copy_(v)
 
 
 def _meta(fake):
@@ -465,9 +441,6 @@ class Remat(_Wrapper):
             self.model.train()
             try:
                 c = Compiled(self.model, args, kwargs, *self._settings)
-            except solvemod.SolveError:
-                _raise_ordinary_failure(self.model, args, kwargs)
-                raise
             finally:
                 self.model.train(was)
             c.shared_memory(params + buffers + inputs.placed, inputs)
@@ -526,7 +499,6 @@ class RematCompiled(_Wrapper):
                 return self._compiled(*args, **kwargs)
         except torch._dynamo.exc.BackendCompilerFailed as e:
             inner = getattr(e, "inner_exception", None) or e
-            _raise_ordinary_failure(self.model, args, kwargs)
             raise RematError("compile=True: %s" % _first_line(inner)) from None
         except _recompile_limit():
             raise RematError("compile=True: a step of a new input signature (shapes, dtypes) "
