@@ -54,7 +54,11 @@ def _model(args, spec):
 def _load(args, spec):
     """(placeholder tensors, graph.Analysis) of the traced step."""
     import torch
-    from . import trace, graph
+    from . import trace, graph, private
+    try:
+        private.check("graph")
+    except private.PrivateError as e:
+        _die(str(e))
     torch.set_num_threads(1)  # deterministic kernels, and the machine is shared
     if args.batch <= 0:
         _die("--batch must be positive", 2)
@@ -142,7 +146,7 @@ def _eager_gradients(spec, args, a, tangents):
     of the model, from the same generator state: forward, then the sum
     loss's backward or the outputs' backward with the tangents."""
     import torch
-    from . import trace
+    from . import private, trace
     model, margs, mkwargs = _model(args, spec)
     model.zero_grad(set_to_none=True)
     torch.manual_seed(RUN_SEED)
@@ -150,7 +154,7 @@ def _eager_gradients(spec, args, a, tangents):
     if tangents is None:
         trace.loss_of(out).backward()
     else:
-        flat = [t for t in torch.utils._pytree.tree_flatten(out)[0]
+        flat = [t for t in private.tree_flatten(out)[0]
                 if isinstance(t, torch.Tensor)]
         diff = [flat[i] for i in a.traced.out.diff]
         torch.autograd.backward(diff, tangents)

@@ -36,6 +36,7 @@ import operator
 
 import torch
 
+from . import private
 from .execute import Executor, PlanError, _device_of, rng_state, set_rng_state
 from .functional import clone_strided, functional_op, written_arg, written_op, written_value
 from .graph import _FORMULA_CONTIGUOUS, Synthetic, _formula_contiguous, is_random
@@ -248,7 +249,7 @@ class Program:
         # an OpOverload's __call__ is a Python frame around its _op
         fn = _METHODS.get(target) if not kwargs else None
         if fn is None:
-            fn = target._op if isinstance(target, torch._ops.OpOverload) else target
+            fn = private.op_function(target) if private.is_op(target) else target
         f = self._const(fn, "f")
         return "%s(%s)" % (f, ", ".join(src + ["%s=%s" % kv for kv in kwargs.items()]))
 
@@ -485,7 +486,8 @@ class Program:
             if isinstance(fake, (tuple, list)):
                 lines.append("%s = tuple(None if t is g else t for t in %s)" % (v, v))
             elif isinstance(fake, torch.Tensor) and c not in self.read:
-                lines.append("if %s is g or g._base is %s: %s = None" % (v, v, v))
+                lines.append("if %s is g or %s(g) is %s: %s = None"
+                             % (v, self._const(private.base, "f"), v, v))
         return lines or ["pass"]
 
     def _steps(self, steps, start, out):

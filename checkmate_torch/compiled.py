@@ -36,7 +36,7 @@ import types
 
 import torch
 
-from . import solve as solvemod
+from . import private, solve as solvemod
 from .cost import flops
 from .graph import draws_random, in_order_steps, steps_peak
 from .trace import Inputs, autocast_key, dtype_mismatch
@@ -66,8 +66,8 @@ def _is_alias(node):
     if node.target is operator.getitem:
         return True
     t = node.target
-    if isinstance(t, torch._ops.OpOverload):
-        rets = t._schema.returns
+    if private.is_op(t):
+        rets = private.schema(t).returns
         return bool(rets) and rets[0].alias_info is not None and not rets[0].alias_info.is_write
     return False
 
@@ -91,8 +91,7 @@ def _views_input(node):
 @functools.lru_cache(maxsize=None)
 def _op_types():
     """torch's partitioner's op classes, built once (0.12 ms a build)."""
-    from torch._functorch.partitioners import get_default_op_list
-    return get_default_op_list()
+    return private.get("torch._functorch.partitioners.get_default_op_list")()
 
 
 # Attention kernels that torch's list leaves out (the CPU's flash
@@ -110,7 +109,7 @@ def _is_inductor_random(node):
     the same numbers. Their lowering realizes them
     (torch/_inductor/lowering.py, inductor_random)."""
     t = node.target
-    return isinstance(t, torch._ops.OpOverload) and t.namespace == "prims" and \
+    return private.is_op(t) and t.namespace == "prims" and \
         t.overloadpacket.__name__ in ("inductor_random", "inductor_randint")
 
 
@@ -120,7 +119,7 @@ def _is_compute_intensive(node):
     it does not list."""
     t = node.target
     return _op_types().is_compute_intensive(node) or (
-        isinstance(t, torch._ops.OpOverload) and t.overloadpacket.__name__ in _EXTERN_ATTENTION)
+        private.is_op(t) and t.overloadpacket.__name__ in _EXTERN_ATTENTION)
 
 
 def _is_attention_backward(node):
@@ -128,7 +127,7 @@ def _is_attention_backward(node):
     memory-efficient and cuDNN ones): inductor runs it as a library
     call."""
     t = node.target
-    if not isinstance(t, torch._ops.OpOverload):
+    if not private.is_op(t):
         return False
     name = t.overloadpacket.__name__
     return "attention" in name and name.endswith("_backward")
@@ -139,7 +138,7 @@ def _reads_windows(node):
     _low_memory_max_pool_with_offsets, avg_pool2d, upsample_nearest2d,
     ...): inductor's lowering realizes its input."""
     t = node.target
-    if not isinstance(t, torch._ops.OpOverload):
+    if not private.is_op(t):
         return False
     name = t.overloadpacket.__name__
     return "pool" in name or "upsample" in name
@@ -151,7 +150,7 @@ def _is_random(node):
     tagged as random whatever its dropout)."""
     if not draws_random(node.target):
         return False
-    names = [a.name for a in node.target._schema.arguments]
+    names = [a.name for a in private.schema(node.target).arguments]
     if "dropout_p" in names:
         i = names.index("dropout_p")
         p = node.args[i] if i < len(node.args) else node.kwargs.get("dropout_p", 0.0)
@@ -161,18 +160,15 @@ def _is_random(node):
 
 def _layout_opt(nodes):
     """Whether inductor lays out the forward graph of these nodes
-    channels-last (its GraphLowering.decide_layout_opt; False where this
-    torch has none)."""
-    try:
-        from torch._inductor.graph import GraphLowering
-        decide = GraphLowering.decide_layout_opt
-    except (ImportError, AttributeError):
-        return False
+    channels-last (its GraphLowering.decide_layout_opt)."""
+    decide = private.get("torch._inductor.graph.GraphLowering.decide_layout_opt")
     graph = types.SimpleNamespace(graph=types.SimpleNamespace(nodes=nodes))
     try:
         return bool(decide(graph, is_inference=False))
-    except Exception:   # another torch's heuristic reads what this one lacks
-        return False
+    except AttributeError as e:   # it reads what this torch's graph has and ours lacks
+        raise private.PrivateError(private.missing(
+            "GraphLowering.decide_layout_opt that reads only a graph's nodes (%s)" % e,
+            "compile")) from None
 
 
 # The ops whose reuse inductor's lowering realizes on a CPU wherever they
@@ -441,14 +437,13 @@ class JointGraph:
         no buffer: a pointwise op's value that the same rules would not
         write, and that the backward does not return. Inductor's count
         of an expression's ops (has_large_inner_fn) is not modelled."""
-        from torch._inductor import config as ic
         program = set(again) | set(self.backward)
         cpu = any(t.device.type == "cpu" for n in self.forward + self.backward
                   if not isinstance(n, _Copy) for t in _tensors(n.meta.get("val")))
-        few = getattr(ic, "realize_reads_threshold", 4)
-        many = getattr(ic, "realize_acc_reads_threshold", None) or (
-            getattr(ic, "realize_cpu_acc_reads_threshold", 12) if cpu
-            else getattr(ic, "_realize_acc_reads_threshold_default", 8))
+        setting = private.inductor_setting
+        few = setting("realize_reads_threshold")
+        many = setting("realize_acc_reads_threshold") or setting(
+            "realize_cpu_acc_reads_threshold" if cpu else "_realize_acc_reads_threshold_default")
         written, fused, reads, heavy = set(), set(), {}, {}
 
         def readers(n):
@@ -465,7 +460,7 @@ class JointGraph:
             if forward and n not in again or not self.runs_op(n) or _is_alias(n):
                 continue
             t = n.target
-            op = isinstance(t, torch._ops.OpOverload)
+            op = private.is_op(t)
             r, h = set(), op and t.overloadpacket.__name__ in _HEAVY
             for a in n.all_input_nodes:
                 a = _viewed(a)
@@ -802,7 +797,7 @@ class Partitioner:
             + sum(saves.get(n, 0) for n in owners & read)
 
     def __call__(self, gm, joint_inputs, **kwargs):
-        from torch._functorch import partitioners
+        partitioners = private.partitioners()
         self._num_fwd_outputs = kwargs.get("num_fwd_outputs")
         with _patch_lock:
             orig = partitioners.choose_saved_values_set
@@ -853,17 +848,6 @@ def _saved_bytes(saved, node_info):
     return sum(_bytes(n) for n in set(saved) if not of_input(n))
 
 
-def has_hook():
-    """Whether this torch's inductor takes a custom partitioner (its
-    config.custom_partitioner_fn)."""
-    try:
-        import torch._inductor.config as ic
-        from torch._inductor.custom_graph_pass import CustomPartitionerFn  # noqa: F401
-    except ImportError:
-        return False
-    return hasattr(ic, "custom_partitioner_fn")
-
-
 _LOG_METHOD = re.compile(r"(debug|info|warning|warn|error|exception|critical|fatal|log)(_\w+)?$")
 
 
@@ -876,10 +860,10 @@ def quiet_logging():
     when the step is compiled (torch.compile, breaking the graph there,
     logs it). Where this torch's dynamo has no such setting, a
     nullcontext: the graph breaks, and compile=True says where."""
-    cfg = torch._dynamo.config
-    ignored = getattr(cfg, "ignore_logging_functions", None)
-    if ignored is None:
+    if not private.has("torch._dynamo.config.ignore_logging_functions"):
         return contextlib.nullcontext()
+    cfg = private.dynamo_config()
+    ignored = cfg.ignore_logging_functions
     ours = {f for name, f in vars(logging.Logger).items()
             if callable(f) and _LOG_METHOD.match(name)}
     return cfg.patch(ignore_logging_functions=set(ignored) | ours)
@@ -908,13 +892,12 @@ def _gate_reuse():
     by the next kernel holds no memory between; elsewhere every buffer
     is freed after its last reader and allocated afresh, as the model
     counts. Installed once; other compiles keep inductor's rule."""
-    from torch._inductor.codegen import wrapper
-
     def next_kernel_only(rule, self, free_line, size):
         if getattr(self, "comm_buffer", False):
             return rule(self, free_line, size)
         return free_line.scheduler_node_index + 1 == self.scheduler_node_index
-    _install(getattr(wrapper, "AllocateLine", None), "should_reuse_buffer", next_kernel_only)
+    _install(private.owner("torch._inductor.codegen.wrapper.AllocateLine.should_reuse_buffer"),
+             "should_reuse_buffer", next_kernel_only)
 
 
 def _install(owner, name, ours, wrap=None):
@@ -923,9 +906,11 @@ def _install(owner, name, ours, wrap=None):
     (_compiling) and inductor's rule otherwise; the new rule is marked
     `checkmate` and keeps inductor's as `inductors` (the tests ask it
     too). wrap: what the class attribute is made of (staticmethod).
-    Once: nothing where owner lacks the rule or has ours already."""
+    Once: nothing where owner has ours already."""
     rule = getattr(owner, name, None)
-    if rule is None or getattr(rule, "checkmate", False):
+    if rule is None:
+        raise private.PrivateError(private.missing("%r's %s" % (owner, name), "compile"))
+    if getattr(rule, "checkmate", False):
         return
 
     def installed(*args):
@@ -949,12 +934,12 @@ def _fold_in_place():
     held the logits' gradient (0.52 MB) across the whole backward, the
     step 0.58 MB (11%) above the model at F = .4. Installed once; other
     compiles keep inductor's rule."""
-    try:
-        from torch._inductor.fx_passes import post_grad
-        entries = [e for es in post_grad.pass_patterns[2].patterns.values() for e in es
-                   if getattr(getattr(e, "handler", None), "__name__", "") == "addmm"]
-    except (ImportError, AttributeError, IndexError):
-        return
+    passes = private.get("torch._inductor.fx_passes.post_grad.pass_patterns")
+    entries = [e for p in passes for es in p.patterns.values() for e in es
+               if getattr(getattr(e, "handler", None), "__name__", "") == "addmm"]
+    if not entries:
+        raise private.PrivateError(private.missing(
+            "post-grad pattern named addmm (the fold of a matmul into a sum)", "compile"))
     for e in entries:
         _install(e, "extra_check", lambda rule, match: _next_to_sum(match.output_node())
                  and rule(match))
@@ -1000,13 +985,13 @@ def _limit_fusion():
     The distance is a measured choice, not the model's timeline: at 8
     every one of these is at or under the model. Installed once; other
     compiles keep inductor's rule."""
-    from torch._inductor import choices, scheduler
-    # The distance as inductor's own heuristic measures it, where it has one.
-    if hasattr(scheduler.Scheduler, "are_long_distant_nodes"):
-        _install(getattr(choices, "InductorChoices", None), "can_fuse_horizontal",
-                 lambda rule, sched, node1, node2, score:
-                 _distance(node1, node2) <= _FUSION_DISTANCE and rule(sched, node1, node2, score),
-                 staticmethod)
+    # the distance as inductor's own heuristic measures it
+    private.get("torch._inductor.scheduler.Scheduler.are_long_distant_nodes")
+    _install(private.owner("torch._inductor.choices.InductorChoices.can_fuse_horizontal"),
+             "can_fuse_horizontal",
+             lambda rule, sched, node1, node2, score:
+             _distance(node1, node2) <= _FUSION_DISTANCE and rule(sched, node1, node2, score),
+             staticmethod)
 
 
 @contextlib.contextmanager
@@ -1015,14 +1000,13 @@ def _lowering():
     gated (_gate_reuse), horizontal fusion limited (_limit_fusion), a
     matmul folded into a sum only in place (_fold_in_place), and a
     tag in inductor's cache key
-    (torch.compiler.config.cache_key_tag, where this torch has it), so
-    that its cache never gives code of the same program lowered without
-    those rules (by an earlier version)."""
+    (torch.compiler.config.cache_key_tag), so that its cache never gives
+    code of the same program lowered without those rules (by an earlier
+    version)."""
     cc = torch.compiler.config
     token = _compiling.set(True)
     try:
-        with cc.patch(cache_key_tag=cc.cache_key_tag + _TAG) \
-                if hasattr(cc, "cache_key_tag") else contextlib.nullcontext():
+        with cc.patch(cache_key_tag=cc.cache_key_tag + _TAG):
             yield
     finally:
         _compiling.reset(token)
@@ -1030,15 +1014,14 @@ def _lowering():
 
 def backend(budget, time_limit, binary, cache, cost="flops"):
     """A torch.compile backend: inductor with a Partitioner of these
-    settings (backend.partitioner), or None when this torch has no hook
-    for it (has_hook)."""
-    if not has_hook():
-        return None
-    from torch._inductor import config as ic
-    from torch._inductor.compile_fx import compile_fx, compile_fx_inner
-    from torch._inductor.custom_graph_pass import CustomPartitionerFn
+    settings (backend.partitioner), given through its partitioner hook
+    (config.custom_partitioner_fn)."""
+    ic, aot = private.inductor_config(), private.functorch_config()
+    compile_fx = private.get("torch._inductor.compile_fx.compile_fx")
+    compile_fx_inner = private.get("torch._inductor.compile_fx.compile_fx_inner")
 
-    class CheckmatePartitioner(Partitioner, CustomPartitionerFn):
+    class CheckmatePartitioner(Partitioner,
+                               private.get("torch._inductor.custom_graph_pass.CustomPartitionerFn")):
         def __reduce__(self):
             # Inductor pickles its config into its cache keys. The graphs
             # it compiles are the partition's already, whatever the
@@ -1046,10 +1029,10 @@ def backend(budget, time_limit, binary, cache, cost="flops"):
             return (str, ("checkmate partitioner",))
 
     from .cache import info_key, partition_uuid
-    from torch._inductor.codecache import FxGraphHashDetails
     # Only where inductor's hash, which AOTAutograd's key extends, holds
     # the partitioner's uuid.
-    keyed = hasattr(FxGraphHashDetails, "_get_custom_partitioner_fn_detail")
+    keyed = private.has(
+        "torch._inductor.codecache.FxGraphHashDetails._get_custom_partitioner_fn_detail")
     uuid = partition_uuid(binary, budget, time_limit, cost) \
         if cache is not None and keyed else None
     part = CheckmatePartitioner(budget, time_limit, binary, cache, cost, uuid)
@@ -1066,7 +1049,7 @@ def backend(budget, time_limit, binary, cache, cost="flops"):
 
     def compile_step(gm, example_inputs, from_cache):
         with ic.patch(custom_partitioner_fn=part), \
-                torch._functorch.config.patch(enable_autograd_cache=from_cache):
+                aot.patch(enable_autograd_cache=from_cache):
             return compile_fx(gm, example_inputs, inner_compile=lower)
 
     def checkmate_inductor(gm, example_inputs):
@@ -1080,7 +1063,7 @@ def backend(budget, time_limit, binary, cache, cost="flops"):
         # whose key would not hold it), or where the user turned it off,
         # that cache is off and only inductor's serves.
         made = len(part.info)
-        if uuid is None or not torch._functorch.config.enable_autograd_cache:
+        if uuid is None or not aot.enable_autograd_cache:
             return compile_step(gm, example_inputs, False)
         key = info_key(uuid, gm.code, repr(Inputs(example_inputs, None).key()),
                        repr(autocast_key()))

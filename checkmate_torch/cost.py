@@ -4,15 +4,15 @@ execute.measure_costs)."""
 import math
 
 import torch
-from torch.utils import _pytree as pytree
 
+from . import private
 from .functional import functional_op
 
 aten = torch.ops.aten
 
 
 def _numel(v):
-    return sum(t.numel() for t in pytree.tree_flatten(v)[0] if isinstance(t, torch.Tensor))
+    return sum(t.numel() for t in private.tree_flatten(v)[0] if isinstance(t, torch.Tensor))
 
 
 def _shape(v):
@@ -147,7 +147,7 @@ def flops(node, fake):
         node = _Wrapped(node)
         out = out[0]
     t = node.target
-    if isinstance(t, torch._ops.OpOverload) and t.overloadpacket in FLOPS:
+    if private.is_op(t) and t.overloadpacket in FLOPS:
         f = FLOPS[t.overloadpacket](node, fake.__getitem__, out)
     if f is None:
         f = _numel(out)

@@ -17,6 +17,7 @@ import time
 
 import torch
 
+from . import private
 from .graph import Synthetic, call, is_random, nbytes
 from .trace import tensors_of
 
@@ -271,7 +272,7 @@ class Executor:
             if isinstance(val, (tuple, list)):
                 self.env[c] = tuple(None if t is v else t for t in val)
             elif isinstance(val, torch.Tensor) and c not in self.read:
-                if val is v or v._base is val:
+                if val is v or private.base(v) is val:
                     self.env[c] = None
 
     def outputs(self):

@@ -33,6 +33,8 @@ import operator
 
 import torch
 
+from . import private
+
 
 # The meta key of the views this pass takes again: ops the traced step did
 # not call (strides.calls leaves them out of its count of each op's calls).
@@ -43,8 +45,7 @@ class FunctionalError(Exception):
     """A write the pass cannot make functional; names the node."""
 
 
-def _is_op(target):
-    return isinstance(target, torch._ops.OpOverload)
+_is_op = private.is_op
 
 
 @functools.lru_cache(maxsize=None)
@@ -54,8 +55,8 @@ def written_arg(target):
     None."""
     if not _is_op(target):
         return None
-    rets = target._schema.returns
-    for i, a in enumerate(target._schema.arguments):
+    rets = private.schema(target).returns
+    for i, a in enumerate(private.schema(target).arguments):
         ai = a.alias_info
         if ai is not None and ai.is_write:
             if any(r.alias_info is not None and r.alias_info.before_set & ai.before_set
@@ -83,7 +84,7 @@ def mutated_args(target, args):
     in training mode."""
     if not _is_op(target):
         return ()
-    out = [i for i, a in enumerate(target._schema.arguments)
+    out = [i for i, a in enumerate(private.schema(target).arguments)
            if a.alias_info is not None and a.alias_info.is_write and i < len(args)
            and not a.kwarg_only]
     w = written_arg(target)
@@ -106,7 +107,7 @@ def aliased_arg(target):
     # In ATen schemas a read-only argument with an alias annotation,
     # Tensor(a) self -> Tensor(a) or Tensor(a -> *) self -> Tensor(a)[]
     # (split, unbind), is one whose storage the result may share.
-    for i, a in enumerate(target._schema.arguments):
+    for i, a in enumerate(private.schema(target).arguments):
         ai = a.alias_info
         if ai is not None and not ai.is_write:
             return i
@@ -263,12 +264,12 @@ class _Pass:
                     u.replace_input_with(w, again[w])
 
     def side_writes(self, n, mutated):
-        multi = len(n.target._schema.returns) != 1 or \
-            str(n.target._schema.returns[0].type).endswith("[]")
+        multi = len(private.schema(n.target).returns) != 1 or \
+            str(private.schema(n.target).returns[0].type).endswith("[]")
         f = self._insert_after(n, functional_op, (n.target, mutated) + tuple(n.args), n.kwargs)
         last = f
         if multi:
-            k0 = len(n.target._schema.returns)
+            k0 = len(private.schema(n.target).returns)
             n.replace_all_uses_with(f)
         else:
             k0 = 1

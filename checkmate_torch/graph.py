@@ -29,9 +29,8 @@ import functools
 import operator
 
 import torch
-from torch.utils import _pytree as pytree
 
-from . import cost as costmod
+from . import cost as costmod, private
 from .functional import (FunctionalError, aliased_arg, clone_strided, functional_op,
                          functionalize, op_of, written_arg)
 from .trace import CMA_MOMENTUM, tensors_of
@@ -41,12 +40,11 @@ class AnalysisError(Exception):
     """A graph the memory model cannot express; names the node."""
 
 
-def _is_op(target):
-    return isinstance(target, torch._ops.OpOverload)
+_is_op = private.is_op
 
 
 def _schema_args(target):
-    return target._schema.arguments
+    return private.schema(target).arguments
 
 
 def momentum_arg(node):
@@ -56,7 +54,7 @@ def momentum_arg(node):
     if node.target is not functional_op:
         return None
     op = node.args[0]
-    names = [a.name for a in op._schema.arguments]
+    names = [a.name for a in private.schema(op).arguments]
     # cudnn_batch_norm (CUDA) names its momentum exponential_average_factor
     momentum = [i for i, a in enumerate(names) if a in ("momentum", "exponential_average_factor")]
     if momentum and "running_mean" in names and names.index("running_mean") in node.args[1]:
@@ -220,7 +218,7 @@ class Analysis:
         if "tangent" in roles:
             self.tangents = Synthetic("tangents", "tangents")
         self._classify()
-        flat = pytree.tree_flatten(self.output.args[0])[0]
+        flat = private.tree_flatten(self.output.args[0])[0]
         self.loss, self.outputs, self.grads = traced.split_outputs(flat)
         self._prune()
         self._memory(fixed)
@@ -637,8 +635,7 @@ def _fake_values(gm, fixed):
     val = _recorded_values(gm)
     if val is not None:
         return val
-    from torch._subclasses.fake_tensor import FakeTensorMode
-    mode = FakeTensorMode()
+    mode = private.fake_tensor_mode()
     inputs = iter([mode.from_tensor(t.detach()) for t in fixed])
     val = {}
     with mode:

@@ -21,12 +21,13 @@ launch, which decides a step whose kernels are short, as on a GPU
 
 A library call of the backward holds memory of its own while it runs
 (workspaces), which the partition counts as the node's workspace."""
-import contextlib
 import functools
 import statistics
 import time
 
 import torch
+
+from . import private
 
 # The reference matmul for the FLOP rate: (M, K) @ (K, N).
 _M, _K, _N = 512, 256, 1024
@@ -39,11 +40,7 @@ def real_tensors(fn):
     any size."""
     @functools.wraps(fn)
     def run(*args, **kwargs):
-        try:
-            from torch._subclasses.fake_tensor import unset_fake_temporarily
-        except ImportError:
-            unset_fake_temporarily = contextlib.nullcontext
-        with unset_fake_temporarily():
+        with private.unset_fake():
             return fn(*args, **kwargs)
     return run
 
@@ -223,10 +220,7 @@ def _laid_out(a, device, channels_last):
     x = _example(v, device)
     if a in channels_last:
         return x.contiguous(memory_format=torch.channels_last)
-    pc = torch._prims_common
-    dense = getattr(pc, "is_non_overlapping_and_dense_or_false", None) or \
-        pc.is_non_overlapping_and_dense
-    if dense(v):
+    if private.dense(v):
         x = torch.empty_strided(tuple(v.shape), tuple(v.stride()), dtype=v.dtype,
                                 device=device).copy_(x)
     return x

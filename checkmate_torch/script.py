@@ -44,6 +44,7 @@ import re
 
 import torch
 
+from . import private
 from .codegen import Program
 from .execute import rng_state, set_rng_state
 from .functional import functional_op, write_through
@@ -107,10 +108,7 @@ def _ops_run(graph):
     """The ops that TorchScript's interpreter runs for graph (with the
     optimizer off: its runNooptPassPipeline), by schema name."""
     g = graph.copy()
-    torch._C._jit_pass_inline(g)
-    torch._C._jit_pass_remove_expands(g)
-    torch._C._jit_pass_canonicalize_graph_fuser_ops(g)
-    torch._C._jit_pass_dce(g)
+    private.jit_ops_pipeline(g)
     return _ops_of(g)
 
 
@@ -187,11 +185,10 @@ class _NoOptimizer:
     thread: autograd runs a CUDA backward in a thread of its own)."""
 
     def __enter__(self):
-        self.old = torch._C._get_graph_executor_optimize()
-        torch._C._set_graph_executor_optimize(False)
+        self.old = private.jit_optimize(False)
 
     def __exit__(self, *exc):
-        torch._C._set_graph_executor_optimize(self.old)
+        private.jit_optimize(self.old)
 
 
 class ScriptProgram(Program):
@@ -251,13 +248,14 @@ class ScriptProgram(Program):
 
     def _aten(self, op, args, src, kwargs):
         """A call of OpOverload op, counted in the ops expected."""
-        if not isinstance(op, torch._ops.OpOverload):
+        if not private.is_op(op):
             raise ScriptError("a call of %r" % (op,))
-        name = _schema_name(op._schema)
-        ns, packet = op._schema.name.split("::")
-        if packet in _WRAPPED and op._overloadname in _WRAPPED_AS and \
+        schema, overload = private.schema(op), private.overload_name(op)
+        name = _schema_name(schema)
+        ns, packet = schema.name.split("::")
+        if packet in _WRAPPED and overload in _WRAPPED_AS and \
                 len(args) > 1 and isinstance(args[1], (int, float)):
-            name = "%s.%s" % (op._schema.name, _WRAPPED_AS[op._overloadname])
+            name = "%s.%s" % (schema.name, _WRAPPED_AS[overload])
         self.expected[name] += 1
         return "torch.ops.%s.%s(%s)" % (ns, packet, ", ".join(
             list(src) + ["%s=%s" % kv for kv in kwargs.items()]))
@@ -298,7 +296,7 @@ class ScriptProgram(Program):
                 self.pre.append("%s = %s.clone()" % (c, src[i]))
                 src[i] = c
         kwargs = {k: self._arg(v) for k, v in n.kwargs.items()}
-        returns = getattr(op, "_schema", None) and op._schema.returns
+        returns = private.is_op(op) and private.schema(op).returns
         if not returns or any(str(r.type) != "Tensor" for r in returns):
             raise ScriptError("%s returns no tensors" % (op,))
         t = self._tmp()
@@ -469,14 +467,14 @@ class ScriptProgram(Program):
         if f in self.unchecked:
             # the graph TorchScript ran the first time is the one checked
             self.unchecked.discard(f)
-            diff = _difference(_ops_of(torch._C._last_executed_optimized_graph()), self.ops[f])
+            diff = _difference(_ops_of(private.jit_last_graph()), self.ops[f])
             if diff:
                 raise ScriptError("TorchScript ran other ops in the %s than were checked: %s "
                                   "(CHECKMATE_TORCHSCRIPT=0 runs plans as Python)" % (f, diff))
         return out
 
     def forward(self, X):
-        state = torch._C.ScriptList([])   # torch.jit.script([]) warns on torch 2.14
+        state = private.script_list()
         return self._run("forward", X, self.K, state), state
 
     def backward(self, state, T, A):

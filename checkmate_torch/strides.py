@@ -14,14 +14,16 @@ they were), comparing each result's strides with the trace's. Where an
 op's result differs although its inputs matched (the first op in a chain
 of differences), the k-th call of that op is recorded with the kernel's
 strides, and the step is traced again with those calls corrected (a
-dispatch mode, Corrections): the op, then an as_strided view giving its
+dispatch mode, corrections()): the op, then an as_strided view giving its
 traced result the kernel's strides, which is the identity on the real
 result.
 Later decisions of the trace then see the real strides.
 """
-import torch
-from torch.utils._python_dispatch import TorchDispatchMode
+import functools
 
+import torch
+
+from . import private
 from .execute import Executor, fixed_values, kept_rng, zero_tangents
 from .functional import TAKEN_AGAIN, op_of
 from .graph import Synthetic, _tensor_inputs
@@ -53,7 +55,7 @@ def calls(analysis):
     for n in analysis.nodes:
         if n.op == "call_function" and not n.meta.get(TAKEN_AGAIN):
             op = op_of(n)
-            if isinstance(op, torch._ops.OpOverload):
+            if private.is_op(op):
                 k = seen.get(op, 0)
                 seen[op] = k + 1
                 out[n] = (op, k)
@@ -112,24 +114,30 @@ def _restride(value, want):
     return value
 
 
-class Corrections(TorchDispatchMode):
-    """Entered inside the traced step: gives the k-th call of op the
-    strides corrections[(op, k)], an as_strided view of its result (which
-    the tracer below records). A dispatch mode, so that it sees the ops as
-    the tracer does."""
+def corrections(fix):
+    """A dispatch mode entered inside the traced step: it gives the k-th
+    call of op the strides fix[(op, k)], an as_strided view of its result
+    (which the tracer below records). A dispatch mode, so that it sees
+    the ops as the tracer does."""
+    return _corrections_mode()(fix)
 
-    def __init__(self, corrections):
-        super().__init__()
-        self.corrections = corrections
-        self.ops = {op for op, _ in corrections}
-        self.counts = {}
 
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        out = func(*args, **(kwargs or {}))
-        if func in self.ops:
-            k = self.counts.get(func, 0)
-            self.counts[func] = k + 1
-            want = self.corrections.get((func, k))
-            if want is not None:
-                out = _restride(out, want)
-        return out
+@functools.lru_cache(maxsize=None)
+def _corrections_mode():
+    class Corrections(private.dispatch_mode()):
+        def __init__(self, fix):
+            super().__init__()
+            self.fix = fix
+            self.ops = {op for op, _ in fix}
+            self.counts = {}
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            if func in self.ops:
+                k = self.counts.get(func, 0)
+                self.counts[func] = k + 1
+                want = self.fix.get((func, k))
+                if want is not None:
+                    out = _restride(out, want)
+            return out
+    return Corrections

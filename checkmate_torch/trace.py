@@ -17,8 +17,8 @@ import traceback
 
 import torch
 from torch.fx.experimental.proxy_tensor import make_fx
-from torch.utils import _pytree as pytree
 
+from . import private
 from .alias import independent
 
 
@@ -37,8 +37,7 @@ def _all_names(model, params):
     index = {id(p): i for i, p in enumerate(params)}
     out = []
     for prefix, mod in model.named_modules(remove_duplicate=False):
-        own = list(mod._parameters.items()) + list(mod._buffers.items())
-        for name, t in own:
+        for name, t in private.own_tensors(mod):
             if t is not None and id(t) in index:
                 out.append(((prefix + "." if prefix else "") + name, index[id(t)]))
     return out
@@ -54,7 +53,7 @@ def functional_call(model, state, args, kwargs):
 
 def tensors_of(value):
     """The tensor leaves of a pytree, in order."""
-    return [t for t in pytree.tree_flatten(value)[0] if isinstance(t, torch.Tensor)]
+    return [t for t in private.tree_flatten(value)[0] if isinstance(t, torch.Tensor)]
 
 
 class _Leaves:
@@ -63,7 +62,7 @@ class _Leaves:
     tensors."""
 
     def __init__(self, value):
-        leaves, self.spec = pytree.tree_flatten(value)
+        leaves, self.spec = private.tree_flatten(value)
         self.is_tensor = [isinstance(v, torch.Tensor) for v in leaves]
         self.tensors = [v for v in leaves if isinstance(v, torch.Tensor)]
         self.constants = [None if t else v for v, t in zip(leaves, self.is_tensor)]
@@ -71,7 +70,7 @@ class _Leaves:
     def rebuild(self, tensors):
         it = iter(tensors)
         leaves = [next(it) if t else c for t, c in zip(self.is_tensor, self.constants)]
-        return pytree.tree_unflatten(leaves, self.spec)
+        return private.tree_unflatten(leaves, self.spec)
 
 
 class Inputs(_Leaves):
@@ -238,33 +237,34 @@ def _failing_op(exc):
     """The ATen op being dispatched when exc was raised: the exception's own
     argument (fake tensor errors), else the innermost traceback frame with
     an OpOverload in a local named func (the tracer's dispatch functions)."""
-    if exc.args and isinstance(exc.args[0], torch._ops.OpOverload):
+    if exc.args and private.is_op(exc.args[0]):
         return exc.args[0]
     op = None
     tb = exc.__traceback__
     while tb is not None:
         f = tb.tb_frame.f_locals.get("func")
-        if isinstance(f, torch._ops.OpOverload):
+        if private.is_op(f):
             op = f
         tb = tb.tb_next
     return op
 
 
 def _explain(exc):
-    from torch._subclasses import fake_tensor as ft
     op = _failing_op(exc)
     op = str(op) if op is not None else None
     first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     if _in_checkpoint(exc.__traceback__):
         return ("tracing failed: the model checkpoints itself (torch.utils.checkpoint; HF: "
                 "gradient_checkpointing_enable()); remat makes its own plan: turn that off")
-    if isinstance(exc, ft.DataDependentOutputException) or "data-dependent" in first or (
+    if isinstance(exc, private.get(
+            "torch._subclasses.fake_tensor.DataDependentOutputException")) or "data-dependent" in first or (
             op is not None and ("get value out of a tracing tensor" in first
                                 or "_local_scalar_dense" in op)):
         why = _DATA_DEPENDENT
         # torch 2 fails later, when Python reads the symbol .item() gave
         op = op or "aten._local_scalar_dense.default"
-    elif isinstance(exc, ft.DynamicOutputShapeException):
+    elif isinstance(exc, private.get(
+            "torch._subclasses.fake_tensor.DynamicOutputShapeException")):
         why = "its output shape depends on tensor values"
     else:
         why = "%s: %s" % (type(exc).__name__, first)
@@ -291,7 +291,7 @@ def _dynamic_node(gm):
     fake tensors give .item() and data-dependent shapes (nonzero, masked
     indexing) a symbol instead of failing."""
     for n in gm.graph.nodes:
-        vals = pytree.tree_flatten(n.meta.get("val"))[0]
+        vals = private.tree_flatten(n.meta.get("val"))[0]
         if n.target is torch.ops.aten._local_scalar_dense.default:
             return n, _DATA_DEPENDENT
         if any(isinstance(t, torch.Tensor) and not all(isinstance(d, int) for d in t.shape)
@@ -312,10 +312,10 @@ def dtype_mismatch(graph):
     tensor arguments in one dtype (_SAME_DTYPE) and gets several, with
     its message; else (None, None)."""
     for n in graph.nodes:
-        name = getattr(getattr(n.target, "_schema", None), "name", "")
+        name = private.schema(n.target).name if private.is_op(n.target) else ""
         if n.op != "call_function" or name.split("::")[-1] not in _SAME_DTYPE:
             continue
-        vals = [a.meta.get("val") for a in pytree.tree_flatten(list(n.args))[0]
+        vals = [a.meta.get("val") for a in private.tree_flatten(list(n.args))[0]
                 if isinstance(a, torch.fx.Node)]
         dtypes = [v.dtype for v in vals if isinstance(v, torch.Tensor) and v.is_floating_point()]
         if len(set(dtypes)) > 1:
@@ -354,9 +354,8 @@ def _fake_run(f, *args):
     a graph, in a third of make_fx's time: for the probe of a step (its
     outputs' structure, shapes and which are differentiable), and for an
     error that names the user's line."""
-    from torch._subclasses.fake_tensor import FakeTensorMode
     try:
-        mode = FakeTensorMode(allow_fallback_kernels=True)
+        mode = private.fake_tensor_mode(allow_fallback_kernels=True)
         fake = [[mode.from_tensor(t) for t in ts] for ts in args]
         with mode:
             return f(*fake)
@@ -375,15 +374,14 @@ def _cumulative_batch_norms(model):
     """BatchNorm modules that average their running statistics
     cumulatively (momentum=None): their momentum is 1 / num_batches_tracked,
     read from the buffer in Python, which no trace can follow."""
-    from torch.nn.modules.batchnorm import _BatchNorm
     return [m for m in model.modules()
-            if isinstance(m, _BatchNorm) and m.momentum is None and m.track_running_stats]
+            if private.is_batch_norm(m) and m.momentum is None and m.track_running_stats]
 
 
 def trace(model, args, kwargs=None, mode="tangents", within=None):
     """Traces a training step of model on the example call
     model(*args, **kwargs); mode is 'tangents' or 'sum'; within a function
-    giving a context the step is traced in (strides.Corrections). A
+    giving a context the step is traced in (strides.corrections). A
     BatchNorm(momentum=None) is traced with momentum CMA_MOMENTUM (the
     executor gives its op the true one)."""
     cma = _cumulative_batch_norms(model)

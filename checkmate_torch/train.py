@@ -9,13 +9,13 @@ import time
 
 import torch
 
-from . import alias, solve as solvemod
+from . import alias, private, solve as solvemod
 from .cache import cost_key, kept_or_measured, open_cache
 from .codegen import Program
 from .execute import ABSENT, PlanError, fixed_values, measure_costs, resolve
 from .graph import Analysis
 from .script import ScriptError, ScriptProgram
-from .strides import Corrections, measure
+from .strides import corrections, measure
 from .trace import Inputs, autocast_key, no_autocast, outside as _outside, trace
 
 
@@ -28,12 +28,10 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 
 # The oldest torch remat runs on (docs/torch.md, "Versions"): on torch 1.13
 # make_fx decomposes ops that an ordinary step runs whole (silu_backward,
-# mish_backward: other bits) and cannot trace repeat_interleave.
-MIN_TORCH = (2, 4)
-
-
-def _torch_version():
-    return tuple(int(x) for x in torch.__version__.split("+")[0].split(".")[:2])
+# mish_backward: other bits) and cannot trace repeat_interleave; torch 2.5
+# is the first with a public load_state_dict pre-hook. Only the versions
+# of private.TESTED were tested; remat warns on the others.
+MIN_TORCH = (2, 5)
 
 
 class Compiled:
@@ -43,12 +41,13 @@ class Compiled:
     def __init__(self, model, args, kwargs, budget, strategy, time_limit, binary, cache, cost):
         # Traced, solved, and run once on the example to compare strides
         # (strides.py); traced and solved again with the kernels' strides
-        # where they differ (at most 3 rounds).
-        corrections = {}
-        for _ in range(3):
-            fix = dict(corrections)
+        # where they differ (at most 3 rounds; differences left after the
+        # third are refused, not run).
+        fixes = {}
+        for rounds in range(1, 4):
+            fix = dict(fixes)
             traced, tensors = trace(model, args, kwargs, "tangents",
-                                    (lambda: Corrections(fix)) if fix else None)
+                                    (lambda: corrections(fix)) if fix else None)
             a = Analysis(traced, tensors)
             if cost == "time":
                 a.set_costs(_time_costs(a, tensors, cache), "ms")
@@ -65,9 +64,14 @@ class Compiled:
             steps = resolve(a, plan.get("steps") or [])
             with no_autocast():
                 found = measure(a, tensors, steps)
-            if not found or found.keys() <= corrections.keys():
+            new = sorted(found.keys() - fixes.keys(), key=lambda ok: (str(ok[0]), ok[1]))
+            if not new:
                 break
-            corrections.update(found)
+            if rounds == 3:
+                raise RematError("the kernels' strides still differ from the trace's after 3 "
+                                 "traces (call %d of %s): no plan runs the ordinary step's "
+                                 "kernels" % (new[0][1] + 1, new[0][0]))
+            fixes.update(found)
         self.traced, self.analysis = traced, a
         # The forward ends where the tangents are first computed (they may
         # be freed and computed again: the same gradients, bound again).
@@ -88,7 +92,7 @@ class Compiled:
             "checkpoint_all_peak": ca_peak, "nodes": len(a.real),
             "computes": sum(1 for op, _ in steps if op == "compute"),
             "steps": len(steps), "cost_unit": a.cost_unit,
-            "stride_corrections": len(corrections),
+            "stride_corrections": len(fixes),
             "runner": "torchscript" if isinstance(self.program, ScriptProgram) else "python",
             "runner_note": runner_note,
             "cached": hit if cache is not None else None,
@@ -164,23 +168,7 @@ def state_tensors(model):
     cls = type(model)
     if (cls.parameters, cls.buffers, cls.named_modules) != _MODULE_WALK:
         return list(model.parameters()), list(model.buffers())
-    params, buffers, seen = [], [], set()
-
-    def walk(m):
-        seen.add(id(m))
-        for p in m._parameters.values():
-            if p is not None and id(p) not in seen:
-                seen.add(id(p))
-                params.append(p)
-        for b in m._buffers.values():
-            if b is not None and id(b) not in seen:
-                seen.add(id(b))
-                buffers.append(b)
-        for c in m._modules.values():
-            if c is not None and id(c) not in seen:
-                walk(c)
-    walk(model)
-    return params, buffers
+    return private.module_tensors(model)
 
 
 def _meta(fake):
@@ -220,13 +208,15 @@ def _program(a, forward_steps, backward_steps):
     TorchScript where it gives the same ops (script.py), else Python; the
     environment's CHECKMATE_TORCHSCRIPT=0 keeps it Python."""
     try:
-        if os.environ.get("CHECKMATE_TORCHSCRIPT", "1") != "0":
+        if os.environ.get("CHECKMATE_TORCHSCRIPT", "1") == "0":
+            note = "CHECKMATE_TORCHSCRIPT=0"
+        elif not private.has_torchscript():
+            note = "this torch lacks TorchScript's private names (checkmate_torch/private.py)"
+        else:
             try:
                 return ScriptProgram(a, forward_steps, backward_steps), None
             except ScriptError as e:
                 note = str(e)
-        else:
-            note = "CHECKMATE_TORCHSCRIPT=0"
         return Program(a, forward_steps, backward_steps), note
     except PlanError as e:
         raise RematError("plan: %s" % e) from None
@@ -323,16 +313,14 @@ def _quiet_hooks(params):
     from are emptied, and refilled by a callback of the engine."""
     saved = []
     for p in params:
-        for name in ("_backward_hooks", "_post_accumulate_grad_hooks"):
-            hooks = getattr(p, name, None)
-            if hooks:
-                saved.append((hooks, dict(hooks)))
-                hooks.clear()
+        for hooks in private.gradient_hooks(p):
+            saved.append((hooks, dict(hooks)))
+            hooks.clear()
     if saved:
         def refill():
             for hooks, items in saved:
                 hooks.update(items)
-        torch.autograd.Variable._execution_engine.queue_callback(refill)
+        private.at_backward_end(refill)
 
 
 def _accumulate_into(params, grad_of, meta, shared):
@@ -352,7 +340,7 @@ def _accumulate_into(params, grad_of, meta, shared):
         old = p.grad if p is not None else None
         ok = old is not None and m == (old.shape, old.dtype, False) and not old.is_sparse \
             and k not in shared \
-            and not p._backward_hooks and not getattr(p, "_post_accumulate_grad_hooks", None)
+            and not private.gradient_hooks(p)
         out.append(old if ok else None)
     return out
 
@@ -395,11 +383,7 @@ class _Wrapper(torch.nn.Module):
     def __init__(self, model):
         super().__init__()
         self.model = model
-        add = getattr(self, "register_load_state_dict_pre_hook", None)   # torch 2.5 on
-        if add is not None:
-            add(_into_model)
-        else:
-            self._register_load_state_dict_pre_hook(_into_model, with_module=True)
+        self.register_load_state_dict_pre_hook(_into_model)
 
     def state_dict(self, *args, **kwargs):
         """The wrapped model's state_dict (its keys, with the prefix a
@@ -497,22 +481,16 @@ class RematCompiled(_Wrapper):
         try:
             with self._quiet_logging():
                 return self._compiled(*args, **kwargs)
-        except torch._dynamo.exc.BackendCompilerFailed as e:
+        except private.dynamo_exc("BackendCompilerFailed") as e:
             inner = getattr(e, "inner_exception", None) or e
             raise RematError("compile=True: %s" % _first_line(inner)) from None
-        except _recompile_limit():
+        except private.dynamo_exc("FailOnRecompileLimitHit"):
             raise RematError("compile=True: a step of a new input signature (shapes, dtypes) "
                              "over torch._dynamo.config.recompile_limit (%d) signatures "
-                             "compiled for this module" % torch._dynamo.config.recompile_limit
-                             ) from None
-        except torch._dynamo.exc.TorchDynamoException as e:
+                             "compiled for this module"
+                             % private.dynamo_config().recompile_limit) from None
+        except private.dynamo_exc("TorchDynamoException") as e:
             raise RematError(_dynamo_refusal(e)) from None
-
-
-def _recompile_limit():
-    """What torch.compile(fullgraph=True) raises at dynamo's limit of
-    compiled versions of one function (torch 2.5 on; () before)."""
-    return getattr(torch._dynamo.exc, "FailOnRecompileLimitHit", ())
 
 
 def _own_code(model):
@@ -544,7 +522,7 @@ def _dynamo_refusal(e):
     call's fake tensors (a shape or dtype mistake) as a failed trace, the
     rest (a graph break, control flow on a tensor's value) as what one
     graph cannot hold."""
-    if _GOT.search(str(e)) and not isinstance(e, torch._dynamo.exc.Unsupported):
+    if _GOT.search(str(e)) and not isinstance(e, private.dynamo_exc("Unsupported")):
         return "compile=True: tracing failed: %s" % _dynamo_error(e, hint=False)
     return "compile=True needs a model torch.compile captures in one graph: %s" % \
         _dynamo_error(e)
@@ -608,10 +586,14 @@ def remat(model, example_args, example_kwargs=None, *, budget, strategy="auto",
     other fusions, not an ordinary step's bit for bit (docs/torch.md,
     "Compiled mode")."""
     from .binary import find_checkmate
-    if _torch_version() < MIN_TORCH:
+    if private.version() < MIN_TORCH:
         raise RematError("remat needs torch >= %d.%d (this is torch %s, whose traces can differ "
                          "from an ordinary step): pip install torch==2.13.0"
                          % (MIN_TORCH + (torch.__version__,)))
+    try:
+        private.check("compile" if compile else "eager")
+    except private.PrivateError as e:
+        raise RematError(str(e)) from None
     wrapper = _distributed_wrapper(model)
     if wrapper:
         raise RematError("remat(%s(m)) is not supported: the wrapper's gradient hooks would "
@@ -635,11 +617,6 @@ def remat(model, example_args, example_kwargs=None, *, budget, strategy="auto",
         if strategy != "auto":
             raise RematError("compile=True solves `checkmate partition`, which takes no "
                              "strategy; got strategy=%r" % (strategy,))
-        step_backend = backend(budget, time_limit, find_checkmate(), plans, cost)
-        if step_backend is None:
-            raise RematError("compile=True needs a torch whose inductor takes a custom "
-                             "partitioner (config.custom_partitioner_fn); torch %s has none"
-                             % torch.__version__)
-        return RematCompiled(model, step_backend)
+        return RematCompiled(model, backend(budget, time_limit, find_checkmate(), plans, cost))
     return Remat(model, example_args, example_kwargs, budget, strategy, time_limit,
                  find_checkmate(), plans, cost)

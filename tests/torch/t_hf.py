@@ -204,10 +204,6 @@ def compiled(name, build):
     AdamW steps as torch.compile's (a batch of 32 x 32 tokens, so that
     activations outweigh the parameters)."""
     import checkmate_torch
-    from checkmate_torch import compiled as cm
-    if not cm.has_hook():
-        ok(True, "%s, compile=True: refused on this torch (no partitioner hook)" % name)
-        return
     torch.manual_seed(0)
     base = Logits(build())
     base.train()
@@ -262,7 +258,6 @@ def labels_loop(name, build, compiled):
     torch.compile's losses, which breaks the graph where the model logs
     (transformers' warning_once) and compile=True does not."""
     import checkmate_torch
-    from checkmate_torch import compiled as cm
     torch.manual_seed(0)
     base = build()
     base.config.use_cache = False
@@ -280,7 +275,7 @@ def labels_loop(name, build, compiled):
            % (name, m.plan_info["computes"], m.plan_info["nodes"]))
     except Exception as e:
         ok(False, "%s(labels=): trains under a plan" % name, "%s: %s" % (type(e).__name__, e))
-    if not compiled or not cm.has_hook():
+    if not compiled:
         return
     plain = copy.deepcopy(base)
     torch._dynamo.reset()

@@ -26,11 +26,10 @@ torch = torch_setup()
 remat_or_finish()
 from torch import nn  # noqa: E402
 from checkmate_torch import remat  # noqa: E402
-from checkmate_torch.compiled import has_hook  # noqa: E402
 from checkmate_torch.train import RematError  # noqa: E402
 
 logging.getLogger("torch").setLevel(logging.CRITICAL)   # fake tensors' own error logs
-MODES = (False, True) if has_hook() else (False,)
+MODES = (False, True)
 
 
 def mlp():
@@ -112,8 +111,6 @@ def least_budget():
                  r"activations .*\(exit 3\)$", str(e)),
        "eager: a budget function no plan meets names the least as a fraction of the "
        "activations: %s" % e, e)
-    if not has_hook():
-        return
     e = failure(lambda: step(remat(mlp(), (x,), budget=fraction(0.1), compile=True), x))
     m = re.search(r"the least budget that fits is about (\d+) bytes, fixed memory \+ "
                   r"(\d\.\d\d) of the activations", str(e))
@@ -159,9 +156,6 @@ class Logs(nn.Module):
 
 
 def compiled_graphs():
-    if not has_hook():
-        print("# no custom partitioner hook in this torch: compile=True is not checked")
-        return
     x = torch.randn(32, 16)
     torch.manual_seed(0)
     e = failure(lambda: step(remat(Breaks(), (x,), budget="100%", compile=True), x))

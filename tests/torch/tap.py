@@ -62,8 +62,9 @@ def remat_or_finish():
     checkmate_torch.train.MIN_TORCH) one line checks that remat refuses it
     with one line, and the program ends there."""
     import torch
-    from checkmate_torch.train import MIN_TORCH, RematError, _torch_version, remat
-    if _torch_version() >= MIN_TORCH:
+    from checkmate_torch.private import version
+    from checkmate_torch.train import MIN_TORCH, RematError, remat
+    if version() >= MIN_TORCH:
         return
     try:
         remat(torch.nn.Linear(2, 2), (torch.randn(1, 2),), budget="100%")
