@@ -424,7 +424,7 @@ def owner(key):
     """The module or class that holds NAMES[key]'s last attribute (where
     a rule is replaced); PrivateError where this torch lacks the name."""
     get(key)
-    return Name(NAMES[key].path.rsplit(".", 1)[0], ()).resolve()
+    return Name(NAMES[key].path.rsplit(".", 1)[0], (), "").resolve()
 
 
 def missing(what, mode):
@@ -441,3 +441,10 @@ def inductor_setting(name):
         return getattr(inductor_config(), name)
     except AttributeError:
         raise PrivateError(missing("torch._inductor.config." + name, "compile")) from None
+
+
+def forget():
+    """Forgets the names looked up and the warnings given (the tests
+    rename entries, as a torch release would)."""
+    _resolved.clear()
+    _warned.clear()
