@@ -1,5 +1,6 @@
 # checkmate: `make deps`, `make` (all), `make test`, `make demo`, `make bench`,
-# `make install`, `make uninstall`, `make fuzz`, `make torch2`, `make clean`.
+# `make install`, `make uninstall`, `make fuzz`, `make torch2`,
+# `make test-torch-newest`, `make clean`.
 # Quiet build lines unless V=1; -Werror when CI=true.
 
 PKGS     = libglpk-dev coinor-libcbc-dev coinor-libclp-dev libjansson-dev pkg-config \
@@ -64,7 +65,7 @@ PYSITE   = $(shell $(PYTHON) share/pysite.py "$(PREFIX)")
 PYPKG    = $(DESTDIR)$(PYSITE)/checkmate_torch
 
 .PHONY: all deps fuzz-deps test tests check deps-check demo bench fuzz fuzzers clean install uninstall \
-        torch2
+        torch2 torch-newest test-torch-newest
 .PHONY: fuzz-torch
 .SECONDARY:
 all: $(BIN) checkmate $(MAN)
@@ -206,19 +207,39 @@ TORCH2_VENV = build/venv-torch2
 TORCH2_PIN  = torch==2.13.0
 HF_PIN      = transformers==5.24.0
 torch2: deps
-	$(Q)if ! $(TORCH2_VENV)/bin/python -c 'import torch' 2>/dev/null; then \
-	  echo "$(TORCH2_VENV): installing $(TORCH2_PIN)"; \
-	  rm -rf $(TORCH2_VENV) && python3 -m venv $(TORCH2_VENV) && \
-	  $(TORCH2_VENV)/bin/python -m pip install -q $(TORCH2_PIN) numpy setuptools && \
-	  $(TORCH2_VENV)/bin/python -c 'import torch' || \
-	  { rm -rf $(TORCH2_VENV); exit 1; }; \
+	$(call torch_venv,$(TORCH2_VENV),$(TORCH2_PIN))
+
+# The newest torch checkmate_torch is tested on (checkmate_torch/private.py,
+# TESTED): torch 2.14.1, a CUDA build run on the CPU (pip takes it from this
+# machine's disk; elsewhere it is a download of several GB), in a venv of its
+# own; `make test-torch-newest` runs the PyTorch programs under it (CI runs it
+# after `make test`).
+TORCH_NEWEST_VENV = build/venv-torch-newest
+TORCH_NEWEST_PIN  = torch==2.14.1
+torch-newest: deps
+	$(call torch_venv,$(TORCH_NEWEST_VENV),$(TORCH_NEWEST_PIN))
+
+test-torch-newest: torch-newest
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)TORCH_PY=$(TORCH_NEWEST_VENV)/bin/python tests/run.sh build
+
+# A venv $(1) with torch $(2), numpy and $(HF_PIN), installed once, and
+# checkmate_torch installed again each time.
+define torch_venv
+	$(Q)if ! $(1)/bin/python -c 'import torch' 2>/dev/null; then \
+	  echo "$(1): installing $(2)"; \
+	  rm -rf $(1) && python3 -m venv $(1) && \
+	  $(1)/bin/python -m pip install -q $(2) numpy setuptools && \
+	  $(1)/bin/python -c 'import torch' || \
+	  { rm -rf $(1); exit 1; }; \
 	fi; \
-	if ! $(TORCH2_VENV)/bin/python -c 'import transformers' 2>/dev/null; then \
-	  echo "$(TORCH2_VENV): installing $(HF_PIN)"; \
-	  $(TORCH2_VENV)/bin/python -m pip install -q $(HF_PIN) || exit 1; \
+	if ! $(1)/bin/python -c 'import transformers' 2>/dev/null; then \
+	  echo "$(1): installing $(HF_PIN)"; \
+	  $(1)/bin/python -m pip install -q $(HF_PIN) || exit 1; \
 	fi
-	@echo "$(TORCH2_VENV): installing checkmate_torch"
-	$(Q)$(TORCH2_VENV)/bin/python -m pip install -q --no-build-isolation --no-deps .
+	@echo "$(1): installing checkmate_torch"
+	$(Q)$(1)/bin/python -m pip install -q --no-build-isolation --no-deps .
+endef
 
 clean:
 	rm -rf build checkmate

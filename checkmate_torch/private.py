@@ -216,11 +216,6 @@ def version():
     return tuple(int(x) for x in torch.__version__.split("+")[0].split(".")[:2])
 
 
-def _missing(key, name, mode):
-    return ("torch %s has no %s, which checkmate_torch's %s mode needs: %s (tested on torch %s)"
-            % (torch.__version__, key, mode, name.why, ", ".join(TESTED[mode])))
-
-
 def get(key):
     """The object NAMES[key] names, looked up once; PrivateError where
     this torch lacks it."""
@@ -232,7 +227,7 @@ def get(key):
     try:
         _resolved[key] = obj = name.resolve()
     except (AttributeError, ImportError):
-        raise PrivateError(_missing(key, name, name.modes[0])) from None
+        raise PrivateError(missing(key, name.modes[0], name.why)) from None
     return obj
 
 
@@ -260,7 +255,7 @@ def check(mode):
         if mode not in name.modes or has(key):
             continue
         if name.lost is None:
-            raise PrivateError(_missing(key, name, mode))
+            raise PrivateError(missing(key, mode, name.why))
         _warn_once("torch %s has no %s: %s" % (torch.__version__, key, name.lost))
     v = "%d.%d" % version()
     if v not in TESTED[mode]:
@@ -427,11 +422,11 @@ def owner(key):
     return Name(NAMES[key].path.rsplit(".", 1)[0], (), "").resolve()
 
 
-def missing(what, mode):
+def missing(what, mode, why=None):
     """PrivateError's message for a thing `mode` needs that this torch
-    lacks (what: its name, or what is not there)."""
-    return "torch %s has no %s, which checkmate_torch's %s mode needs (tested on torch %s)" % (
-        torch.__version__, what, mode, ", ".join(TESTED[mode]))
+    lacks (what: its name, or what is not there; why: what it serves)."""
+    return "torch %s has no %s, which checkmate_torch's %s mode needs%s (tested on torch %s)" % (
+        torch.__version__, what, mode, ": " + why if why else "", ", ".join(TESTED[mode]))
 
 
 def inductor_setting(name):

@@ -44,9 +44,17 @@ one() {
 # again under build/venv-torch2 (torch 2.13), when `make torch2` has made
 # it, in the second (the sanitizer suite, which is shorter; its binary) or
 # in the first when there is one build; t_compiled.py under torch 2.13 in
-# the first either way.
+# the first either way. With TORCH_PY set (make test-torch-newest), only
+# the PyTorch programs run, under that python.
 suite() {
 	local build=$1 quick=$2 pass=0 fail=0 broken=0 t py
+	if [ -n "${TORCH_PY:-}" ]; then
+		for t in tests/torch/run.py tests/torch/t_*.py; do
+			one "$TORCH_PY" "$t" "$build/checkmate"
+		done
+		echo "$pass $fail $broken"
+		return
+	fi
 	for t in "$build"/tests/t_* tests/cli.sh tests/interrupt.sh tests/install.sh \
 		 tests/standalone.sh tests/fuzz_replay.sh tests/deep.sh tests/structure.sh; do
 		case "$t" in

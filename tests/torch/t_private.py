@@ -15,7 +15,6 @@ Usage: PYTHON tests/torch/t_private.py [CHECKMATE_BINARY]. Prints TAP and
 ends with "N passed, M failed"."""
 import ast
 import contextlib
-import copy
 import os
 import sys
 import warnings
