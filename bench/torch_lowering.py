@@ -7,7 +7,7 @@ with inductor's rule in place of remat's:
   reuse     buffer reuse (AllocateLine.should_reuse_buffer, gated by
             inductor's estimate of the peak; remat's: compiled._gate_reuse)
   fusion    horizontal fusion (InductorChoices.can_fuse_horizontal, up to
-            64 nodes apart; remat's: compiled._limit_fusion)
+            64 nodes apart; remat's: compiled._choices)
   inductor  both
 
 each step's peak measured (torch_peers.measure_mem) and their times in
@@ -48,19 +48,21 @@ RULES = {"reuse": ("reuse",), "fusion": ("fusion",), "inductor": ("reuse", "fusi
 @contextlib.contextmanager
 def inductors(rules):
     """Inductor's own rules in place of remat's, for these RULES."""
+    from checkmate_torch import compiled
     from torch._inductor.choices import InductorChoices
     from torch._inductor.codegen.wrapper import AllocateLine
     reuse = AllocateLine.should_reuse_buffer
-    fusion = InductorChoices.can_fuse_horizontal
+    ours = compiled._choices()
+    fusion = ours.can_fuse_horizontal
     if "reuse" in rules:
         AllocateLine.should_reuse_buffer = reuse.inductors
     if "fusion" in rules:
-        InductorChoices.can_fuse_horizontal = staticmethod(fusion.inductors)
+        ours.can_fuse_horizontal = staticmethod(InductorChoices.can_fuse_horizontal)
     try:
         yield
     finally:
         AllocateLine.should_reuse_buffer = reuse
-        InductorChoices.can_fuse_horizontal = staticmethod(fusion)
+        ours.can_fuse_horizontal = staticmethod(fusion)
 
 
 def lowered(case, fraction, label, args, device):

@@ -21,7 +21,7 @@ symbolic sizes, the reordering of the backward) runs unchanged. While
 inductor lowers the two programs, it reuses a freed buffer only for the
 next kernel (_gate_reuse), so that buffers are freed where the model
 frees them, and fuses two kernels that do not feed each other only where
-they are close in the program (_limit_fusion), so that no recompute runs
+they are close in the program (_choices), so that no recompute runs
 long before the model places it.
 docs/torch.md, "Compiled mode", says what the model counts and what was
 measured."""
@@ -966,11 +966,13 @@ def _distance(node1, node2):
     return max(abs(node1.min_order - node2.max_order), abs(node2.min_order - node1.max_order))
 
 
-def _limit_fusion():
-    """While checkmate's backend lowers a program (_lowering), inductor
-    fuses two kernels that do not feed each other (a horizontal fusion)
-    only where they are at most _FUSION_DISTANCE apart in the program's
-    order.
+@functools.lru_cache(maxsize=None)
+def _choices():
+    """Inductor's heuristics (InductorChoices, the class through which it
+    takes heuristics of others: V.set_choices_handler) with horizontal
+    fusion, of two kernels that do not feed each other, only where they
+    are at most _FUSION_DISTANCE apart in the program's order; in place
+    while checkmate's backend lowers a program (_lowering).
 
     A fused kernel runs where its first part ran, so a horizontal fusion
     moves the later part ahead, and its outputs are held from there.
@@ -983,21 +985,23 @@ def _limit_fusion():
     MB with dropout) above the model, and on a small Llama (Hugging
     Face's) fusions 9 to 16 apart held its step 0.46 MB (6%) above it.
     The distance is a measured choice, not the model's timeline: at 8
-    every one of these is at or under the model. Installed once; other
-    compiles keep inductor's rule."""
+    every one of these is at or under the model."""
+    base = private.get("torch._inductor.choices.InductorChoices")
     # the distance as inductor's own heuristic measures it
     private.get("torch._inductor.scheduler.Scheduler.are_long_distant_nodes")
-    _install(private.owner("torch._inductor.choices.InductorChoices.can_fuse_horizontal"),
-             "can_fuse_horizontal",
-             lambda rule, sched, node1, node2, score:
-             _distance(node1, node2) <= _FUSION_DISTANCE and rule(sched, node1, node2, score),
-             staticmethod)
+
+    class Choices(base):
+        @staticmethod
+        def can_fuse_horizontal(scheduler, node1, node2, score):
+            return _distance(node1, node2) <= _FUSION_DISTANCE and \
+                base.can_fuse_horizontal(scheduler, node1, node2, score)
+    return Choices
 
 
 @contextlib.contextmanager
 def _lowering():
     """Inductor lowering a program of checkmate's partition: buffer reuse
-    gated (_gate_reuse), horizontal fusion limited (_limit_fusion), a
+    gated (_gate_reuse), horizontal fusion limited (_choices), a
     matmul folded into a sum only in place (_fold_in_place), and a
     tag in inductor's cache key
     (torch.compiler.config.cache_key_tag), so that its cache never gives
@@ -1006,7 +1010,8 @@ def _lowering():
     cc = torch.compiler.config
     token = _compiling.set(True)
     try:
-        with cc.patch(cache_key_tag=cc.cache_key_tag + _TAG):
+        with cc.patch(cache_key_tag=cc.cache_key_tag + _TAG), \
+                private.get("torch._inductor.virtualized.V.set_choices_handler")(_choices()()):
             yield
     finally:
         _compiling.reset(token)
@@ -1038,7 +1043,6 @@ def backend(budget, time_limit, binary, cache, cost="flops"):
     part = CheckmatePartitioner(budget, time_limit, binary, cache, cost, uuid)
 
     _gate_reuse()
-    _limit_fusion()
     _fold_in_place()
 
     def lower(*args, **kwargs):

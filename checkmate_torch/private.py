@@ -174,10 +174,16 @@ NAMES = {n.key: n for n in (
          "the model counts)"),
     Name("torch._inductor.codegen.wrapper.AllocateLine.should_reuse_buffer", ("compile",),
          _INDUCTOR + " (buffer reuse, compiled._gate_reuse)"),
+    Name("torch._inductor.choices.InductorChoices", ("compile",),
+         "inductor's heuristics, which it takes from others as a subclass of this one: "
+         "compiled._choices limits horizontal fusion"),
     Name("torch._inductor.choices.InductorChoices.can_fuse_horizontal", ("compile",),
-         _INDUCTOR + " (horizontal fusion, compiled._limit_fusion)"),
+         "the heuristic compiled._choices tightens"),
+    Name("torch._inductor.virtualized.V.set_choices_handler", ("compile",),
+         "where inductor takes other heuristics than its own (InductorChoices' documented "
+         "extension point)"),
     Name("torch._inductor.scheduler.Scheduler.are_long_distant_nodes", ("compile",),
-         "inductor's measure of how far apart two kernels are, which _limit_fusion "
+         "inductor's measure of how far apart two kernels are, which compiled._choices "
          "tightens"),
     Name("torch._inductor.fx_passes.post_grad.pass_patterns", ("compile",),
          _INDUCTOR + " (the addmm fold, compiled._fold_in_place)"),

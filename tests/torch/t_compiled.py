@@ -328,7 +328,7 @@ orig_run_node = ind_graph.GraphLowering.run_node
 reuses = []   # each offer: (inductor's rule reuses, the gate does, kernels apart, key tagged)
 gate = Alloc.should_reuse_buffer   # compiled._gate_reuse's, installed by remat above
 fusions = []  # each horizontal fusion asked: (inductor's rule fuses, the limit does, nodes apart)
-limit = InductorChoices.can_fuse_horizontal   # compiled._limit_fusion's
+limit = compiled._choices().can_fuse_horizontal   # remat's, in place while it lowers
 
 
 def reuse_spy(self, free_line, size):
@@ -341,7 +341,7 @@ def reuse_spy(self, free_line, size):
 
 def fusion_spy(scheduler, node1, node2, score):
     got = limit(scheduler, node1, node2, score)
-    fusions.append((limit.inductors(scheduler, node1, node2, score), got,
+    fusions.append((InductorChoices.can_fuse_horizontal(scheduler, node1, node2, score), got,
                     compiled._distance(node1, node2)))
     return got
 
@@ -369,7 +369,7 @@ def lower(step):
     compiled.Partitioner.choose = spy
     ind_graph.GraphLowering.run_node = run_node
     Alloc.should_reuse_buffer = reuse_spy
-    InductorChoices.can_fuse_horizontal = staticmethod(fusion_spy)
+    compiled._choices().can_fuse_horizontal = staticmethod(fusion_spy)
     try:
         with torch._inductor.config.patch(force_disable_caches=True):
             e = error_of(step)
@@ -377,7 +377,7 @@ def lower(step):
         compiled.Partitioner.choose = orig_choose
         ind_graph.GraphLowering.run_node = orig_run_node
         Alloc.should_reuse_buffer = gate
-        InductorChoices.can_fuse_horizontal = staticmethod(limit)
+        compiled._choices().can_fuse_horizontal = staticmethod(limit)
     jg = captured["jg"]
     return e, jg, jg.recomputed({jg.owner(n) for n in captured["saved"]}) if e is None else set()
 
