@@ -9,6 +9,8 @@ with inductor's rule in place of remat's:
   fusion    horizontal fusion (InductorChoices.can_fuse_horizontal, up to
             64 nodes apart; remat's: compiled._choices)
   inductor  both
+  noreuse   no buffer reused (inductor's config allow_buffer_reuse off):
+            every buffer allocated afresh
 
 each step's peak measured (torch_peers.measure_mem) and their times in
 interleaved rounds (torch_peers.timed_rounds: the same weights to start,
@@ -42,7 +44,8 @@ import torch_cases  # noqa: E402
 import torch_peers as tp  # noqa: E402
 
 
-RULES = {"reuse": ("reuse",), "fusion": ("fusion",), "inductor": ("reuse", "fusion")}
+RULES = {"reuse": ("reuse",), "fusion": ("fusion",), "inductor": ("reuse", "fusion"),
+         "noreuse": ("noreuse",)}
 
 
 @contextlib.contextmanager
@@ -59,7 +62,9 @@ def inductors(rules):
     if "fusion" in rules:
         ours.can_fuse_horizontal = staticmethod(InductorChoices.can_fuse_horizontal)
     try:
-        yield
+        # noreuse: inductor's config allow_buffer_reuse off, no buffer reused
+        with torch._inductor.config.patch(allow_buffer_reuse="noreuse" not in rules):
+            yield
     finally:
         AllocateLine.should_reuse_buffer = reuse
         ours.can_fuse_horizontal = staticmethod(fusion)
