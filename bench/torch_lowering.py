@@ -5,12 +5,11 @@ step lowered once as remat lowers it and once for each of --against,
 with inductor's rule in place of remat's:
 
   reuse     buffer reuse (AllocateLine.should_reuse_buffer, gated by
-            inductor's estimate of the peak; remat's: compiled._gate_reuse)
+            inductor's estimate of the peak; remat's: none, inductor's
+            config allow_buffer_reuse off)
   fusion    horizontal fusion (InductorChoices.can_fuse_horizontal, up to
             64 nodes apart; remat's: compiled._choices)
   inductor  both
-  noreuse   no buffer reused (inductor's config allow_buffer_reuse off):
-            every buffer allocated afresh
 
 each step's peak measured (torch_peers.measure_mem) and their times in
 interleaved rounds (torch_peers.timed_rounds: the same weights to start,
@@ -44,8 +43,7 @@ import torch_cases  # noqa: E402
 import torch_peers as tp  # noqa: E402
 
 
-RULES = {"reuse": ("reuse",), "fusion": ("fusion",), "inductor": ("reuse", "fusion"),
-         "noreuse": ("noreuse",)}
+RULES = {"reuse": ("reuse",), "fusion": ("fusion",), "inductor": ("reuse", "fusion")}
 
 
 @contextlib.contextmanager
@@ -53,20 +51,15 @@ def inductors(rules):
     """Inductor's own rules in place of remat's, for these RULES."""
     from checkmate_torch import compiled
     from torch._inductor.choices import InductorChoices
-    from torch._inductor.codegen.wrapper import AllocateLine
-    reuse = AllocateLine.should_reuse_buffer
     ours = compiled._choices()
     fusion = ours.can_fuse_horizontal
-    if "reuse" in rules:
-        AllocateLine.should_reuse_buffer = reuse.inductors
+    compiled._BUFFER_REUSE = "reuse" in rules
     if "fusion" in rules:
         ours.can_fuse_horizontal = staticmethod(InductorChoices.can_fuse_horizontal)
     try:
-        # noreuse: inductor's config allow_buffer_reuse off, no buffer reused
-        with torch._inductor.config.patch(allow_buffer_reuse="noreuse" not in rules):
-            yield
+        yield
     finally:
-        AllocateLine.should_reuse_buffer = reuse
+        compiled._BUFFER_REUSE = False
         ours.can_fuse_horizontal = staticmethod(fusion)
 
 

@@ -18,11 +18,11 @@ or convolution's output or input) or that its heuristics write
 (JointGraph.writes, counted by solving again), held from the recompute
 to their last read. The rest of torch's partitioner (functionalized random ops,
 symbolic sizes, the reordering of the backward) runs unchanged. While
-inductor lowers the two programs, it reuses a freed buffer only for the
-next kernel (_gate_reuse), so that buffers are freed where the model
-frees them, and fuses two kernels that do not feed each other only where
-they are close in the program (_choices), so that no recompute runs
-long before the model places it.
+inductor lowers the two programs, it reuses no freed buffer, so that
+buffers are freed where the model frees them, and fuses two kernels that
+do not feed each other only where they are close in the program
+(_choices), so that no recompute runs long before the model places it
+(_lowering).
 docs/torch.md, "Compiled mode", says what the model counts and what was
 measured."""
 import contextlib
@@ -871,42 +871,17 @@ def quiet_logging():
 
 _compiling = contextvars.ContextVar("checkmate_compiling", default=False)
 _FUSION_DISTANCE = 8
-_TAG = (" checkmate: buffer reuse by the next kernel, horizontal fusion within %d, "
-        "addmm folds in place" % _FUSION_DISTANCE)
+_BUFFER_REUSE = False   # inductor's allow_buffer_reuse in _lowering (bench/torch_lowering.py)
+_TAG = (" checkmate: no buffer reuse, horizontal fusion within %d, addmm folds in place"
+        % _FUSION_DISTANCE)
 
 
-def _gate_reuse():
-    """While checkmate's backend lowers a program (_lowering), inductor
-    gives a freed buffer only to the allocation of the next kernel.
-
-    Inductor's wrapper code keeps a freed buffer alive until a later
-    buffer of the same size and layout takes its memory
-    (codegen/wrapper.py, AllocateLine.plan), where the partition's model
-    frees it after its last reader. It allows that where its estimate of
-    the program's peak has room (AllocateLine.should_reuse_buffer), and
-    the estimate is not the real peak: it counts an input read in parts
-    (a saved matmul output read as q, k and v) by one part
-    (memory.py, get_freeable_input_buf) and a kernel that writes its
-    output over its input as holding both. On a GPT the buffers held
-    put the step 2.6 MB over the program's real peak. A buffer reused
-    by the next kernel holds no memory between; elsewhere every buffer
-    is freed after its last reader and allocated afresh, as the model
-    counts. Installed once; other compiles keep inductor's rule."""
-    def next_kernel_only(rule, self, free_line, size):
-        if getattr(self, "comm_buffer", False):
-            return rule(self, free_line, size)
-        return free_line.scheduler_node_index + 1 == self.scheduler_node_index
-    _install(private.owner("torch._inductor.codegen.wrapper.AllocateLine.should_reuse_buffer"),
-             "should_reuse_buffer", next_kernel_only)
-
-
-def _install(owner, name, ours, wrap=None):
+def _install(owner, name, ours):
     """Replace inductor's rule owner.name by one that asks
     ours(rule, *args) while checkmate's backend lowers a program
     (_compiling) and inductor's rule otherwise; the new rule is marked
     `checkmate` and keeps inductor's as `inductors` (the tests ask it
-    too). wrap: what the class attribute is made of (staticmethod).
-    Once: nothing where owner has ours already."""
+    too). Once: nothing where owner has ours already."""
     rule = getattr(owner, name, None)
     if rule is None:
         raise private.PrivateError(private.missing("%r's %s" % (owner, name), "compile"))
@@ -917,7 +892,7 @@ def _install(owner, name, ours, wrap=None):
         return ours(rule, *args) if _compiling.get() else rule(*args)
     installed.checkmate = True
     installed.inductors = rule
-    setattr(owner, name, wrap(installed) if wrap else installed)
+    setattr(owner, name, installed)
 
 
 def _fold_in_place():
@@ -1000,17 +975,33 @@ def _choices():
 
 @contextlib.contextmanager
 def _lowering():
-    """Inductor lowering a program of checkmate's partition: buffer reuse
-    gated (_gate_reuse), horizontal fusion limited (_choices), a
-    matmul folded into a sum only in place (_fold_in_place), and a
-    tag in inductor's cache key
+    """Inductor lowering a program of checkmate's partition: no buffer
+    reused (its config allow_buffer_reuse), horizontal fusion limited
+    (_choices), a matmul folded into a sum only in place
+    (_fold_in_place), and a tag in inductor's cache key
     (torch.compiler.config.cache_key_tag), so that its cache never gives
     code of the same program lowered without those rules (by an earlier
-    version)."""
+    version).
+
+    Inductor's wrapper code keeps a freed buffer alive until a later
+    buffer of the same size and layout takes its memory
+    (codegen/wrapper.py, AllocateLine.plan), where the partition's model
+    frees it after its last reader. It allows that where its estimate of
+    the program's peak has room (AllocateLine.should_reuse_buffer), and
+    the estimate is not the real peak: it counts an input read in parts
+    (a saved matmul output read as q, k and v) by one part
+    (memory.py, get_freeable_input_buf) and a kernel that writes its
+    output over its input as holding both. On a GPT the buffers held
+    put the step 2.6 MB over the program's real peak. Without reuse
+    every buffer is freed after its last reader and allocated afresh, as
+    the model counts: the same measured peak as reuse by the next kernel
+    alone, at the same speed on this CPU (bench/torch_lowering.py
+    --against noreuse)."""
     cc = torch.compiler.config
     token = _compiling.set(True)
     try:
         with cc.patch(cache_key_tag=cc.cache_key_tag + _TAG), \
+                private.inductor_config().patch(allow_buffer_reuse=_BUFFER_REUSE), \
                 private.get("torch._inductor.virtualized.V.set_choices_handler")(_choices()()):
             yield
     finally:
@@ -1042,7 +1033,6 @@ def backend(budget, time_limit, binary, cache, cost="flops"):
         if cache is not None and keyed else None
     part = CheckmatePartitioner(budget, time_limit, binary, cache, cost, uuid)
 
-    _gate_reuse()
     _fold_in_place()
 
     def lower(*args, **kwargs):

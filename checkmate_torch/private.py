@@ -91,10 +91,6 @@ _SCRIPT = "plans run as Python instead of TorchScript: on a step bound by the ho
           "0.76-0.82 by TorchScript (bench/torch_host.py's GPT, docs/benchmarks.md)"
 _SCRIPT_WHY = "TorchScript's interpreter, checked to run the plan's ops (script.py); its " \
               "passes and executor settings have no public API"
-_INDUCTOR = "inductor's rule, replaced while checkmate's backend lowers a program so that " \
-            "buffers are held where the partition's model holds them; inductor has no public " \
-            "hook for it"
-
 NAMES = {n.key: n for n in (
     # --- every mode: tracing and analysing a step ------------------------
     Name("torch._ops.OpOverload", ALL, _OP_WHY),
@@ -172,8 +168,9 @@ NAMES = {n.key: n for n in (
     Name("torch._inductor.graph.GraphLowering.decide_layout_opt", ("compile",),
          "whether inductor lays the forward out channels-last (then it copies inputs, which "
          "the model counts)"),
-    Name("torch._inductor.codegen.wrapper.AllocateLine.should_reuse_buffer", ("compile",),
-         _INDUCTOR + " (buffer reuse, compiled._gate_reuse)"),
+    Name("torch._inductor.config.allow_buffer_reuse", ("compile",),
+         "turned off while checkmate's backend lowers a program, so that buffers are freed "
+         "where the partition's model frees them"),
     Name("torch._inductor.choices.InductorChoices", ("compile",),
          "inductor's heuristics, which it takes from others as a subclass of this one: "
          "compiled._choices limits horizontal fusion"),
@@ -186,7 +183,8 @@ NAMES = {n.key: n for n in (
          "inductor's measure of how far apart two kernels are, which compiled._choices "
          "tightens"),
     Name("torch._inductor.fx_passes.post_grad.pass_patterns", ("compile",),
-         _INDUCTOR + " (the addmm fold, compiled._fold_in_place)"),
+         "inductor's rule that folds a matmul into the sum reading it, held to fold only in "
+         "place while checkmate's backend lowers a program (compiled._fold_in_place)"),
     Name("torch._subclasses.fake_tensor.unset_fake_temporarily", ("compile",),
          "the partitioner runs under fake tensors; an op's time is measured on real ones"),
     Name("torch._prims_common.is_non_overlapping_and_dense_or_false", ("compile",),

@@ -325,16 +325,15 @@ from torch._inductor.choices import InductorChoices  # noqa: E402
 
 lowered = {}
 orig_run_node = ind_graph.GraphLowering.run_node
-reuses = []   # each offer: (inductor's rule reuses, the gate does, kernels apart, key tagged)
-gate = Alloc.should_reuse_buffer   # compiled._gate_reuse's, installed by remat above
+reuses = []   # each allocation planned: (reused a buffer, inductor's reuse on, key tagged)
+plan_allocation = Alloc.plan
 fusions = []  # each horizontal fusion asked: (inductor's rule fuses, the limit does, nodes apart)
 limit = compiled._choices().can_fuse_horizontal   # remat's, in place while it lowers
 
 
-def reuse_spy(self, free_line, size):
-    got = gate(self, free_line, size)
-    reuses.append((gate.inductors(self, free_line, size), got,
-                   self.scheduler_node_index - free_line.scheduler_node_index,
+def reuse_spy(self, state):
+    got = plan_allocation(self, state)
+    reuses.append((type(got).__name__ == "ReuseLine", torch._inductor.config.allow_buffer_reuse,
                    torch.compiler.config.cache_key_tag.endswith(compiled._TAG)))
     return got
 
@@ -368,7 +367,7 @@ def lower(step):
     fusions.clear()
     compiled.Partitioner.choose = spy
     ind_graph.GraphLowering.run_node = run_node
-    Alloc.should_reuse_buffer = reuse_spy
+    Alloc.plan = reuse_spy
     compiled._choices().can_fuse_horizontal = staticmethod(fusion_spy)
     try:
         with torch._inductor.config.patch(force_disable_caches=True):
@@ -376,7 +375,7 @@ def lower(step):
     finally:
         compiled.Partitioner.choose = orig_choose
         ind_graph.GraphLowering.run_node = orig_run_node
-        Alloc.should_reuse_buffer = gate
+        Alloc.plan = plan_allocation
         compiled._choices().can_fuse_horizontal = staticmethod(limit)
     jg = captured["jg"]
     return e, jg, jg.recomputed({jg.owner(n) for n in captured["saved"]}) if e is None else set()
@@ -433,16 +432,13 @@ ok(e is None and not views and any(compiled._views_input(n) for n in again),
    "a view of an input is computed again, not saved", e or "saved: %s" % views)
 
 # Inductor's buffer reuse, in both programs (the backward lowered at the
-# first backward): a freed buffer goes only to the next kernel's
-# allocation, where inductor's own rule would also have held some for
-# later kernels (memory the model counts as free); and inductor's cache
-# key says so (no code lowered without the rule is taken from its cache).
-held = [k for rule, got, k, tag in reuses if rule and k > 1]
-ok(e is None and reuses and not [k for rule, got, k, tag in reuses if got and k > 1] and held
-   and any(got for rule, got, k, tag in reuses) and all(tag for *_, tag in reuses),
-   "inductor reuses a freed buffer only for the next kernel, its cache key tagged (%d of %d "
-   "offers; inductor's rule: %d more, held across kernels)"
-   % (sum(r[1] for r in reuses), len(reuses), len(held)), e or str(reuses))
+# first backward): none (its own rule holds freed buffers for later
+# kernels, memory the model counts as free); and inductor's cache key
+# says so (no code lowered with reuse is taken from its cache).
+ok(e is None and reuses and not any(got or on for got, on, tag in reuses)
+   and all(tag for *_, tag in reuses),
+   "inductor reuses no freed buffer while it lowers remat's programs, its cache key tagged "
+   "(%d allocations)" % len(reuses), e or str(reuses[:5]))
 
 # Horizontal fusion (of kernels that do not feed each other), in both
 # programs: only of kernels at most compiled._FUSION_DISTANCE apart, where
