@@ -207,7 +207,7 @@ def same(a, b):
     return all(torch.equal(x, y) for x, y in zip(a[0] + a[1], b[0] + b[1]))
 
 
-def refused(key, compile):
+def refused(compile):
     torch._dynamo.reset()
     try:
         remat(mlp(), (X,), budget=BUDGET, compile=compile)
@@ -223,13 +223,13 @@ for compile, mode in ((False, "eager"), (True, "compile")):
         if mode not in name.modes or name.lost is not None:
             continue
         with renamed(key):
-            e = refused(key, compile)
+            e = refused(compile)
         if not one_line_naming(e, key):
             wrong.append("%s: %s" % (key, e))
     ok(not wrong, "remat(compile=%s) with any one of its required private names renamed: a "
        "one-line RematError naming it and the torch" % compile, "; ".join(wrong[:3]))
     with renamed("torch._ops.OpOverload"):
-        e = refused("torch._ops.OpOverload", compile)
+        e = refused(compile)
     print("# e.g. %s" % e)
 
 # --- an optional name renamed: a warning, and the step still trains ----------
@@ -240,7 +240,7 @@ with renamed("torch._C._jit_pass_dce"):
         model = mlp()
         r = remat(model, (X,), budget=BUDGET)
         got = train(r)
-        r2 = remat(mlp(), (X,), budget=BUDGET)
+        remat(mlp(), (X,), budget=BUDGET)   # a second remat(): no second warning
 said = [str(x.message) for x in w if issubclass(x.category, private.UntestedTorchWarning)
         and "_jit_pass_dce" in str(x.message)]
 ok(len(said) == 1 and "as Python" in said[0], "TorchScript's pass renamed: one warning for two "
@@ -253,17 +253,8 @@ r3 = remat(mlp(), (X,), budget=BUDGET)
 ok(r3.plan_info["runner"] == "torchscript", "the name put back, plans run by TorchScript again")
 
 
-def compiled_losses(r, steps=3):
-    torch.manual_seed(1)
-    opt = torch.optim.SGD(r.parameters(), lr=0.1)
-    out = []
-    for _ in range(steps):
-        opt.zero_grad()
-        loss = nn.functional.cross_entropy(r(X), Y)
-        loss.backward()
-        opt.step()
-        out.append(loss.item())
-    return out
+def compiled_losses(r):
+    return [loss.item() for loss in train(r)[0]]
 
 
 torch._dynamo.reset()
