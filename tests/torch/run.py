@@ -19,7 +19,7 @@ import time
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 PY = sys.executable
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tap import cli, finish, ok  # noqa: E402
+from tap import cli, finish, ok, skip  # noqa: E402
 
 
 def sh(*cmd, timeout=120):
@@ -268,8 +268,10 @@ def main():
         import torchvision  # noqa: F401
     except ImportError:
         models = [m for m in MODELS if not m[1].startswith("torchvision:")]
-        print("# torchvision models skipped: torchvision does not import with torch %s"
-              % torch.__version__)
+        for m in MODELS:
+            if m[1].startswith("torchvision:"):
+                skip("%s: export, solve and run" % m[0],
+                     "torchvision does not import with torch %s" % torch.__version__)
     if not ok(os.access(checkmate, os.X_OK), "checkmate binary %s exists" % checkmate):
         finish()
     with tempfile.TemporaryDirectory(prefix="checkmate-torch-") as tmp:

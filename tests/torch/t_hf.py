@@ -24,7 +24,7 @@ import sys
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
-from tap import finish, ok, remat_or_finish, torch_setup  # noqa: E402
+from tap import finish, ok, remat_or_finish, skip, torch_setup  # noqa: E402
 
 import torch  # noqa: E402
 from torch.nn import functional as F  # noqa: E402
@@ -331,7 +331,7 @@ def main():
         import transformers as tf
         tf.logging.set_verbosity_error()
     except ImportError:
-        print("# skipped: transformers does not import here")
+        skip("Hugging Face models train under a plan", "transformers does not import here")
         finish()
     remat_or_finish()
     print("# transformers %s" % tf.__version__)

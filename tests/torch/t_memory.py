@@ -13,7 +13,7 @@ import types
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tap import finish, ok  # noqa: E402
+from tap import finish, ok, skip  # noqa: E402
 
 
 def _ns_clock():
@@ -39,8 +39,9 @@ def main():
         # inside it (a clean-clone CI run read the in-place model 6.17% low,
         # once in ten). The between-op reading needs an order the stamps
         # cannot give there, so the comparison runs on torch 2 (ns).
-        print("# skipped: torch %s's profiler clock is in microseconds; the memory "
-              "comparison runs under torch 2" % torch.__version__)
+        skip("the memory model against the allocator",
+             "torch %s's profiler clock is in microseconds; the memory comparison runs "
+             "under torch 2" % torch.__version__)
         finish()
     try:
         import torchvision  # noqa: F401
@@ -50,7 +51,8 @@ def main():
     opts = types.SimpleNamespace(simple=False, info=False)
     for name, mspec, inputs in bench.MODELS:
         if mspec.startswith("torchvision:") and not have_tv:
-            print("# %s skipped: torchvision does not import" % name)
+            skip("%s: graph activations against the measured step" % name,
+                 "torchvision does not import")
             continue
         try:
             r = bench.run_model(name, mspec, inputs, opts)

@@ -1,6 +1,8 @@
 """What the PyTorch test programs share: TAP (ok() prints one numbered
-line, and up to six lines of detail when it fails; finish() the closing
-"N passed, M failed" and the exit status), their start (torch_setup,
+line, and up to six lines of detail when it fails; skip() the numbered line
+of a check that could not run, `ok N - WHAT # SKIP WHY`, counted apart and
+never as a pass; finish() a line "# K skipped" when some were, then the
+closing "N passed, M failed" and the exit status), their start (torch_setup,
 remat_or_finish) and cli(), checkmate_torch's command line run in this
 process."""
 import contextlib
@@ -8,11 +10,15 @@ import io
 import os
 import sys
 
-_count = {"passed": 0, "failed": 0}
+_count = {"passed": 0, "failed": 0, "skipped": 0}
+
+
+def _next():
+    return _count["passed"] + _count["failed"] + _count["skipped"] + 1
 
 
 def ok(cond, what, detail=None):
-    n = _count["passed"] + _count["failed"] + 1
+    n = _next()
     _count["passed" if cond else "failed"] += 1
     print("%s %d - %s" % ("ok" if cond else "not ok", n, what))
     if not cond and detail:
@@ -22,7 +28,18 @@ def ok(cond, what, detail=None):
     return cond
 
 
+def skip(what, why):
+    """A check that cannot run here (a library missing, a clock too coarse):
+    TAP's skip directive, neither passed nor failed."""
+    n = _next()
+    _count["skipped"] += 1
+    print("ok %d - %s # SKIP %s" % (n, what, why))
+    sys.stdout.flush()
+
+
 def finish():
+    if _count["skipped"]:
+        print("# %d skipped" % _count["skipped"])
     print("%d passed, %d failed" % (_count["passed"], _count["failed"]))
     sys.exit(1 if _count["failed"] else 0)
 
