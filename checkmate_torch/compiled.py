@@ -90,7 +90,7 @@ def _views_input(node):
 
 @functools.lru_cache(maxsize=None)
 def _op_types():
-    """torch's partitioner's op classes, built once (0.12 ms a build)."""
+    """torch's partitioner's op classes, built once."""
     return private.get("torch._functorch.partitioners.get_default_op_list")()
 
 
@@ -270,9 +270,10 @@ class JointGraph:
         # An input the graph itself writes (a buffer's copy_, a counter's
         # step): the backward runs after the write, so a forward node that
         # reads the input (or a view of it) computed again there would
-        # read the new value (torch.compile's own partition does: fuzzer
-        # seeds 16304, 16309, 16329, 16332 train other models than eager;
-        # pytorch#197039, open, pins such reads in torch's partitioner).
+        # read the new value (torch.compile's own partition does, and
+        # trains another model than eager: docs/torch.md, "Inputs the
+        # forward writes"; pytorch#197039, open, pins such reads in
+        # torch's partitioner).
         written = {n.args[0] for n in graph.nodes if n.op == "call_function"
                    and n.target is torch.ops.aten.copy_.default
                    and isinstance(n.args[0], torch.fx.Node) and n.args[0].op == "placeholder"}
@@ -283,8 +284,8 @@ class JointGraph:
                 self.reads_written.add(n)
         # A value read through as_strided: the view names strides of the
         # value's storage, and inductor lays out a value it computes again
-        # as it chooses, so the view read other elements (fuzzer seed
-        # 16638, GroupNorm's decomposition: another weight gradient).
+        # as it chooses, so the view would read other elements (a
+        # GroupNorm's decomposition: another weight gradient).
         self.strided = {self.owner(n.args[0]) for n in graph.nodes
                         if n.op == "call_function" and n.target is torch.ops.aten.as_strided.default
                         and isinstance(n.args[0], torch.fx.Node)}
@@ -623,8 +624,8 @@ class Partitioner:
         # Inductor orders two ops that draw from the generator (aten's
         # bernoulli, rand_like; dropout under fallback_random) by their
         # data only: a partition that changes the forward's outputs can
-        # swap them, and the step draws other numbers (seen: fuzzer seed
-        # 16244, two torch.bernoulli). One draw (inductor_seeds, which
+        # swap them, and the step draws other numbers (two
+        # torch.bernoulli calls, found by the fuzzer). One draw (inductor_seeds, which
         # nn.Dropout uses by default) keeps the step's numbers.
         draws = [n for n in jg.forward if _is_random(n)]
         if len(draws) > 1:
@@ -904,11 +905,12 @@ def _fold_in_place():
     addmm(c, a, b) (fx_passes/post_grad.py, addmm), which runs the matmul
     where the sum was, holding a and b until then; the model runs each
     op where the joint graph has it. A tied weight's gradient is such a
-    sum: on Hugging Face's small BERT, the decoder's weight gradient
-    comes first in the backward and the embedding's last, and the fold
-    held the logits' gradient (0.52 MB) across the whole backward, the
-    step 0.58 MB (11%) above the model at F = .4. Installed once; other
-    compiles keep inductor's rule."""
+    sum: the decoder's weight gradient comes early in the backward and
+    the embedding's last, and the fold would hold the logits' gradient
+    across the whole backward, above the model. Invariant: a matmul is
+    folded only into a sum with nothing but views between them, so it
+    runs where the joint graph has it. Installed once; other compiles
+    keep inductor's rule (docs/torch.md, Compiled mode, Memory)."""
     passes = private.get("torch._inductor.fx_passes.post_grad.pass_patterns")
     entries = [e for p in passes for es in p.patterns.values() for e in es
                if getattr(getattr(e, "handler", None), "__name__", "") == "addmm"]
@@ -954,13 +956,11 @@ def _choices():
     Inductor refuses such fusions beyond 64 nodes
     (scheduler.are_long_distant_nodes), which keeps recomputes of
     checkpointed regions apart. In a plan's backward a recompute stands
-    just before its first reader, and a layer is fewer nodes: on the
-    GPTs at F = .4 inductor fused recomputes of the next layer to be
-    differentiated (27-51 nodes apart) into the current one, 0.8 MB (1.9
-    MB with dropout) above the model, and on a small Llama (Hugging
-    Face's) fusions 9 to 16 apart held its step 0.46 MB (6%) above it.
-    The distance is a measured choice, not the model's timeline: at 8
-    every one of these is at or under the model."""
+    just before its first reader, and a layer is fewer nodes than that,
+    so inductor would fuse the next layer's recomputes into the current
+    layer's kernels and hold them above the model. The distance
+    (_FUSION_DISTANCE) is a measured choice, not derived from the
+    model's timeline (docs/torch.md, Compiled mode, Memory)."""
     base = private.get("torch._inductor.choices.InductorChoices")
     # the distance as inductor's own heuristic measures it
     private.get("torch._inductor.scheduler.Scheduler.are_long_distant_nodes")
@@ -991,12 +991,10 @@ def _lowering():
     the estimate is not the real peak: it counts an input read in parts
     (a saved matmul output read as q, k and v) by one part
     (memory.py, get_freeable_input_buf) and a kernel that writes its
-    output over its input as holding both. On a GPT the buffers held
-    put the step 2.6 MB over the program's real peak. Without reuse
-    every buffer is freed after its last reader and allocated afresh, as
-    the model counts: the same measured peak as reuse by the next kernel
-    alone, at the same speed on this CPU (bench/torch_lowering.py
-    --against noreuse)."""
+    output over its input as holding both, so the buffers it holds can
+    put the step over the model. Without reuse every buffer is freed
+    after its last reader and allocated afresh, as the model counts
+    (what that costs: docs/torch.md, Compiled mode, Memory)."""
     cc = torch.compiler.config
     token = _compiling.set(True)
     try:

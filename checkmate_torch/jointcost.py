@@ -248,9 +248,9 @@ def workspaces(nodes, channels_last, pinned=()):
     (measure.op_workspaces), for the fx nodes, the ops of one signature
     (_signature) measured once, on random tensors. What an op holds
     depends on the layouts it gets (oneDNN's depthwise convolution
-    backward on a 16x96x56x56 input: 4.8 MB with every tensor
-    channels-last, 19.3 MB with none, 38.5 MB with only its input
-    contiguous). Without inductor's layout optimization the graph's
+    backward holds several times more with only its input contiguous
+    than with every tensor channels-last: docs/torch.md, Compiled mode,
+    Memory). Without inductor's layout optimization the graph's
     strides are kept (inductor holds a convolution's backward to them);
     with it (channels_last), inductor chooses a layout per tensor
     (GraphLowering.find_nodes_prefer_channels_last), so each op runs in

@@ -86,9 +86,9 @@ _OP_WHY = "the class of an ATen operator's overloads (type(torch.ops.aten.mm.def
       "exports no public name for it"
 _FAKE = "the step is traced on fake tensors (shapes and dtypes without data); torch has no " \
         "public fake tensor API"
-_SCRIPT = "plans run as Python instead of TorchScript: on a step bound by the host, the " \
-          "checkpoint-all plan took 1.17-1.33 of an ordinary step's time as Python and " \
-          "0.76-0.82 by TorchScript (bench/torch_host.py's GPT, docs/benchmarks.md)"
+_SCRIPT = "plans run as Python instead of TorchScript: slower on a step bound by the " \
+          "host, where the TorchScript program is faster than an ordinary step and the " \
+          "Python one slower (docs/benchmarks.md, \"The eager path's host time\")"
 _SCRIPT_WHY = "TorchScript's interpreter, checked to run the plan's ops (script.py); its " \
               "passes and executor settings have no public API"
 NAMES = {n.key: n for n in (
