@@ -271,9 +271,9 @@ class JointGraph:
         # step): the backward runs after the write, so a forward node that
         # reads the input (or a view of it) computed again there would
         # read the new value (torch.compile's own partition does, and
-        # trains another model than eager: docs/torch.md, "Inputs the
-        # forward writes"; pytorch#197039, open, pins such reads in
-        # torch's partitioner).
+        # trains another model than eager: docs/torch.md, Compiled mode,
+        # "Results"; pytorch#197039, open, pins such reads in torch's
+        # partitioner).
         written = {n.args[0] for n in graph.nodes if n.op == "call_function"
                    and n.target is torch.ops.aten.copy_.default
                    and isinstance(n.args[0], torch.fx.Node) and n.args[0].op == "placeholder"}
