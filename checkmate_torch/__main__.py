@@ -99,8 +99,7 @@ def cmd_export(args):
     tensors, a = _load(args, spec)
     if args.cost == "time":
         from . import execute
-        fixed = execute.fixed_values(a, tensors)
-        a.set_costs(execute.measure_costs(a, fixed, args.repeats), "ms")
+        a.set_costs(execute.measure_costs(a, tensors, args.repeats), "ms")
     import torch
     short = spec.split(":", 1)[1] if spec.startswith("torchvision:") else spec
     inputs = _inputs(args)
@@ -135,10 +134,7 @@ def _replay(a, tensors, steps, tangents, measure):
     import torch
     from . import execute
     torch.manual_seed(RUN_SEED)
-    ex = execute.Executor(a, execute.fixed_values(a, tensors), measure)
-    ex.tangent_values = tangents
-    ex.run(steps)
-    return ex, ex.finish()
+    return execute.replay(a, tensors, steps, tangents, measure)
 
 
 def _eager_gradients(spec, args, a, tangents):

@@ -1,16 +1,11 @@
-"""Running a checkmate plan's steps on real tensors.
+"""Running a lowered plan's instructions on tensors (lower.py).
 
-A step changes memory and time, never results:
-  - a random op's first compute draws from the generator as the ordinary
-    step would (the graph's rng tokens make first computes follow the
-    traced order); its generator state before is kept, and a recompute
-    runs from that state and puts the generator back as it found it;
-  - no op writes what another reads (functional.py): an op that writes
-    runs on a clone; what the step writes of the parameters, buffers and
-    inputs is read from snapshots taken when the executor is made, and
-    written back into them once, with write_back, at the end of the
-    forward.
-"""
+Interpreter follows a Lowered plan's instructions one by one: for `python3
+-m checkmate_torch run`, for the measurements (the ops' times, the kernels'
+strides, live bytes after each compute), for a backward whose tangents are
+partly absent, and as the tests' oracle for the generated code
+(codegen.py, script.py), which follows the same instructions. The helpers
+below (generator states, comparisons) serve all of them."""
 import contextlib
 import statistics
 import time
@@ -18,32 +13,13 @@ import time
 import torch
 
 from . import private
-from .graph import Synthetic, call, is_random, nbytes
+from .functional import clone_strided
+from .graph import Synthetic, _formula_contiguous, nbytes
+from .lower import ABSENT, Clone, Elem, Factor, Lowered, PlanError, Reg, Zeros, device_of, \
+    is_rng_register, split_at_tangents
 from .trace import tensors_of
 
-_ADD = torch.ops.aten.add.Tensor
-_SUMS = (_ADD, torch.ops.aten.sub.Tensor)
-
-
-class PlanError(Exception):
-    pass
-
-
-class _Absent:
-    """The value of a gradient autograd would not compute: the gradient of
-    an output the loss does not reach, and what is computed from such
-    gradients alone."""
-
-    def __repr__(self):
-        return "ABSENT"
-
-
-ABSENT = _Absent()
-
-
-def _device_of(value):
-    ts = tensors_of(value)
-    return ts[0].device if ts else torch.device("cpu")
+__all__ = ["ABSENT", "PlanError", "Interpreter"]
 
 
 def rng_state(device):
@@ -67,242 +43,204 @@ def zero_tangents(analysis):
             for p in analysis.placeholders if analysis.role[p] == "tangent"]
 
 
-def fixed_values(analysis, tensors):
-    """fx placeholder or get_attr node -> its real tensor; tensors are the
-    placeholders' values in order (tangents left out, or zeros)."""
-    gm = analysis.traced.gm
-    it = iter(tensors)
-    vals = {}
-    for n in analysis.nodes:
-        if n.op == "placeholder":
-            if analysis.role[n] != "tangent":
-                vals[n] = next(it)
-        elif n.op == "get_attr":
-            vals[n] = getattr(gm, n.target)
-    return vals
+class Interpreter:
+    """Runs a Lowered plan's instructions on tensors, with the interface of
+    the generated code (codegen.Program): forward(X) -> (outputs, state),
+    backward(state, T, A) -> G, where state is [values of each of the
+    lowered plan's parts].
 
+    on_mark(ins, k, body, env), when set, is called at each mark
+    instruction (body[k]). With measure=True it also counts, after every
+    compute: `peak`, the bytes of live tensors (distinct storages of the
+    registers and the gradients so far, plus the gradients not produced
+    yet at the size the exporter counted, as fixed_memory does, plus the
+    generator states as fixed_memory counts them), and `model_peak`, the
+    peak by the exporter's sizes."""
 
-class Executor:
-    """Runs compute and free steps, checking each against the memory model.
-    With measure=True it also measures, after every compute, the bytes of
-    live tensors: distinct storages of the resident values, the fixed
-    values, and the gradients (those not produced yet at the size the
-    exporter counted, as fixed_memory does), plus the generator states as
-    fixed_memory counts them."""
-
-    def __init__(self, analysis, fixed, measure=False, snapshot=True):
-        self.a = analysis
-        self.fixed = dict(fixed)
-        # what the step writes: the real tensors, and snapshots to read
-        # (snapshot=False: fixed holds the snapshots already)
-        self.targets = {p: fixed[p] for p in analysis.final}
-        if snapshot:
-            for p in analysis.final:
-                self.fixed[p] = fixed[p].clone()
-        self.env = {}
-        self.grads = {}
-        self.computed = set()
-        self.rng_before = {}
-        self.tangent_values = None
-        self.on_grad = None  # on_grad(i, tensor) -> True when it took gradient i
-        self.read = {d for r in analysis.real for d in analysis.deps[r]}
-        self.computes = 0
+    def __init__(self, lowered, measure=False):
+        self.lw = lowered
+        self.a = lowered.a
+        self.on_mark = None
         self.measure = measure
-        self.peak = 0
-        self.model_bytes = 0
-        self.model_peak = 0
-        self.tangent_index = {p: i for i, p in enumerate(
-            [p for p in analysis.placeholders if analysis.role[p] == "tangent"])}
+        self.computes = 0
+        self.peak = self.model_bytes = self.model_peak = 0
+        self.pc = None      # the instruction running (or that failed)
+        self.body = None
+        self.G = []
+        self.done = set()   # the gradients complete so far
 
-    def value_of(self, n):
-        a = self.a
-        k = a.kind[n]
-        if k == "real":
-            if n not in self.env:
-                raise PlanError("'%s' is needed but not resident" % n.name)
-            return self.env[n]
-        if k == "real-element":
-            owner = a.needs[n][0]
-            if owner not in self.env:
-                raise PlanError("'%s' is needed but not resident" % owner.name)
-            v = self.env[owner]
-            return v if isinstance(owner, Synthetic) or v is ABSENT else v[n.args[1]]
-        if n.op == "placeholder" and a.role[n] == "tangent":
-            if a.tangents not in self.env:
-                raise PlanError("the tangents are needed but not resident")
-            return self.env[a.tangents][self.tangent_index[n]]
-        if n.op in ("placeholder", "get_attr"):
-            return self.fixed[n]
-        return self._call(n)  # a view: rebuilt on demand
+    # --- running --------------------------------------------------------
 
-    def _call(self, n, replace=None):
-        """call(n) on the values of its arguments, where some may be ABSENT
-        (tangents the caller gave None for): autograd runs no node whose
-        incoming gradients are all undefined and sums only the gradients
-        that are, so
-          - add(g, ABSENT), add(ABSENT, g), sub(g, ABSENT) are g itself;
-          - an op whose gradient arguments are all ABSENT is ABSENT;
-          - an op with some ABSENT ones (a formula of several outputs'
-            gradients) gets zeros there, as autograd's formulas do."""
-        vals = {}
+    def forward(self, X):
+        env = {}
+        self.X = X
+        self.done = set()
+        self.run(self.lw.forward, env)
+        outs = [self.value(o, env) for o in self.lw.outputs]
+        return outs, [[env[n] for n in part] for part in self.lw.parts]
 
-        def look(d):
-            vals[d] = self.value_of(d)
-            return vals[d]
-        torch.fx.node.map_arg((n.args, n.kwargs), look)
-        absent = {d for d, v in vals.items() if v is ABSENT}
-        if not absent:
-            return call(n, vals.__getitem__, replace)
-        if n.target in _SUMS and len(n.args) == 2 and not n.kwargs:
-            a, b = n.args
-            if b in absent and a not in absent:
-                return vals[a]
-            if a in absent and b not in absent and n.target is _ADD:
-                return vals[b]
-        if all(d in absent or not self._is_gradient(d) for d in vals):
-            return ABSENT
-        return call(n, lambda d: self._zeros(d) if d in absent else vals[d], replace)
+    def backward(self, state, T, A, absent=()):
+        """The backward for the tangents T, of which those at the indices
+        absent are absent (their entries are not read)."""
+        env = {}
+        for names, values in zip(self.lw.parts, state):
+            env.update(zip(names, values))
+        state.clear()
+        self.T, self.A = T, A
+        self.G = [None] * len(self.a.grads)
+        self.run(self.lw.backward(absent), env)
+        return self.G
 
-    def _is_gradient(self, d):
-        if d.op == "placeholder":
-            return self.a.role[d] == "tangent"
-        o = self.a.owner(d)
-        return o is not None and o in self.a.backward
+    def value(self, x, env):
+        t = type(x)
+        if t is Reg:
+            return env[x.name]
+        if t is Elem:
+            return env[x.name][x.index]
+        if t is Clone:
+            return clone_strided(self.value(x.arg, env))
+        if t is Factor:
+            return 1.0 / float(env[x.name] + x.calls)
+        if t is Zeros:
+            return torch.zeros(x.shape, dtype=x.dtype, device=x.device)
+        if t is list or t is tuple:
+            return t(self.value(y, env) for y in x)
+        return x
 
-    def _zeros(self, d):
-        f = self.a.fake[d]
-        return torch.zeros(tuple(f.shape), dtype=f.dtype, device=f.device)
+    def run(self, body, env, start=0, stop=None):
+        """Runs body[start:stop] on the registers env."""
+        self.body = body
+        value = self.value
+        for k in range(start, len(body) if stop is None else stop):
+            ins = body[k]
+            self.pc = k
+            kind = ins.kind
+            if kind == "call":
+                args = value(ins.args, env)
+                kwargs = {n: value(v, env) for n, v in ins.kwargs.items()}
+                env[ins.dst] = ins.target(*_formula_contiguous(ins.target, args), **kwargs)
+            elif kind == "mark":
+                self._mark(ins, k, body, env)
+            elif kind == "free":
+                for n in ins.names:
+                    del env[n]
+            elif kind == "bind":
+                env[ins.dst] = value(ins.src, env)
+                if ins.grad is not None:
+                    self.done.add(ins.grad)
+            elif kind == "grad":
+                self._grad(ins, env)
+            elif kind == "rng_get":
+                env[ins.dst] = rng_state(ins.device)
+            elif kind == "rng_set":
+                set_rng_state(ins.device, value(ins.src, env))
+            elif kind == "load":
+                env[ins.dst] = self.X[ins.index]
+            elif kind == "const":
+                env[ins.dst] = ins.value
+            elif kind == "snapshot":
+                env[ins.dst] = env[ins.src].clone()
+            elif kind == "tangents":
+                env[ins.dst] = self.T
+            elif kind == "keep":
+                self.G[ins.index] = value(ins.src, env)
+            elif kind == "write_back":
+                with torch.no_grad():
+                    for t, v in ins.pairs:
+                        v = value(v, env)
+                        if v is not env[t]:
+                            env[t].copy_(v)
+            else:
+                raise PlanError("unknown instruction %r" % (ins,))
+        self.pc = None
 
-    def compute(self, r):
-        if r in self.env:
-            raise PlanError("compute '%s': already resident" % r.name)
-        for d in self.a.deps[r]:
-            if d not in self.env:
-                raise PlanError("compute '%s': dep '%s' is not resident" % (r.name, d.name))
-        first = r not in self.computed
-        if isinstance(r, Synthetic):
-            self.env[r] = self._synthetic(r)
-        elif is_random(r):
-            self.env[r] = self._random(r, first)
-        else:
-            replace = None
-            if r in self.a.cumulative:
-                # BatchNorm(momentum=None): the momentum the ordinary step
-                # computes from the count it has incremented k times.
-                i, count, k = self.a.cumulative[r]
-                replace = {i: 1.0 / float(self.fixed[count] + k)}
-            self.env[r] = self._call(r, replace)
-        self.computed.add(r)
-        self.computes += 1
-        self._collect_grads(self.a.grads_needing.get(r, ()))
-        if self.measure:
-            self.model_bytes += self.a.memory[r]
-            self.peak = max(self.peak, self.live_bytes())
-            self.model_peak = max(self.model_peak, self.model_bytes + self.a.fixed_memory)
+    def _grad(self, ins, env):
+        self.done.add(ins.index)
+        if ins.src is None:
+            self.G[ins.index] = None
+            return
+        g = self.value(ins.src, env)
+        for n in ins.drop:
+            del env[n]
+        t = self.A[ins.index]
+        if t is not None:
+            t.add_(g)
+            for name, how in ins.release:
+                v = env[name]
+                if how == "tuple":
+                    env[name] = tuple(None if x is g else x for x in v)
+                elif v is g or private.base(g) is v:
+                    env[name] = None
+            g = None
+        self.G[ins.index] = g
 
-    def _synthetic(self, r):
-        if r.kind == "projection":
-            base = self.env[r.base]
-            return ABSENT if base is ABSENT else base[r.index]
-        if r.kind == "tangents":
-            if self.tangent_values is None:
-                raise PlanError("the tangents are computed before the backward")
-            return self.tangent_values
-        return True  # an rng token: its state is in rng_before
+    def _mark(self, ins, k, body, env):
+        if ins.what == "compute":
+            self.computes += 1
+            if self.measure:
+                self.model_bytes += self.a.memory[ins.node]
+                self.peak = max(self.peak, self.live_bytes(env))
+                self.model_peak = max(self.model_peak, self.model_bytes + self.a.fixed_memory)
+        elif self.measure:
+            self.model_bytes -= self.a.memory[ins.node]
+        if self.on_mark is not None:
+            self.on_mark(ins, k, body, env)
 
-    def _random(self, r, first):
-        device = _device_of(self.a.fake[r])
-        if first:
-            self.rng_before[r] = rng_state(device)
-            return call(r, self.value_of)
-        now = rng_state(device)
-        set_rng_state(device, self.rng_before[r])
-        try:
-            return call(r, self.value_of)
-        finally:
-            set_rng_state(device, now)
+    def failed_node(self):
+        """The graph node whose compute was running when an instruction
+        failed (the next compute mark from there)."""
+        for ins in self.body[self.pc:]:
+            if ins.kind == "mark" and ins.what == "compute":
+                return ins.node
+        return None
 
-    def free(self, r):
-        if r not in self.env:
-            raise PlanError("free '%s': not resident" % r.name)
-        del self.env[r]
-        if self.measure:
-            self.model_bytes -= self.a.memory[r]
-
-    def write_back(self):
-        """What the step writes of the parameters, buffers and inputs: each
-        one's last version copied into it, as the ordinary forward leaves
-        it."""
-        with torch.no_grad():
-            for p, v in self.a.final.items():
-                self.targets[p].copy_(self.value_of(v))
-
-    def run(self, steps, start=0):
-        """Runs (op, graph node) steps, as resolve makes them, numbered
-        from start in errors."""
-        for k, (op, r) in enumerate(steps):
-            try:
-                if op == "compute":
-                    self.compute(r)
-                else:
-                    self.free(r)
-            except PlanError as e:
-                raise PlanError("step %d: %s" % (start + k, e))
-
-    def _collect_grads(self, candidates):
-        for i in candidates:
-            g = self.a.grads[i]
-            if i not in self.grads and all(d in self.env for d in self.a.needs[g]):
-                v = self.value_of(g)
-                if v is ABSENT:
-                    v = None
-                elif self.on_grad is not None and self.on_grad(i, v):
-                    self._release(g, v)
-                    v = None
-                self.grads[i] = v
-
-    def _release(self, g, v):
-        """Drops the executor's references to gradient v once on_grad took
-        it: the tuple element it is, or the whole value of a node nothing
-        reads (a linear layer's weight gradient), so that it does not stay
-        alive while the plan keeps that node."""
-        o = self.a.owner(g)
-        for c in (o, getattr(o, "base", None)):
-            val = self.env.get(c)
-            if isinstance(val, (tuple, list)):
-                self.env[c] = tuple(None if t is v else t for t in val)
-            elif isinstance(val, torch.Tensor) and c not in self.read:
-                if val is v or private.base(v) is val:
-                    self.env[c] = None
-
-    def outputs(self):
-        return [self.value_of(o) for o in self.a.outputs]
-
-    def live_bytes(self):
+    def live_bytes(self, env):
         seen = {}
-        tensors = list(self.fixed.values()) + list(self.targets.values()) + \
-            [g for g in self.grads.values() if g is not None]
-        for v in self.env.values():
-            tensors += tensors_of(v)
+        tensors = [g for g in self.G if g is not None]
+        for name, v in env.items():
+            if not is_rng_register(name):
+                tensors += tensors_of(v)
         for t in tensors:
             st = t.storage()
             key = st.data_ptr()
             if key:
                 seen[key] = max(seen.get(key, 0), st.nbytes())
         pending = sum(nbytes(self.a.fake[g]) for i, g in enumerate(self.a.grads)
-                      if i not in self.grads)
+                      if i not in self.done)
         # the generator states, kept or not yet, as fixed memory counts them
         return sum(seen.values()) + pending + self.a.fixed_parts["rng_states"]
 
-    def finish(self):
-        missing = [r.name for r in self.a.real if r not in self.computed]
-        if missing:
-            raise PlanError("node '%s' is never computed" % missing[0])
-        self._collect_grads([i for i, g in enumerate(self.a.grads) if not self.a.needs[g]])
-        if len(self.grads) != len(self.a.grads):
-            raise PlanError("%d of %d gradients were never produced"
-                            % (len(self.a.grads) - len(self.grads), len(self.a.grads)))
-        return [self.grads[i] for i in range(len(self.a.grads))]
+
+def replay(analysis, tensors, steps, tangents, measure=False):
+    """Runs a plan file's steps (as resolve makes them) on tensors (the
+    placeholders' values, tangents left out) and the tangents, without
+    writing back what the step writes (a plan file's steps need not keep
+    the last versions until the end): (interpreter, gradients)."""
+    fwd, bwd = split_at_tangents(analysis, steps)
+    lw = Lowered(analysis, fwd, bwd, in_place=False, write_back=False, outputs=False)
+    it = Interpreter(lw, measure)
+    _, state = it.forward(tensors)
+    return it, it.backward(state, tangents, [None] * len(analysis.grads))
+
+
+def whole_step(analysis, tensors, on_mark, steps=None):
+    """Runs steps (checkpoint-all's by default) on tensors without autograd
+    or write-back, zeros for the tangents, calling on_mark(interpreter,
+    ins, k, body, env) at each mark; the generators are left as found."""
+    fwd, bwd = split_at_tangents(analysis, steps or analysis.in_order_steps())
+    lw = Lowered(analysis, fwd, bwd, in_place=False, write_back=False, outputs=False)
+    it = Interpreter(lw)
+    it.on_mark = lambda *m: on_mark(it, *m)
+    with kept_rng(tensors), torch.no_grad():
+        try:
+            _, state = it.forward(tensors)
+            it.backward(state, zero_tangents(analysis), [None] * len(analysis.grads))
+        except Exception as e:
+            if it.pc is not None:
+                # the graph node being computed, for the caller
+                e.checkmate_node = it.failed_node()
+            raise
+    return it
 
 
 def resolve(analysis, steps):
@@ -353,31 +291,30 @@ def _sync(device):
         torch.cuda.synchronize(device)
 
 
-def measure_costs(analysis, fixed, repeats=5):
+def measure_costs(analysis, tensors, repeats=5):
     """Median wall time in milliseconds of each node's op, computed again
     `repeats` times right after its first compute (the warm-up), the nodes
-    in file order (synthetic nodes cost 0). On a GPU each time is taken
-    between synchronizations. The generators are left as found."""
-    ex = Executor(analysis, fixed)
-    ex.tangent_values = zero_tangents(analysis)
+    in file order (synthetic nodes cost 0); tensors: the placeholders'
+    values, tangents left out. On a GPU each time is taken between
+    synchronizations. The generators are left as found."""
     times = {}
-    with kept_rng(list(fixed.values())), torch.no_grad():
-        for op, r in analysis.in_order_steps():
-            if op == "free":
-                ex.free(r)
-                continue
-            ex.compute(r)
-            if isinstance(r, Synthetic):
-                times[r] = 0
-                continue
-            device = _device_of(analysis.fake[r])
-            samples = []
-            for _ in range(repeats):
-                ex.free(r)
-                _sync(device)
-                t0 = time.perf_counter()
-                ex.compute(r)
-                _sync(device)
-                samples.append((time.perf_counter() - t0) * 1e3)
-            times[r] = round(statistics.median(samples), 6)
+
+    def timed(it, ins, k, body, env):
+        r = ins.node
+        if ins.what != "compute" or r in times:
+            return
+        if isinstance(r, Synthetic):
+            times[r] = 0
+            return
+        device = device_of(analysis.fake[r])
+        samples = []
+        for _ in range(repeats):
+            env.pop(it.lw.names[r], None)
+            _sync(device)
+            t0 = time.perf_counter()
+            it.run(body, env, ins.start, k)
+            _sync(device)
+            samples.append((time.perf_counter() - t0) * 1e3)
+        times[r] = round(statistics.median(samples), 6)
+    whole_step(analysis, tensors, timed)
     return times

@@ -47,8 +47,9 @@ import torch
 from . import private
 from .codegen import Program
 from .execute import rng_state, set_rng_state
-from .functional import functional_op, write_through
+from .functional import functional_op, write_through, written_op
 from .graph import _FORMULA_CONTIGUOUS, Synthetic
+from .lower import Lowered, Zeros
 
 
 class ScriptError(Exception):
@@ -198,14 +199,16 @@ class ScriptProgram(Program):
     _RNG_GET, _RNG_SET = "torch.ops.checkmate.rng_state", "torch.ops.checkmate.set_rng_state"
     _NONES = "torch.jit.annotate(List[Optional[Tensor]], [None]) * %d"
 
-    def __init__(self, analysis, forward_steps, backward_steps):
+    def __init__(self, analysis, forward_steps, backward_steps, lowered=None):
         _register_ops()
+        lowered = lowered or Lowered(analysis, forward_steps, backward_steps)
+        lowered.backward()   # every register named: the tuples known
         self.expected = collections.Counter()
         self.helpers = collections.Counter()
-        self.tuples = {}      # name of a tuple value -> its length
+        self.tuples = dict(lowered.tuples)   # tuple register -> its length
         self.n_tmp = 0
         self.K = []
-        super().__init__(analysis, forward_steps, backward_steps)
+        super().__init__(analysis, forward_steps, backward_steps, lowered)
 
     # --- the language's ways ----------------------------------------------
 
@@ -224,27 +227,35 @@ class ScriptProgram(Program):
             return self._consts[key]
         raise ScriptError("a constant of type %s" % type(value).__name__)
 
+    def _src(self, x):
+        if isinstance(x, Zeros):
+            raise ScriptError("zeros for an absent gradient")
+        return super()._src(x)
+
     def _tmp(self):
         self.n_tmp += 1
         return "c%d" % (self.n_tmp - 1)
 
-    def _element(self, owner, i):
-        return "%s_%d" % (self._name(owner), i)
+    def _element(self, name, i):
+        # a tuple's elements are registers of their own (T is a list)
+        return "%s_%d" % (name, i) if name in self.tuples else "%s[%d]" % (name, i)
 
-    def _assigned(self, r, out):
-        value = self.a.fake.get(r)
-        if isinstance(value, (tuple, list)):
-            v = self._name(r)
-            self.tuples[v] = len(value)
-            out += ["%s_%d = %s[%d]" % (v, i, v, i) for i in range(len(value))]
+    def _assigned(self, ins, out):
+        v = ins.dst
+        if v in self.tuples:
+            out += ["%s_%d = %s[%d]" % (v, i, v, i) for i in range(self.tuples[v])]
 
-    def _del(self, name):
+    def _del(self, names):
         return []
 
-    def _cumulative(self, count, calls):
+    def _factor(self, x):
         self.expected["aten::add.Scalar"] += 1
         self.expected["aten::Float.Tensor"] += 1
-        return super()._cumulative(count, calls)
+        return super()._factor(x)
+
+    def _clone(self, src):
+        self.helpers["_clone"] += 1
+        return "_clone(%s)" % src
 
     def _aten(self, op, args, src, kwargs):
         """A call of OpOverload op, counted in the ops expected."""
@@ -273,34 +284,34 @@ class ScriptProgram(Program):
             self.helpers["_contiguous"] += 1
         return self._aten(target, args, src, kwargs)
 
-    def _call(self, n, replace=None, in_place=()):
-        if n.target is functional_op:
-            return self._functional(n, replace, in_place)
-        if n.target is write_through:
-            return self._write_through(*n.args)
-        src = super()._call(n, replace, in_place)
-        self.helpers["_clone"] += src.count("_clone(")
-        return src
+    def _call(self, ins):
+        if ins.target is functional_op or ins.target is written_op:
+            return self._functional(ins)
+        if ins.target is write_through:
+            return self._write_through(*ins.args)
+        return super()._call(ins)
 
-    def _functional(self, n, replace, in_place):
-        """functional_op(op, mutated, *args) (functional.written_op): the
-        clones, the op, and the tuple of its results and the mutated."""
-        op, mutated = n.args[0], n.args[1]
-        full = [None, None] + [self._arg(x) for x in n.args[2:]]
-        for i, v in (replace or {}).items():
-            full[i] = v
-        src = full[2:]
+    def _functional(self, ins):
+        """functional_op(op, mutated, *args) or written_op(op, mutated,
+        cloned, *args) (functional.py): the clones, the op, and the tuple
+        of its results and the mutated."""
+        op, mutated = ins.args[0], ins.args[1]
+        if ins.target is written_op:
+            cloned, args = ins.args[2], ins.args[3:]
+        else:
+            cloned, args = mutated, ins.args[2:]
+        src = [self._src(x) for x in args]
         for i in mutated:
-            if n.args[2 + i] not in in_place:
+            if i in cloned:
                 c = self._tmp()
                 self.pre.append("%s = %s.clone()" % (c, src[i]))
                 src[i] = c
-        kwargs = {k: self._arg(v) for k, v in n.kwargs.items()}
+        kwargs = {k: self._src(v) for k, v in ins.kwargs.items()}
         returns = private.is_op(op) and private.schema(op).returns
         if not returns or any(str(r.type) != "Tensor" for r in returns):
             raise ScriptError("%s returns no tensors" % (op,))
         t = self._tmp()
-        self.pre.append("%s = %s" % (t, self._op_call(op, n.args[2:], src, kwargs)))
+        self.pre.append("%s = %s" % (t, self._op_call(op, args, src, kwargs)))
         if len(returns) == 1:
             outs = [t]
         else:
@@ -312,27 +323,27 @@ class ScriptProgram(Program):
         """functional.write_through: a clone of whole whose view chain
         holds part's values."""
         out = self._tmp()
-        self.pre.append("%s = _clone(%s)" % (out, self._arg(whole)))
-        self.helpers["_clone"] += 1
+        self.pre.append("%s = %s" % (out, self._clone(self._src(whole))))
         v = out
         for op, rest in chain:
             w = self._tmp()
             self.pre.append("%s = %s" % (w, self._aten(op, (None,) + tuple(rest), [v] + [
-                self._arg(x) for x in rest], {})))
+                self._src(x) for x in rest], {})))
             v = w
-        self.pre.append("%s.copy_(%s)" % (v, self._arg(part)))
+        self.pre.append("%s.copy_(%s)" % (v, self._src(part)))
         self.expected["aten::copy_"] += 1
         # read once: TorchScript drops the write into a detach's result
         self.pre += ["state.append(%s)" % v, "state.pop()"]
         return out
 
-    def _accumulate(self, i, g, out):
+    def _grad(self, ins, out):
         self.expected["aten::add_.Tensor"] += 1
-        out += ["t = A[%d]" % i, "if t is not None:", "    t.add_(g)", "else:",
-                "    G[%d] = g" % i]
+        i = ins.index
+        out += ["g = %s" % self._src(ins.src), "t = A[%d]" % i, "if t is not None:",
+                "    t.add_(g)", "else:", "    G[%d] = g" % i]
 
     def _write_back(self, pairs, out):
-        self._emit(out, "with torch.no_grad():")
+        out.append("with torch.no_grad():")
         for t, v in pairs:
             self.expected["aten::copy_"] += 1
             out += ["    if %s is not %s:" % (v, t), "        %s.copy_(%s)" % (t, v)]
@@ -341,50 +352,40 @@ class ScriptProgram(Program):
 
     def _resident(self):
         """The names of the resident values the forward hands over (a
-        tuple's elements, no rng token), and their layout: (node, number
-        of elements, None for a tensor, 0 for an rng token)."""
+        tuple's elements, no rng token), and their layout: per value, the
+        number of its elements, None for a tensor, 0 for an rng token."""
         names, layout = [], []
-        for r in self.boundary:
+        for r, v in zip(self.lowered.boundary, self.lowered.parts[0]):
             if isinstance(r, Synthetic) and r.kind == "rng":
-                layout.append((r, 0))
-                continue
-            v = self._name(r)
-            if v in self.tuples:
+                layout.append(0)
+            elif v in self.tuples:
                 names += ["%s_%d" % (v, i) for i in range(self.tuples[v])]
-                layout.append((r, self.tuples[v]))
-                continue
-            if not isinstance(self._fake(r), torch.Tensor):
+                layout.append(self.tuples[v])
+            elif not isinstance(self.lowered._fake(r), torch.Tensor):
                 raise ScriptError("'%s' is kept for the backward and is no tensor" % r.name)
-            names.append(v)
-            layout.append((r, None))
+            else:
+                names.append(v)
+                layout.append(None)
         return names, layout
 
-    def _forward_source(self, out, outs, parts):
+    def _forward_source(self, out, outs):
         for o in self.a.outputs:
             if not isinstance(self.a.fake.get(o, o.meta.get("val")), torch.Tensor):
                 raise ScriptError("output '%s' is no tensor" % o.name)
         resident, self.layout = self._resident()
-        # the state's parts: the resident values, the fixed values, the
-        # generator states, the early gradients
-        self.parts = (resident,) + tuple(parts[1:])
-        names = [x for part in self.parts for x in part]
-        if names:
-            out.append("state.extend([%s])" % ", ".join(names))
+        self.handed = resident + [x for part in self.lowered.parts[1:] for x in part]
+        if self.handed:
+            out.append("state.extend([%s])" % ", ".join(self.handed))
         out.append("return [%s]" % ", ".join(outs))
         return ("def forward(X: List[Tensor], K: List[Tensor], state: List[Tensor]) "
                 "-> List[Tensor]:\n") + "".join("    %s\n" % line for line in out)
 
     def _backward_source(self, out):
-        resident, fixed, rng, early = self.parts
-        pro = ["%s = state[%d]" % (v, k) for k, v in enumerate(resident + fixed)]
-        at = len(resident) + len(fixed)
-        for var, start, n in (("R", at, len(rng)), ("E", at + len(rng), len(early))):
-            pro.append("%s = [%s]" % (var, ", ".join("state[%d]" % k for k in range(start, start + n)))
-                       if n else "%s = torch.jit.annotate(List[Tensor], [])" % var)
-        pro.append("state.clear()")
+        pro = ["%s = state[%d]" % (v, k) for k, v in enumerate(self.handed)]
+        pro += ["state.clear()", "G = %s" % (self._NONES % len(self.a.grads))]
         return ("def backward(state: List[Tensor], K: List[Tensor], T: List[Tensor], "
                 "A: List[Optional[Tensor]]) -> List[Optional[Tensor]]:\n") + \
-            "".join("    %s\n" % line for line in pro + out)
+            "".join("    %s\n" % line for line in pro + out + ["return G"])
 
     # --- compiling and checking --------------------------------------------
 
@@ -480,11 +481,13 @@ class ScriptProgram(Program):
     def backward(self, state, T, A):
         return self._run("backward", state, self.K, T, A)
 
-    def resume(self, state):
-        values, items = [], list(state)
+    def unpack(self, state):
+        """A forward's state as execute.Interpreter.backward takes it (the
+        values of each of the lowered plan's parts), emptying state."""
+        items = list(state)
         state.clear()
-        k = 0
-        for r, n in self.layout:
+        values, k = [], 0
+        for n in self.layout:
             if n == 0:
                 values.append(True)
             elif n is None:
@@ -493,6 +496,8 @@ class ScriptProgram(Program):
             else:
                 values.append(tuple(items[k:k + n]))
                 k += n
-        nf, nr = len(self.fixed), len(self.rng_kept)
-        return super().resume([values, items[k:k + nf], items[k + nf:k + nf + nr],
-                               items[k + nf + nr:]])
+        parts = [values]
+        for part in self.lowered.parts[1:]:
+            parts.append(items[k:k + len(part)])
+            k += len(part)
+        return parts

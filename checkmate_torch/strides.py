@@ -24,7 +24,7 @@ import functools
 import torch
 
 from . import private
-from .execute import Executor, fixed_values, kept_rng, zero_tangents
+from .execute import PlanError, whole_step
 from .functional import TAKEN_AGAIN, op_of
 from .graph import Synthetic, _tensor_inputs
 
@@ -67,9 +67,7 @@ def measure(analysis, tensors, steps):
     differ from the trace's while their inputs' do not, found by running
     steps on tensors (the placeholders' values, tangents left out)."""
     a = analysis
-    ex = Executor(a, fixed_values(a, tensors))
-    ex.tangent_values = zero_tangents(a)
-    differ, memo, found = set(), {}, {}
+    differ, memo, found, seen = set(), {}, {}, set()
     which = calls(a)
 
     def tainted(n):
@@ -80,27 +78,31 @@ def measure(analysis, tensors, steps):
                 (a.kind.get(n) in ("alias", "real-element") or n not in which) and
                 any(tainted(i) for i in _tensor_inputs(n)))
         return memo[n]
-    with kept_rng(tensors), torch.no_grad():
-        for op, r in steps:
-            if op == "free":
-                ex.free(r)
-                continue
-            fresh = r not in ex.computed
-            try:
-                ex.compute(r)
-            except Exception:
-                # an op the trace took on the wrong strides (a view the
-                # kernel's layout does not allow) after a difference
-                # found: the step is traced again with it corrected
-                if found and any(tainted(i) for i in _tensor_inputs(r)):
-                    return found
-                raise
-            if not fresh or isinstance(r, Synthetic) or r not in which:
-                continue
-            if _layout(ex.env[r]) != _layout(a.fake[r]):
-                if not any(tainted(i) for i in _tensor_inputs(r)):
-                    found[which[r]] = _strides(ex.env[r])
-                differ.add(r)
+
+    def check(it, ins, k, body, env):
+        r = ins.node
+        if ins.what != "compute" or r in seen:
+            return
+        seen.add(r)
+        if isinstance(r, Synthetic) or r not in which:
+            return
+        value = env[it.lw.names[r]]
+        if _layout(value) != _layout(a.fake[r]):
+            if not any(tainted(i) for i in _tensor_inputs(r)):
+                found[which[r]] = _strides(value)
+            differ.add(r)
+    try:
+        whole_step(a, tensors, check, steps)
+    except PlanError:
+        raise
+    except Exception as e:
+        # an op the trace took on the wrong strides (a view the kernel's
+        # layout does not allow) after a difference found: the step is
+        # traced again with it corrected
+        r = getattr(e, "checkmate_node", None)
+        if found and r is not None and any(tainted(i) for i in _tensor_inputs(r)):
+            return found
+        raise
     return found
 
 

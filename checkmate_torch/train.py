@@ -12,7 +12,7 @@ import torch
 from . import alias, private, solve as solvemod
 from .cache import cost_key, kept_or_measured, open_cache
 from .codegen import Program
-from .execute import ABSENT, PlanError, fixed_values, measure_costs, resolve
+from .execute import Interpreter, PlanError, measure_costs, resolve
 from .graph import Analysis
 from .script import ScriptError, ScriptProgram
 from .strides import corrections, measure
@@ -197,7 +197,7 @@ def _time_costs(a, tensors, cache):
 
     def measure():
         with no_autocast():
-            times = measure_costs(a, fixed_values(a, tensors))
+            times = measure_costs(a, tensors)
         return {r.name: ms for r, ms in times.items()}
     kept = kept_or_measured(cache, key, lambda v: all(r.name in v for r in a.real), measure)
     return {r: kept[r.name] for r in a.real}
@@ -274,11 +274,9 @@ class _Step(torch.autograd.Function):
         tangents, given = [], set()
         for k, i in enumerate(c.traced.out.diff):
             g = grad_outputs[c.traced.out.slot[i]]
-            if g is None:
-                tangents.append(ABSENT)
-            else:
+            if g is not None:
                 given.add(k)
-                tangents.append(g)
+            tangents.append(g)
         # A gradient computed from outputs the loss does not reach only is
         # None, as autograd leaves it: not added into .grad, not returned.
         unreached = {j for j, ts in enumerate(c.analysis.grad_tangents) if ts and not ts & given}
@@ -289,14 +287,14 @@ class _Step(torch.autograd.Function):
             if len(given) == len(tangents):
                 grads = c.program.backward(state, tangents, into)
             else:
-                # outputs the loss does not reach: the executor's way
-                # (execute.Executor._call), from the forward's state
-                ex = c.program.resume(state)
-                ex.tangent_values = tangents
-                ex.on_grad = _taker(into, unreached)
+                # outputs the loss does not reach: the backward lowered for
+                # those tangents absent, run by the interpreter from the
+                # forward's state
+                absent = frozenset(range(len(tangents))) - given
+                into = [None if j in unreached else t for j, t in enumerate(into)]
                 try:
-                    ex.run(c.backward_steps, len(c.forward_steps))
-                    grads = ex.finish()
+                    grads = Interpreter(c.program.lowered).backward(
+                        c.program.unpack(state), tangents, into, absent)
                 except PlanError as e:
                     raise RematError("plan: %s" % e) from None
         c.timed(ctx.forward_ms + (time.perf_counter() - t0) * 1e3)
@@ -343,19 +341,6 @@ def _accumulate_into(params, grad_of, meta, shared):
             and not private.gradient_hooks(p)
         out.append(old if ok else None)
     return out
-
-
-def _taker(into, unreached):
-    """Executor.on_grad over _accumulate_into's list: gradients of
-    unreached (from outputs the loss does not reach) are dropped."""
-    def take(i, g):
-        if i in unreached:
-            return True
-        if into[i] is None:
-            return False
-        into[i].add_(g)
-        return True
-    return take
 
 
 def _distributed_wrapper(model):

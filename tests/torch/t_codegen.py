@@ -27,7 +27,8 @@ import checkmate_torch  # noqa: E402
 from checkmate_torch import script  # noqa: E402
 from checkmate_torch.codegen import Program  # noqa: E402
 from checkmate_torch.script import ScriptError, ScriptProgram  # noqa: E402
-from checkmate_torch.execute import Executor, PlanError, fixed_values  # noqa: E402
+from checkmate_torch.execute import Interpreter, PlanError  # noqa: E402
+from checkmate_torch.lower import Lowered  # noqa: E402
 from checkmate_torch.trace import Inputs  # noqa: E402
 
 
@@ -95,15 +96,11 @@ def placeholders(model, args, kwargs):
         [t.clone() for t in Inputs(args, kwargs).tensors]
 
 
-def run_executor(c, tensors, tangents):
-    a = c.analysis
-    ex = Executor(a, fixed_values(a, tensors))
-    ex.run(c.forward_steps)
-    ex.write_back()
-    outs = ex.outputs()
-    ex.tangent_values = tangents
-    ex.run(c.backward_steps, len(c.forward_steps))
-    return outs, ex.finish()
+def run_interpreter(c, tensors, tangents):
+    """The interpreter on the plan's instructions, lowered anew."""
+    it = Interpreter(Lowered(c.analysis, c.forward_steps, c.backward_steps))
+    outs, state = it.forward(tensors)
+    return outs, it.backward(state, tangents, [None] * len(c.analysis.grads))
 
 
 def runner(kind):
@@ -124,7 +121,7 @@ def run_all(c, model, args, kwargs, tangents):
     fresh copies of the placeholders from seed 11: their (outputs,
     gradients, placeholders after, generator state), and how much state
     TorchScript's backward left."""
-    runs = (run_executor, runner(Program), runner(ScriptProgram))
+    runs = (run_interpreter, runner(Program), runner(ScriptProgram))
     results = []
     for run in runs:
         tensors = placeholders(model, args, kwargs)
