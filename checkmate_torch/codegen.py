@@ -90,8 +90,8 @@ class Program:
         """Source for element i of tuple register name."""
         return "%s[%d]" % (name, i)
 
-    def _assigned(self, ins, out):
-        """After the line of call or bind instruction ins."""
+    def _after(self, ins, out):
+        """After the lines of instruction ins."""
 
     def _del(self, names):
         """The lines that free registers."""
@@ -217,10 +217,8 @@ class Program:
                 out.extend(self.pre)
                 self.pre.clear()
                 out.append("%s = %s" % (ins.dst, rhs))
-                self._assigned(ins, out)
             elif k == "bind":
                 out.append("%s = %s" % (ins.dst, self._src(ins.src)))
-                self._assigned(ins, out)
             elif k == "free":
                 out += self._del(ins.names)
             elif k == "grad":
@@ -248,4 +246,5 @@ class Program:
                 self._write_back(pairs, out)
             elif k != "mark":
                 raise ValueError("unknown instruction %r" % (ins,))
+            self._after(ins, out)
         return out

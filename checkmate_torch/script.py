@@ -40,7 +40,6 @@ ScriptError, and the plan runs as Python (train.py)."""
 import collections
 import math
 import operator
-import re
 
 import torch
 
@@ -49,7 +48,7 @@ from .codegen import Program
 from .execute import rng_state, set_rng_state
 from .functional import functional_op, write_through, written_op
 from .graph import _FORMULA_CONTIGUOUS, Synthetic
-from .lower import Lowered, Zeros
+from .lower import Clone, Elem, Factor, Lowered, Reg, Zeros
 
 
 class ScriptError(Exception):
@@ -152,26 +151,62 @@ def _helper_ops(name):
     return _HELPER_OPS[name]
 
 
-_ASSIGN = re.compile(r"^( *)([A-Za-z_]\w*(?:, *[A-Za-z_]\w*)*) = (.*)$")
-_NAME = re.compile(r"[A-Za-z_]\w*")
-_STRING = re.compile(r"'[^']*'|\"[^\"]*\"")
-_ELEMENT = re.compile(r"\b([A-Za-z_]\w*)\[(\d+)\]")
-_OP_CALL = re.compile(r"torch\.ops\.|\.clone\(|\b_clone\(|\b_contiguous\(")
+def _unread(body, live_out):
+    """The call, snapshot and rng_get instructions of body (by id) whose
+    results nothing reads: neither a later instruction nor live_out (the
+    operands the function hands over). Reads are followed per element of
+    a tuple register; a functional op's results are its tuple's first
+    elements (the rest are the clones it wrote), and a bind reads its
+    source only where its own register is read."""
+    live = {}   # register -> True (read whole) or the elements read
 
+    def note(x):
+        if isinstance(x, Elem):
+            got = live.setdefault(x.name, set())
+            if got is not True:
+                got.add(x.index)
+        elif isinstance(x, (Reg, Factor)):
+            live[x.name] = True
+        elif isinstance(x, Clone):
+            note(x.arg)
+        elif isinstance(x, (list, tuple)):
+            for y in x:
+                note(y)
+        elif isinstance(x, dict):
+            for y in x.values():
+                note(y)
 
-def _split_tuple(expr):
-    """The parts of a tuple literal "(a, b[1], f(c, d))", split at its
-    top-level commas."""
-    parts, depth, start = [], 0, 1
-    for i, ch in enumerate(expr):
-        if ch in "([":
-            depth += 1
-        elif ch in ")]":
-            depth -= 1
-        if (ch == "," and depth == 1) or (depth == 0 and ch == ")"):
-            parts.append(expr[start:i].strip())
-            start = i + 1
-    return [p for p in parts if p]
+    for x in live_out:
+        note(x)
+    unread = set()
+    for ins in reversed(body):
+        k = ins.kind
+        if k in ("call", "snapshot", "rng_get"):
+            got = live.pop(ins.dst, None)
+            if k == "call" and ins.target in (functional_op, written_op):
+                n = len(private.schema(ins.args[0]).returns)
+                read = got is True or any(i < n for i in got or ())
+            else:
+                read = bool(got)
+            if not read:
+                unread.add(id(ins))
+            if k == "call":
+                note(ins.args)
+                note(ins.kwargs)
+            elif k == "snapshot":
+                note(Reg(ins.src))
+        elif k == "bind":
+            if live.pop(ins.dst, None):
+                note(ins.src)
+        elif k in ("load", "const", "tangents"):
+            live.pop(ins.dst, None)
+        elif k in ("rng_set", "keep", "grad"):
+            note(ins.src)
+        elif k == "write_back":
+            for t, v in ins.pairs:
+                note(Reg(t))
+                note(v)
+    return unread
 
 
 def _difference(got, expected):
@@ -198,6 +233,7 @@ class ScriptProgram(Program):
 
     _RNG_GET, _RNG_SET = "torch.ops.checkmate.rng_state", "torch.ops.checkmate.set_rng_state"
     _NONES = "torch.jit.annotate(List[Optional[Tensor]], [None]) * %d"
+    _SINKS = True   # False: no result read once (t_codegen shows the check refuses it)
 
     def __init__(self, analysis, forward_steps, backward_steps, lowered=None):
         _register_ops()
@@ -207,6 +243,8 @@ class ScriptProgram(Program):
         self.helpers = collections.Counter()
         self.tuples = dict(lowered.tuples)   # tuple register -> its length
         self.n_tmp = 0
+        self.n_kept = 0       # the op results read once (_after)
+        self.result = None    # the op result of the call rendered last
         self.K = []
         super().__init__(analysis, forward_steps, backward_steps, lowered)
 
@@ -240,10 +278,33 @@ class ScriptProgram(Program):
         # a tuple's elements are registers of their own (T is a list)
         return "%s_%d" % (name, i) if name in self.tuples else "%s[%d]" % (name, i)
 
-    def _assigned(self, ins, out):
+    def _lines(self, body):
+        live_out = ()
+        if body is self.lowered.forward:
+            live_out = [Reg(n) for part in self.lowered.parts for n in part] + \
+                list(self.lowered.outputs)
+        self.unread = _unread(body, live_out) if self._SINKS else set()
+        for ins in body:
+            if ins.kind == "snapshot":
+                self.expected["aten::clone"] += 1
+            elif ins.kind == "rng_get":
+                self.expected["checkmate::rng_state"] += 1
+            elif ins.kind == "rng_set":
+                self.expected["checkmate::set_rng_state"] += 1
+        return super()._lines(body)
+
+    def _after(self, ins, out):
         v = ins.dst
-        if v in self.tuples:
+        if ins.kind in ("call", "bind") and v in self.tuples:
             out += ["%s_%d = %s[%d]" % (v, i, v, i) for i in range(self.tuples[v])]
+        if id(ins) in self.unread:
+            # read once, so that TorchScript keeps the op
+            result = self.result if ins.kind == "call" and self.result else v
+            if result in self.tuples:
+                result += "[0]"
+            out += ["state.append(%s)" % result, "state.pop()"]
+            self.n_kept += 1
+        self.result = None
 
     def _del(self, names):
         return []
@@ -305,12 +366,13 @@ class ScriptProgram(Program):
             if i in cloned:
                 c = self._tmp()
                 self.pre.append("%s = %s.clone()" % (c, src[i]))
+                self.expected["aten::clone"] += 1
                 src[i] = c
         kwargs = {k: self._src(v) for k, v in ins.kwargs.items()}
         returns = private.is_op(op) and private.schema(op).returns
         if not returns or any(str(r.type) != "Tensor" for r in returns):
             raise ScriptError("%s returns no tensors" % (op,))
-        t = self._tmp()
+        t = self.result = self._tmp()
         self.pre.append("%s = %s" % (t, self._op_call(op, args, src, kwargs)))
         if len(returns) == 1:
             outs = [t]
@@ -389,67 +451,13 @@ class ScriptProgram(Program):
 
     # --- compiling and checking --------------------------------------------
 
-    def _kept(self, source):
-        """source with each op result that nothing reads read once (by
-        the state list), so that TorchScript keeps the op: a backward pass
-        over each function's lines that follows which names, and which
-        elements of tuples, are read below. An op whose results are not
-        read but whose written argument is (a batch norm recomputed for
-        its running statistics) is not kept by TorchScript: its results
-        count, not its writes."""
-        lines = source.split("\n")
-        live, elems, sinks = set(), collections.defaultdict(set), {}
-
-        def read(expr):
-            for base, i in _ELEMENT.findall(expr):
-                elems[base].add(int(i))
-            live.update(_NAME.findall(_ELEMENT.sub("", expr)))
-
-        for k in range(len(lines) - 1, -1, -1):
-            line = _STRING.sub("''", lines[k])
-            if line.startswith("def "):
-                live, elems = set(), collections.defaultdict(set)
-                continue
-            m = _ASSIGN.match(line)
-            if m is None:
-                read(line)
-                continue
-            targets = [t.strip() for t in m.group(2).split(",")]
-            expr = m.group(3)
-            used = [t for t in targets if t in live or elems.get(t)]
-            if len(targets) == 1 and expr.startswith("(") and targets[0] in self.tuples:
-                # a tuple built of parts: each part read as its element is
-                t = targets[0]
-                parts = _split_tuple(expr)
-                for i, part in enumerate(parts):
-                    if t in live or i in elems.get(t, ()):
-                        read(part)
-            elif not used and _OP_CALL.search(expr):
-                v = targets[0]
-                sinks[k] = (m.group(1), "%s[0]" % v if v in self.tuples else v)
-                read(expr)
-            elif used:
-                read(expr)
-            for t in targets:
-                live.discard(t)
-                elems.pop(t, None)
-        for k in sorted(sinks, reverse=True):
-            indent, v = sinks[k]
-            lines[k + 1:k + 1] = ["%sstate.append(%s)" % (indent, v), "%sstate.pop()" % indent]
-        return "\n".join(lines), len(sinks)
-
     def _build(self):
-        source, self.n_kept = self._kept(self.source)
-        self.source = _HELPERS + "\n" + source
+        self.source = _HELPERS + "\n" + self.source
         try:
             cu = torch.jit.CompilationUnit(self.source)
         except Exception as e:   # the language or the types
             raise ScriptError("TorchScript: %s" % str(e).strip().split("\n")[0]) from None
         expected = collections.Counter(self.expected)
-        # the snapshots' and functional ops' clones, the generator states
-        expected["aten::clone"] += source.count(".clone()")
-        for op in ("rng_state", "set_rng_state"):
-            expected["checkmate::" + op] += source.count("torch.ops.checkmate.%s(" % op)
         for h, k in self.helpers.items():
             for name, c in _helper_ops(h).items():
                 expected[name] += c * k
