@@ -41,7 +41,8 @@ tuples of operands are operands. The instructions (class Ins, field kind):
   keep       G[index] = src                 (a gradient complete in the forward)
   write_back target.copy_(value) for each pair, without autograd
   mark       no code: what == "compute" or "free" of graph node `node`,
-             after the instructions that do it (start: where they begin)
+             after the instructions that do it, the gradients it
+             completes included (start: where they begin)
 
 Absent gradients (the gradient of an output the loss does not reach, and
 what is computed from such gradients alone) are decided when the backward
@@ -550,8 +551,8 @@ class Lowered:
         self._flush(out)
         self.env.add(r)
         self.computed.add(r)
-        out.append(Ins("mark", what="compute", node=r, start=start))
         self._grads(a.grads_needing.get(r, ()), out)
+        out.append(Ins("mark", what="compute", node=r, start=start))
 
     def _free(self, r, out):
         if r not in self.env:
