@@ -127,7 +127,7 @@ def cmd_export(args):
 
 
 def _replay(a, tensors, steps, tangents, measure):
-    """Runs steps from the generator state RUN_SEED gives: (executor,
+    """Runs steps from the generator state RUN_SEED gives: (interpreter,
     gradients). What the step writes of the model's buffers is not written
     back: a plan file's steps need not keep the last versions until the
     end, and only the gradients are compared."""

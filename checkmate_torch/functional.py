@@ -23,7 +23,7 @@ graph, in traced order, so that no op writes a value another node reads
   - a version of a parameter, buffer or input (s.n += 1, an EMA buffer,
     Embedding(max_norm=) renormalising its weight) is recorded: the last
     one is written back into the real tensor once, at the end of the
-    forward (Executor.write_back), as an ordinary step leaves it.
+    forward (lower.py: the write_back instruction), as an ordinary step leaves it.
 
 Refused (FunctionalError naming the node): a write through views whose
 shapes depend on other tensors.

@@ -503,7 +503,7 @@ class Analysis:
             "gradients": self.grad_bytes,
             # the generator state kept for each random node's recomputes
             "rng_states": sum(_rng_state_bytes(self.fake[r]) for r in self.randoms),
-            # the values before the step of what it writes (Executor)
+            # the values before the step of what it writes (lower.py's snapshots)
             "snapshots": sum(nbytes(self.fake[p]) for p in self.final),
         }
         self.fixed_memory = sum(self.fixed_parts.values())

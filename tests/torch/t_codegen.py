@@ -1,13 +1,13 @@
 #!/usr/bin/python3
 """The generated code of a plan (checkmate_torch/codegen.py, as Python, and
-script.py, as TorchScript) against the executor that interprets the same
-plan (execute.py): on models with dropout recomputed in the backward,
+script.py, as TorchScript) against the interpreter that runs the same
+instructions (execute.Interpreter, on the plan lowered by lower.py): on models with dropout recomputed in the backward,
 batch norm (also momentum=None), group norm, in-place ops and a buffer
 the step writes, at budgets that force recomputation and at the
 checkpoint-all plan (which writes the buffers in place), all three give
 the same outputs, gradients, buffers and generator state, bit for bit;
 TorchScript's program is refused where its ops are not the plan's (shown
-by taking away what makes them so); a plan the executor would stop on is
+by taking away what makes them so); a plan the lowering refuses is
 refused when the code is generated, naming the step."""
 import os
 import sys
@@ -117,7 +117,7 @@ def runner(kind):
 
 
 def run_all(c, model, args, kwargs, tangents):
-    """The executor's run, the Python program's and TorchScript's, each on
+    """The interpreter's run, the Python program's and TorchScript's, each on
     fresh copies of the placeholders from seed 11: their (outputs,
     gradients, placeholders after, generator state), and how much state
     TorchScript's backward left."""
@@ -166,7 +166,7 @@ def main():
                 ok(same(o1, o2) and same(g1, g2) and same(t1, t2) and torch.equal(r1, r2)
                    and writes > 0 and (frac < 1 or snaps == 0),
                    "%s, %.0f%% of the activations (%d recomputes, %d writes in place, %d of %d "
-                   "written tensors snapshot): generated code (%s) = executor, bitwise "
+                   "written tensors snapshot): generated code (%s) = interpreter, bitwise "
                    "(outputs, %d gradients, buffers, generator)"
                    % (what, frac * 100, recomputes, writes, snaps, len(a.final), name, len(g1)))
             ok(m.plan_info["runner"] == "torchscript" and m.plan_info["runner_note"] is None
@@ -187,7 +187,7 @@ def main():
                 if a.role[p] == "tangent"]
     results, _ = run_all(c, model, (x,), {}, tangents)
     ok(all(same(o, results[0][0]) and same(g, results[0][1]) for o, g, _, _ in results[1:]),
-       "residual blocks, approx's plan (%d computes of %d nodes): both programs = executor, "
+       "residual blocks, approx's plan (%d computes of %d nodes): both programs = interpreter, "
        "bitwise" % (sum(1 for op, _ in c.forward_steps + c.backward_steps if op == "compute"),
                     len(a.real)))
 
