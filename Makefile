@@ -1,6 +1,6 @@
 # checkmate: `make deps`, `make` (all), `make test`, `make demo`, `make bench`,
 # `make install`, `make uninstall`, `make fuzz`, `make torch2`,
-# `make test-torch-newest`, `make clean`.
+# `make test-long`, `make clean`.
 # Quiet build lines unless V=1; -Werror when CI=true.
 
 PKGS     = libglpk-dev coinor-libcbc-dev coinor-libclp-dev libjansson-dev pkg-config \
@@ -65,7 +65,7 @@ PYSITE   = $(shell $(PYTHON) share/pysite.py "$(PREFIX)")
 PYPKG    = $(DESTDIR)$(PYSITE)/checkmate_torch
 
 .PHONY: all deps fuzz-deps test tests check deps-check demo bench fuzz fuzzers clean install uninstall \
-        torch2 torch-newest test-torch-newest
+        torch2 torch-newest test-long
 .PHONY: fuzz-torch
 .SECONDARY:
 all: $(BIN) checkmate $(MAN)
@@ -212,16 +212,19 @@ torch2: deps
 # The newest torch checkmate_torch is tested on (checkmate_torch/private.py,
 # TESTED): torch 2.14.1, a CUDA build run on the CPU (pip takes it from this
 # machine's disk; elsewhere it is a download of several GB), in a venv of its
-# own; `make test-torch-newest` runs the PyTorch programs under it (CI runs it
-# after `make test`).
+# own; `make test-long` runs the PyTorch programs under it.
 TORCH_NEWEST_VENV = build/venv-torch-newest
 TORCH_NEWEST_PIN  = torch==2.14.1
 torch-newest: deps
 	$(call torch_venv,$(TORCH_NEWEST_VENV),$(TORCH_NEWEST_PIN))
 
-test-torch-newest: torch-newest
+# The long checks (docs/testing.md, "Two suites"): every PyTorch program,
+# its long checks included (CHECKMATE_LONG=1), under torch 2.13 and under
+# the newest torch tested.
+test-long: torch2 torch-newest
 	$(Q)$(MAKE) --no-print-directory all
-	$(Q)TORCH_PY=$(TORCH_NEWEST_VENV)/bin/python tests/run.sh build
+	$(Q)CHECKMATE_LONG=1 TORCH_PY=$(TORCH2_VENV)/bin/python tests/run.sh build
+	$(Q)CHECKMATE_LONG=1 TORCH_PY=$(TORCH_NEWEST_VENV)/bin/python tests/run.sh build
 
 # A venv $(1) with torch $(2), numpy and $(HF_PIN), installed once, and
 # checkmate_torch installed again each time.

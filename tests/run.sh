@@ -44,8 +44,9 @@ one() {
 # again under build/venv-torch2 (torch 2.13), when `make torch2` has made
 # it, in the second (the sanitizer suite, which is shorter; its binary) or
 # in the first when there is one build; t_compiled.py under torch 2.13 in
-# the first either way. With TORCH_PY set (make test-torch-newest), only
-# the PyTorch programs run, under that python.
+# the first either way; run.py (the graph mode) under torch 2.13 only with
+# CHECKMATE_LONG=1, its fast suite being torch 1.13's. With TORCH_PY set
+# (make test-long), only the PyTorch programs run, under that python.
 suite() {
 	local build=$1 quick=$2 pass=0 fail=0 broken=0 t py
 	if [ -n "${TORCH_PY:-}" ]; then
@@ -81,6 +82,8 @@ suite() {
 	for py in "${pys[@]}"; do
 		for t in tests/torch/run.py tests/torch/t_*.py; do
 			[ "$t" = "$moved" ] && [ "$quick" = 1 ] && [ "$nbuilds" -gt 1 ] && continue
+			[ "$t" = tests/torch/run.py ] && [ "$py" != /usr/bin/python3 ] &&
+				[ "${CHECKMATE_LONG:-0}" != 1 ] && continue
 			[ -f "$t" ] && one "$py" "$t" "$build/checkmate"
 		done
 	done

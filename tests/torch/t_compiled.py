@@ -14,7 +14,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", ".."))
 sys.path.insert(0, HERE)
 
-from tap import finish, ok, remat_or_finish, torch_setup  # noqa: E402
+from tap import finish, long_checks, ok, remat_or_finish, torch_setup  # noqa: E402
 
 torch = torch_setup()
 remat_or_finish()
@@ -210,22 +210,28 @@ def child(budget, env, autocast=False):
         p.returncode, (p.stderr.strip().splitlines() or [""])[-1]), None)
 
 
-with tempfile.TemporaryDirectory() as d:
-    plans = os.path.join(d, "checkmate")
-    env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=os.path.join(d, "inductor"),
-               CHECKMATE_CACHE_DIR=plans)
-    runs = [child(10 ** 6, env) for _ in range(2)] + [child(9 * 10 ** 5, env)]
-    shutil.rmtree(plans)
-    runs.append(child(10 ** 6, env))
-    runs += [child(10 ** 6, env, True), child(10 ** 6, env)]
-ok([r[0] for r in runs[:4]] == ["False 0 1", "True 1 1", "False 0 1", "False 1 1"],
-   "second processes, caches on disk: the same budget's step from AOTAutograd's cache with "
-   "its figures from checkmate's; another budget misses; without checkmate's cache a hit "
-   "partitions again (plan cached, AOTAutograd's hits, partitions: %s)" % [r[0] for r in runs])
-ok(runs[4][0] == "False 0 1" and runs[5][0] == "True 1 1" and runs[5][1] == runs[0][1]
-   and runs[4][1] != runs[0][1],
-   "an fp16-autocast process partitions afresh, and the next fp32 process's figures are its "
-   "own (saved, recomputed, plan peak: %s)" % [r[1] for r in runs])
+def second_processes():
+    with tempfile.TemporaryDirectory() as d:
+        plans = os.path.join(d, "checkmate")
+        env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=os.path.join(d, "inductor"),
+                   CHECKMATE_CACHE_DIR=plans)
+        runs = [child(10 ** 6, env) for _ in range(2)] + [child(9 * 10 ** 5, env)]
+        shutil.rmtree(plans)
+        runs.append(child(10 ** 6, env))
+        runs += [child(10 ** 6, env, True), child(10 ** 6, env)]
+    ok([r[0] for r in runs[:4]] == ["False 0 1", "True 1 1", "False 0 1", "False 1 1"],
+       "second processes, caches on disk: the same budget's step from AOTAutograd's cache "
+       "with its figures from checkmate's; another budget misses; without checkmate's cache "
+       "a hit partitions again (plan cached, AOTAutograd's hits, partitions: %s)"
+       % [r[0] for r in runs])
+    ok(runs[4][0] == "False 0 1" and runs[5][0] == "True 1 1" and runs[5][1] == runs[0][1]
+       and runs[4][1] != runs[0][1],
+       "an fp16-autocast process partitions afresh, and the next fp32 process's figures are "
+       "its own (saved, recomputed, plan peak: %s)" % [r[1] for r in runs])
+
+
+if long_checks("six second processes with the caches on disk"):
+    second_processes()
 
 # Eval mode and no-grad run the model itself.
 r, m = remat("90%")

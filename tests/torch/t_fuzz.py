@@ -2,7 +2,8 @@
 """The PyTorch fuzzer's short run (docs/fuzzing.md, "The PyTorch fuzzer").
 
 Usage: PYTHON tests/torch/t_fuzz.py [CHECKMATE_BINARY]   (from anywhere)
-Seeds 0 to 31 of tests/torch/fuzz_gen.py (0 to 7 with CHECKMATE_QUICK=1),
+Seeds 0 to 31 of tests/torch/fuzz_gen.py (0 to 7 with CHECKMATE_QUICK=1
+but not CHECKMATE_LONG=1),
 each trained 3 steps under a plan and 3 steps ordinarily by fuzz_run.py,
 in one worker process with one torch thread (about 1 s a seed). TAP lines:
 no seed wrong but those KNOWN_WRONG lists (each with its cause), no seed
@@ -11,15 +12,15 @@ ordinary loop trains, and at most one model in ten that the ordinary loop
 itself cannot train (the generator's own check). A failing line shows the
 messages grouped, with their seeds; `fuzz_run.py --seed N --verbose`
 reproduces one. Then ALIAS_SEEDS with calls whose tensors share memory
-(fuzz_run.py --alias): none wrong, none crashed. Then five seeds of the
-compiled mode (fuzz_compiled.py), where torch has the partitioner hook.
-Ends with "N passed, M failed"."""
+(fuzz_run.py --alias): none wrong, none crashed. Then, among the long
+checks (tap.long_checks), five seeds of the compiled mode
+(fuzz_compiled.py). Ends with "N passed, M failed"."""
 import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from tap import finish, ok, torch_setup  # noqa: E402
+from tap import LONG, finish, long_checks, ok, torch_setup  # noqa: E402
 import fuzz_run  # noqa: E402
 
 SEEDS = (0, 32)
@@ -61,7 +62,7 @@ def main():
            "torch %s: remat refuses seed 0 in one line naming the version: %s"
            % (torch.__version__, first), r["message"])
         finish()
-    quick = os.environ.get("CHECKMATE_QUICK") == "1"
+    quick = os.environ.get("CHECKMATE_QUICK") == "1" and not LONG
     a, b = QUICK_SEEDS if quick else SEEDS
     print("# fuzz seeds %d:%d" % (a, b))
     sys.stdout.flush()
@@ -87,7 +88,8 @@ def main():
        "fuzz seeds %d:%d: %d models the ordinary loop cannot train (at most %.0f%%)"
        % (a, b, n["skip"], 100 * MAX_SKIPPED), detail(records, "skip"))
     aliased_seeds()
-    compiled_seeds()
+    if long_checks("the compiled mode on %d fuzzer seeds" % len(COMPILED_SEEDS)):
+        compiled_seeds()
     finish()
 
 

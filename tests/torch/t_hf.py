@@ -24,7 +24,7 @@ import sys
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
-from tap import finish, ok, remat_or_finish, skip, torch_setup  # noqa: E402
+from tap import LONG, finish, long_checks, ok, remat_or_finish, skip, torch_setup  # noqa: E402
 
 import torch  # noqa: E402
 from torch.nn import functional as F  # noqa: E402
@@ -340,8 +340,9 @@ def main():
     for name, build in checked.items():
         for autocast in (False, True):
             equivalence(name, build, autocast)
-    compiled("GPT-2", builds["GPT-2"])
-    labels_loop("GPT-2", builds["GPT-2"], True)
+    if long_checks("compile=True on GPT-2, with and without labels="):
+        compiled("GPT-2", builds["GPT-2"])
+    labels_loop("GPT-2", builds["GPT-2"], LONG)
     labels_loop("Llama", builds["Llama"], False)
     refusals(builds["GPT-2"])
     finish()

@@ -2,9 +2,9 @@
 line, and up to six lines of detail when it fails; skip() the numbered line
 of a check that could not run, `ok N - WHAT # SKIP WHY`, counted apart and
 never as a pass; finish() a line "# K skipped" when some were, then the
-closing "N passed, M failed" and the exit status), their start (torch_setup,
-remat_or_finish) and cli(), checkmate_torch's command line run in this
-process."""
+closing "N passed, M failed" and the exit status), the long checks
+(long_checks()), their start (torch_setup, remat_or_finish) and cli(),
+checkmate_torch's command line run in this process."""
 import contextlib
 import io
 import os
@@ -35,6 +35,19 @@ def skip(what, why):
     _count["skipped"] += 1
     print("ok %d - %s # SKIP %s" % (n, what, why))
     sys.stdout.flush()
+
+
+# `make test-long` sets CHECKMATE_LONG=1: the long checks run too
+# (docs/testing.md, "Two suites").
+LONG = os.environ.get("CHECKMATE_LONG") == "1"
+
+
+def long_checks(what):
+    """Whether the long checks `what` run: with CHECKMATE_LONG=1 (make
+    test-long, or by hand), else a comment line says where they run."""
+    if not LONG:
+        print("# in make test-long: %s" % what)
+    return LONG
 
 
 def finish():
