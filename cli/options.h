@@ -69,6 +69,7 @@ struct cli_args {
 	const char *plan, *lp, *budgets, *plot;
 	const char *csv, *solver;
 	const char *json;       /* solve, compare and info --json */
+	const char *bandwidth, *rate; /* check --bandwidth and --rate */
 	int matrices;           /* show --matrices */
 	double time_limit;      /* --time-limit, -1 when not given */
 	double gap, max_overhead;
