@@ -22,6 +22,7 @@ struct replay {
 	uint64_t live;   /* device memory in use */
 	uint64_t host_live; /* bytes with a host copy */
 	double t;        /* the compute stream's clock */
+	double waited;   /* seconds the compute stream has waited so far */
 	double c;        /* the end of the copy stream's last copy */
 };
 
@@ -86,10 +87,11 @@ static int replay_compute(struct replay *r, const struct plan_step *s, int idx)
 	r->resident[s->node] = 1;
 	r->res->cost += g->nodes[s->node].cost;
 	if (r->copy) {
-		r->res->wait += start - r->t;
+		r->waited += start - r->t;
 		r->t = start + g->nodes[s->node].cost * r->copy->seconds_per_cost;
 		r->ready[s->node] = r->t;
 		r->res->time = r->t;
+		r->res->wait = r->waited;
 	}
 	r->done[s->node] = 1;
 	r->live += g->nodes[s->node].memory;
@@ -105,7 +107,7 @@ static int replay_free(struct replay *r, const struct plan_step *s, int idx)
 
 	if (r->resident[v]) {
 		if (r->copy && r->copy_end[v] > r->t) {
-			r->res->wait += r->copy_end[v] - r->t;
+			r->waited += r->copy_end[v] - r->t;
 			r->t = r->copy_end[v];
 		}
 		r->resident[v] = 0;

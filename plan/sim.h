@@ -18,7 +18,8 @@ struct sim_result {
 	double time;     /* with copies (struct sim_copy): seconds to the end
 			  * of the last compute, waits included; else 0 */
 	double wait;     /* with copies: seconds of that time the compute
-			  * stream spent waiting for copies; else 0 */
+			  * stream spent waiting for copies (before the last
+			  * compute); else 0 */
 	uint64_t host_peak; /* most bytes with a host copy after any offload */
 	int bad_step;    /* first illegal or over-budget step, -1 if none or
 			  * when the problem is a node never computed */
