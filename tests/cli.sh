@@ -345,6 +345,8 @@ ok $? "check: a fetch over the budget is named: $err"
 run show $OFF tests/golden/offload-stall.plan.json
 [ "$rc" -eq 1 ] && [[ "$err" == *"step 2: offload 'a': a copy needs a bandwidth"* ]]
 ok $? "show refuses a plan with copies: $err"
+/usr/bin/python3 tests/offload_replay.py "$CM" 200 >"$TMP/replay" 2>&1
+ok $? "$(head -1 "$TMP/replay" | sed -E 's/^(not )?ok 1 - //')"
 
 # --- every example and shared graph: info, a checkpoint-all plan (ex-NAME
 # for an example), replayed by check
