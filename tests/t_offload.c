@@ -11,6 +11,7 @@
 #include "../common/num.h"
 #include "../graph/read.h"
 #include "../plan/io.h"
+#include "../plan/offload.h"
 #include "../plan/sim.h"
 #include "gen.h"
 #include "tap.h"
@@ -317,6 +318,75 @@ static void test_random(void)
 	ok(fast == cases, "at an unbounded bandwidth no copy is waited for: %d of %d", fast, cases);
 }
 
+/* The pass that makes recomputes fetches, by hand: a computed again
+ * before d costs 1 s; at 100 B/s its copies hide behind b and c. */
+static void test_pass_by_hand(const struct graph *g)
+{
+	struct plan *p = plan_of(g, "compute a, compute b, free a, compute c, free b, compute a, "
+				 "compute d");
+	struct plan *q, *want = plan_of(g, overlap);
+	struct sim_copy fast = { .bandwidth = 100, .seconds_per_cost = 1 },
+			slow = { .bandwidth = 1, .seconds_per_cost = 1 };
+	struct sim_result r;
+	struct cm_error err;
+	int n = -1;
+
+	q = plan_offload_recomputes(g, p, 210, &fast, &n, &err);
+	ok(q && n == 1, "the pass makes the recompute of a a fetch: %d", n);
+	ok(q && same_steps(q, want), "offloaded after its compute, fetched right after its free");
+	if (q)
+		plan_simulate_copies(g, q, 210, &fast, &r, NULL, &err);
+	ok(q && r.valid && r.time == 8 && r.peak == 210,
+	   "and the plan takes 8 s instead of 9, at the same peak: %g s", q ? r.time : -1);
+	plan_free(q);
+	q = plan_offload_recomputes(g, p, 200, &fast, &n, &err);
+	ok(q == NULL && strstr(err.msg, "does not replay within the budget"),
+	   "a plan over the budget is refused: %s", err.msg);
+	q = plan_offload_recomputes(g, p, 210, &slow, &n, &err);
+	ok(q && n == 0 && same_steps(q, p), "at 1 B/s a copy takes 100 s: the recompute stays");
+	plan_free(q);
+	plan_free(p);
+	plan_free(want);
+}
+
+/* The pass on random plans: valid, within the budget, never slower, and
+ * faster when it made a change. */
+static void test_pass_random(void)
+{
+	int cases = tap_cases(200, 40), good = 0, changed = 0;
+
+	for (int c = 0; c < cases; c++) {
+		struct graph *g = gen_random_training(2 + (int)(gen_rnd() % 12), 40);
+		char *ckpt = calloc((size_t)g->n, 1);
+		struct plan *p = plan_new(), *q;
+		struct sim_copy cp = { .bandwidth = 0.5 + (double)(gen_rnd() % 8),
+				       .seconds_per_cost = 1 };
+		struct sim_result a, b;
+		struct cm_error err;
+		uint64_t budget;
+		int n = 0;
+
+		for (int k = 0; k < g->n; k++)
+			ckpt[k] = !g->nodes[k].backward && gen_rnd() % 3 == 0;
+		baseline_plan_of_checkpoints(g, ckpt, p, &err);
+		plan_simulate_copies(g, p, SIM_NO_BUDGET, &cp, &a, NULL, &err);
+		budget = a.peak + gen_rnd() % 6;
+		q = plan_offload_recomputes(g, p, budget, &cp, &n, &err);
+		if (q)
+			plan_simulate_copies(g, q, budget, &cp, &b, NULL, &err);
+		good += q && b.valid && b.fits && num_le(b.time, a.time) &&
+			(n == 0 ? same_steps(p, q) : num_lt(b.time, a.time));
+		changed += n > 0;
+		plan_free(q);
+		plan_free(p);
+		free(ckpt);
+		graph_free(g);
+	}
+	ok(good == cases && changed > cases / 10,
+	   "recomputes made fetches: valid, within the budget, faster when changed: %d of %d "
+	   "(%d changed)", good, cases, changed);
+}
+
 int main(void)
 {
 	struct cm_error err;
@@ -330,6 +400,8 @@ int main(void)
 	test_cost_unit();
 	test_files(g);
 	test_random();
+	test_pass_by_hand(g);
+	test_pass_random();
 	graph_free(g);
 	return tap_done();
 }
