@@ -57,7 +57,6 @@ int plan_first_computes(const struct plan *p, int n, int *order)
 	return k;
 }
 
-
 int plan_first_copy(const struct plan *p)
 {
 	for (int i = 0; i < p->n; i++)
