@@ -12,6 +12,7 @@
 #include "../graph/read.h"
 #include "../plan/io.h"
 #include "../plan/offload.h"
+#include "../plan/spill.h"
 #include "../plan/sim.h"
 #include "gen.h"
 #include "tap.h"
@@ -387,6 +388,77 @@ static void test_pass_random(void)
 	   "(%d changed)", good, cases, changed);
 }
 
+/* Moving values to the host to fit a budget, on linear:4 (checkpoint-all
+ * peaks at 6; no plan fits below 3; recomputation alone costs 15 at 3,
+ * docs/formats.md, Small facts for tests). */
+static void test_spill_linear(void)
+{
+	struct cm_error err;
+	struct graph *g = graph_load("linear:4", &err);
+	struct plan *p = plan_new(), *q;
+	struct sim_copy fast = { .bandwidth = 1e300, .seconds_per_cost = 1 },
+			slow = { .bandwidth = 1, .seconds_per_cost = 1 };
+	struct sim_result r;
+	int moved = 0;
+
+	baseline_checkpoint_all(g, p, &err);
+	q = plan_spill_to_budget(g, p, 3, &fast, &moved, &err);
+	if (q)
+		plan_simulate_copies(g, q, 3, &fast, &r, NULL, &err);
+	ok(q && r.valid && r.fits && r.cost == 9 && num_eq(r.time, 9) && r.peak == 3,
+	   "linear:4 at budget 3 by offload alone: cost 9 (recomputation: 15), peak %llu, "
+	   "time %g, %d values moved, host peak %llu", q ? (unsigned long long)r.peak : 0,
+	   q ? r.time : -1, moved, q ? (unsigned long long)r.host_peak : 0);
+	plan_free(q);
+	q = plan_spill_to_budget(g, p, 3, &slow, &moved, &err);
+	if (q)
+		plan_simulate_copies(g, q, 3, &slow, &r, NULL, &err);
+	ok(q && r.valid && r.fits && r.cost == 9 && num_eq(r.time, 9 + r.wait) && r.wait > 0,
+	   "at a copy a compute's time the same plan waits: time %g, wait %g",
+	   q ? r.time : -1, q ? r.wait : -1);
+	plan_free(q);
+	plan_free(p);
+	graph_free(g);
+}
+
+/* The pass on random training graphs from checkpoint-all at budgets from
+ * the lower bound to the peak: valid, no recompute, never above the
+ * start's peak, no wait at an unbounded bandwidth; how often it fits. */
+static void test_spill_random(void)
+{
+	int cases = tap_cases(200, 40), good = 0, fit = 0, below = 0;
+
+	for (int c = 0; c < cases; c++) {
+		struct graph *g = gen_random_training(2 + (int)(gen_rnd() % 12), 40);
+		struct plan *p = plan_new(), *q;
+		struct sim_copy cp = { .bandwidth = gen_rnd() % 2 ? 1e300 : 1.5,
+				       .seconds_per_cost = 1 };
+		uint64_t lb = graph_lower_bound(g), peak = graph_peak_all(g), budget;
+		struct sim_result a, b;
+		struct cm_error err;
+
+		budget = lb + gen_rnd() % (peak - lb + 1);
+		baseline_checkpoint_all(g, p, &err);
+		plan_simulate_copies(g, p, SIM_NO_BUDGET, &cp, &a, NULL, &err);
+		q = plan_spill_to_budget(g, p, budget, &cp, NULL, &err);
+		if (q)
+			plan_simulate_copies(g, q, budget, &cp, &b, NULL, &err);
+		good += q && b.valid && num_eq(b.cost, a.cost) && b.peak <= a.peak &&
+			(b.peak > budget || b.fits) &&
+			(cp.bandwidth < 1e9 || num_eq(b.time, b.cost)) &&
+			num_eq(b.time, b.cost + b.wait);
+		fit += q && b.fits;
+		below += q && b.fits && budget < peak;
+		plan_free(q);
+		plan_free(p);
+		graph_free(g);
+	}
+	ok(good == cases && fit > cases / 2,
+	   "values moved to fit: valid, no recompute, peak never above the start's, no wait "
+	   "at an unbounded bandwidth: %d of %d (%d fit the budget, %d below the peak)",
+	   good, cases, fit, below);
+}
+
 int main(void)
 {
 	struct cm_error err;
@@ -402,6 +474,8 @@ int main(void)
 	test_random();
 	test_pass_by_hand(g);
 	test_pass_random();
+	test_spill_linear();
+	test_spill_random();
 	graph_free(g);
 	return tap_done();
 }
