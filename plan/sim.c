@@ -16,9 +16,10 @@ struct replay {
 	char *resident;  /* [n] 1 when the value is on the device */
 	char *host;      /* [n] 1 when the value has a host copy */
 	char *done;      /* [n] 1 once the node has been computed */
-	double *ready;   /* [n] when the device copy can be read: the end of
-			  * its compute or fetch */
-	double *copy_end; /* [n] the end of the last copy of the value, 0 */
+	double *ready;   /* [n] with copies: when the device copy can be
+			  * read, the end of its compute or fetch; else NULL */
+	double *copy_end; /* [n] with copies: the end of the value's last
+			   * copy, 0 for none; else NULL */
 	uint64_t live;   /* device memory in use */
 	uint64_t host_live; /* bytes with a host copy */
 	double t;        /* the compute stream's clock */
@@ -81,7 +82,7 @@ static int replay_compute(struct replay *r, const struct plan_step *s, int idx)
 				  "on the host, not resident: fetch it first" : "not resident");
 			return -1;
 		}
-		if (r->ready[u] > start)
+		if (r->ready && r->ready[u] > start)
 			start = r->ready[u];
 	}
 	r->resident[s->node] = 1;
@@ -222,15 +223,18 @@ int plan_simulate_copies(const struct graph *g, const struct plan *p, uint64_t b
 			 struct sim_trace *tr, struct cm_error *err)
 {
 	size_t n = (size_t)g->n;
+	/* The clocks' arrays only with copies: replays without them are the
+	 * strategies' inner loop. */
 	struct replay r = {
 		.g = g, .copy = copy, .budget = budget, .res = res, .live = g->fixed_memory,
 		.resident = calloc(n, 1), .host = calloc(n, 1), .done = calloc(n, 1),
-		.ready = calloc(n, sizeof(double)), .copy_end = calloc(n, sizeof(double)),
+		.ready = copy ? calloc(n, sizeof(double)) : NULL,
+		.copy_end = copy ? calloc(n, sizeof(double)) : NULL,
 	};
 	int ok, rc = 0;
 
 	*res = (struct sim_result){ .bad_step = -1, .peak = g->fixed_memory };
-	if (!r.resident || !r.host || !r.done || !r.ready || !r.copy_end) {
+	if (!r.resident || !r.host || !r.done || (copy && (!r.ready || !r.copy_end))) {
 		rc = cm_errorf(err, "out of memory");
 		goto out;
 	}
