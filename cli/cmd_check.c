@@ -11,7 +11,8 @@
 #include "options.h"
 
 static const char check_usage[] =
-	"usage: checkmate check GRAPH PLAN [--budget SIZE] [--bandwidth B [--rate R]]\n\n"
+	"usage: checkmate check GRAPH PLAN [--budget SIZE]\n"
+	"                      [--bandwidth B [--rate R] [--host-budget SIZE]]\n\n"
 	"Replays the plan file PLAN (JSON, '-' for standard input) on GRAPH under\n"
 	"the memory model and prints its cost and peak memory. Exits 1,\n"
 	"naming the step, when a compute's input is not resident, a value is\n"
@@ -20,12 +21,13 @@ static const char check_usage[] =
 	"With --bandwidth, the plan may offload values to host memory and fetch\n"
 	"them back; it is replayed in time, and its time and host peak are printed\n"
 	"too (docs/formats.md, Offload to host memory).\n\n"
-	"  -b, --budget SIZE  memory budget (16G, 1.5GB, 80%, bytes)\n"
-	"      --bandwidth B  the copy bandwidth to and from host memory (25GB/s)\n"
-	"      --rate R       cost units a second (312TFLOP/s), for a graph whose\n"
-	"                     cost_unit is flops or absent\n"
-	"  -q, --quiet        no messages on standard error\n"
-	"  -h, --help         this text\n";
+	"  -b, --budget SIZE       memory budget (16G, 1.5GB, 80%, bytes)\n"
+	"      --bandwidth B       the copy bandwidth to and from host memory (25GB/s)\n"
+	"      --rate R            cost units a second (312TFLOP/s), for a graph whose\n"
+	"                          cost_unit is flops or absent\n"
+	"      --host-budget SIZE  the most host memory the copies may hold at once\n"
+	"  -q, --quiet             no messages on standard error\n"
+	"  -h, --help              this text\n";
 
 int cmd_check_parse(int argc, char **argv, struct cli_args *a)
 {
@@ -33,6 +35,7 @@ int cmd_check_parse(int argc, char **argv, struct cli_args *a)
 		{ "budget", required_argument, NULL, 'b' },
 		{ "bandwidth", required_argument, NULL, 'B' },
 		{ "rate", required_argument, NULL, 'R' },
+		{ "host-budget", required_argument, NULL, 'O' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -46,14 +49,16 @@ int cmd_check_parse(int argc, char **argv, struct cli_args *a)
 		case 'b': a->budget = optarg; break;
 		case 'B': a->bandwidth = optarg; break;
 		case 'R': a->rate = optarg; break;
+		case 'O': a->host_budget = optarg; break;
 		case 'q': a->quiet = 1; break;
 		case 'h': fputs(check_usage, cli_help()); return -1;
 		default: return CM_EXIT_USAGE;
 		}
 	if (argc - optind != 2)
 		return cli_usage("check", "expected GRAPH and PLAN");
-	if (a->rate && !a->bandwidth)
-		return cli_usage("check", "--rate needs --bandwidth");
+	if ((a->rate || a->host_budget) && !a->bandwidth)
+		return cli_usage("check", "%s needs --bandwidth",
+				 a->rate ? "--rate" : "--host-budget");
 	a->graph = argv[optind];
 	a->plan = argv[optind + 1];
 	return 0;
@@ -66,8 +71,13 @@ static int copy_rates(const struct cli_args *a, const struct graph *g, struct si
 	struct cm_error err;
 	double rate;
 
-	if (rate_parse_bandwidth(a->bandwidth, &c->bandwidth, &err))
+	*c = (struct sim_copy){ 0 };
+	if (rate_parse_bandwidth(a->bandwidth, &c->bandwidth, &err) ||
+	    (a->host_budget && size_parse(a->host_budget, graph_peak_all(g), &c->host_budget,
+					  &err)))
 		return cli_usage("check", "%s", err.msg);
+	if (a->host_budget && c->host_budget == 0)
+		return cli_usage("check", "--host-budget '%s' must be above 0", a->host_budget);
 	c->seconds_per_cost = graph_seconds_per_cost(g);
 	if (c->seconds_per_cost > 0 && a->rate)
 		return cli_usage("check", "--rate is for FLOP or unitless costs; %s's costs "
@@ -88,7 +98,7 @@ static int copy_rates(const struct cli_args *a, const struct graph *g, struct si
 
 /* The summary line of a valid plan. */
 static void print_summary(const struct cli_args *a, const struct plan *p,
-			  const struct sim_result *res, uint64_t budget)
+			  const struct sim_result *res, uint64_t budget, uint64_t host_budget)
 {
 	char h[32];
 
@@ -103,6 +113,9 @@ static void print_summary(const struct cli_args *a, const struct plan *p,
 	if (budget != SIM_NO_BUDGET)
 		printf(", within the budget %llu (%s)", (unsigned long long)budget,
 		       size_human(budget, h, sizeof(h)));
+	if (host_budget)
+		printf(", within the host budget %llu (%s)", (unsigned long long)host_budget,
+		       size_human(host_budget, h, sizeof(h)));
 	printf("\n");
 }
 
@@ -152,7 +165,7 @@ int cmd_check_main(int argc, char **argv)
 		cli_error("%s: %s", a.plan, res.why);
 		goto out;
 	}
-	print_summary(&a, p, &res, budget);
+	print_summary(&a, p, &res, budget, a.bandwidth ? copy.host_budget : 0);
 	rc = fflush(stdout) == 0 ? CM_EXIT_OK : cli_error("standard output: write failed");
 out:
 	plan_free(p);

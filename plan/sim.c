@@ -159,6 +159,14 @@ static int replay_copy(struct replay *r, const struct plan_step *s, int idx)
 		r->host_live += r->g->nodes[v].memory;
 		if (r->host_live > r->res->host_peak)
 			r->res->host_peak = r->host_live;
+		if (r->copy->host_budget && r->host_live > r->copy->host_budget &&
+		    r->res->why[0] == '\0') {
+			char l[64], b[64];
+
+			violation(r->res, idx, "offload '%s': host memory in use %s exceeds the "
+				  "host budget %s", name, size_both(r->host_live, l, sizeof(l)),
+				  size_both(r->copy->host_budget, b, sizeof(b)));
+		}
 	} else {
 		r->resident[v] = 1;
 		r->ready[v] = r->c;
@@ -246,7 +254,8 @@ int plan_simulate_copies(const struct graph *g, const struct plan *p, uint64_t b
 			ok = 0;
 		}
 	res->valid = ok;
-	res->fits = ok && res->peak <= budget;
+	res->fits = ok && res->peak <= budget &&
+		    (!copy || !copy->host_budget || res->host_peak <= copy->host_budget);
 out:
 	free(r.resident);
 	free(r.host);

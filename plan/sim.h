@@ -11,7 +11,8 @@
 
 struct sim_result {
 	int valid;       /* 1 when every step is legal and every node computed */
-	int fits;        /* 1 when valid and the peak is within the budget */
+	int fits;        /* 1 when valid and the peak is within the budget
+			  * (and the host peak within the host budget) */
 	double cost;     /* sum of the costs of the computes replayed */
 	uint64_t peak;   /* highest device memory in use right after a compute
 			  * or a fetch */
@@ -50,6 +51,7 @@ int plan_simulate_trace(const struct graph *g, const struct plan *p, uint64_t bu
 struct sim_copy {
 	double bandwidth;        /* bytes a second a copy moves; > 0 */
 	double seconds_per_cost; /* seconds a unit of node cost takes; > 0 */
+	uint64_t host_budget;    /* most bytes with a host copy; 0 for no limit */
 };
 
 /* plan_simulate_trace for a plan that may offload values to host memory

@@ -342,6 +342,20 @@ ok $? "check: an unknown op: $err"
 run check $OFF tests/golden/offload-stall.plan.json --bandwidth 100B/s --budget 150
 [ "$rc" -eq 1 ] && [[ "$err" == *"step 7: fetch 'a': memory in use 200 B exceeds the budget 150 B" ]]
 ok $? "check: a fetch over the budget is named: $err"
+run check $OFF tests/golden/offload-stall.plan.json --bandwidth 100B/s --host-budget 99
+[ "$rc" -eq 1 ] && [[ "$err" == *"step 2: offload 'a': host memory in use 100 B exceeds the host budget 99 B" ]]
+ok $? "check --host-budget: the first offload over it is named: $err"
+run check $OFF tests/golden/offload-stall.plan.json --bandwidth 100B/s --host-budget 100
+[ "$rc" -eq 0 ] && [[ "$out" == *", host peak 100 (100 B), within the host budget 100 (100 B)" ]]
+ok $? "check --host-budget equal to the host peak: $out"
+for h in 0 16Q; do
+	run check $OFF tests/golden/offload-stall.plan.json --bandwidth 100B/s --host-budget $h
+	[ "$rc" -eq 2 ] && [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ]
+	ok $? "check --host-budget $h: exit 2, one line: $err"
+done
+run check $OFF tests/golden/offload-stall.plan.json --host-budget 1G
+[ "$rc" -eq 2 ] && [[ "$err" == *"--host-budget needs --bandwidth"* ]]
+ok $? "check --host-budget without --bandwidth: exit 2: $err"
 run show $OFF tests/golden/offload-stall.plan.json
 [ "$rc" -eq 1 ] && [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] &&
 	[[ "$err" == *"step 2: offload 'a': show does not draw plans with copies yet"* ]]

@@ -119,6 +119,22 @@ static void test_host(const struct graph *g)
 	ok(r.valid && r.host_peak == 100,
 	   "a free of a value on the host only frees its host copy: host peak %llu",
 	   (unsigned long long)r.host_peak);
+	{
+		struct sim_copy c = { .bandwidth = 100, .seconds_per_cost = 1, .host_budget = 100 };
+		struct plan *p = plan_of(g, "compute a, offload a, compute b, free a, offload b, "
+					 "compute c, free b, compute a, compute d");
+		struct cm_error err;
+
+		plan_simulate_copies(g, p, SIM_NO_BUDGET, &c, &r, NULL, &err);
+		ok(r.valid && !r.fits && r.host_peak == 110 &&
+		   strcmp(r.why, "step 5: offload 'b': host memory in use 110 B exceeds the host "
+			  "budget 100 B") == 0, "the first offload over the host budget is named: "
+		   "\"%s\"", r.why);
+		c.host_budget = 110;
+		plan_simulate_copies(g, p, SIM_NO_BUDGET, &c, &r, NULL, &err);
+		ok(r.valid && r.fits, "a host budget equal to the host peak fits");
+		plan_free(p);
+	}
 	r = replay(g, "compute a, offload a, compute b, fetch a, compute c, compute d", 100,
 		   SIM_NO_BUDGET);
 	ok(!r.valid && strstr(r.why, "step 4: fetch 'a': it is already resident"),
