@@ -16,7 +16,7 @@
  * early as the budget lets its memory be held, when that does not make
  * the plan slower. Device memory never rises at any step; the plan may
  * still peak over budget when no value is left to move (its replay says
- * so). *moved (may be NULL) counts the values moved. Returns the plan, to
+ * so). copy's host budget is not heeded. *moved (may be NULL) counts the values moved. Returns the plan, to
  * free with plan_free, or NULL with err set (out of memory, p with copies
  * or invalid). */
 struct plan *plan_spill_to_budget(const struct graph *g, const struct plan *p,
