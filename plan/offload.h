@@ -10,11 +10,10 @@
  * computed before (a recompute) becomes a fetch of it, with an offload
  * right after the compute or fetch that made it resident before its free
  * (none when it already has a host copy), when the replay at the rates of
- * copy is then shorter and fits budget. The fetch is placed as early after
- * the free as the budget lets its memory be held (and within copy's host
- * budget, when it has one); failing that, where the
- * compute was. Inputs computed again only for that recompute are left as
- * they were. *converted (may be NULL) counts the recomputes made fetches.
+ * copy is then shorter and fits budget (and copy's host budget, when it
+ * has one). The fetch is placed as early after the free as the budget lets
+ * its memory be held; failing that, where the compute was. Inputs computed
+ * again only for that recompute are left as they were. *converted (may be NULL) counts the recomputes made fetches.
  * Returns the plan, to free with plan_free, or NULL with err set (out of
  * memory, p with copies already, or p invalid or over budget). */
 struct plan *plan_offload_recomputes(const struct graph *g, const struct plan *p,
