@@ -1,9 +1,9 @@
 /* Offload on training graphs, at 30% to 90% of the checkpoint-all peak,
  * replayed in time at a device rate and copy bandwidths of 25 and 50 GB/s:
  * checkpoint-all's plan with values moved to the host to fit the budget
- * (plan/spill.c, no recomputation), and dtr's plan (recomputation only)
+ * (solvers/search/spill.c, no recomputation), and dtr's plan (recomputation only)
  * before and after the pass that turns its recomputes into fetches
- * (plan/offload.c). References for issue 64, not optima. Markdown on
+ * (solvers/search/offload.c). References for issue 64, not optima. Markdown on
  * standard output.
  *   build/bench/offload [-r RATE] GRAPH...
  * RATE: cost units a second for graphs whose costs are not times (default
@@ -16,12 +16,12 @@
 #include "../common/rate.h"
 #include "../baselines/baseline.h"
 #include "../graph/read.h"
-#include "../plan/offload.h"
-#include "../plan/spill.h"
+#include "../solvers/search/offload.h"
+#include "../solvers/search/spill.h"
 #include "../solvers/search/dtr.h"
 
 /* The time of checkpoint-all's plan with values moved to the host to fit
- * budget (plan/spill.c), as "ms / floor" or "no plan". */
+ * budget (solvers/search/spill.c), as "ms / floor" or "no plan". */
 static void spill_cell(const struct graph *g, uint64_t budget, const struct sim_copy *c,
 		       double floor)
 {
@@ -30,7 +30,7 @@ static void spill_cell(const struct graph *g, uint64_t budget, const struct sim_
 	struct cm_error err;
 
 	if (p && baseline_checkpoint_all(g, p, &err) == 0)
-		q = plan_spill_to_budget(g, p, budget, c, NULL, &err);
+		q = spill_to_budget(g, p, budget, c, NULL, &err);
 	if (q && plan_simulate_copies(g, q, budget, c, &r, NULL, &err) == 0 && r.fits)
 		printf(" %.3f | %.4f | %.3f |", r.time * 1e3, r.time / floor,
 		       (double)r.host_peak / (1 << 30));
@@ -62,7 +62,7 @@ static void row(const struct graph *g, const char *label, int pct, double bw, do
 		plan_free(p);
 		return;
 	}
-	q = plan_offload_recomputes(g, p, budget, &c, &n, &err);
+	q = offload_recomputes(g, p, budget, &c, &n, &err);
 	if (q == NULL || plan_simulate_copies(g, q, budget, &c, &b, NULL, &err) || !b.fits) {
 		fprintf(stderr, "offload: %s: %s\n", label, err.msg);
 		b = a;

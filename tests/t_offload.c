@@ -11,8 +11,8 @@
 #include "../common/num.h"
 #include "../graph/read.h"
 #include "../plan/io.h"
-#include "../plan/offload.h"
-#include "../plan/spill.h"
+#include "../solvers/search/offload.h"
+#include "../solvers/search/spill.h"
 #include "../plan/sim.h"
 #include "gen.h"
 #include "tap.h"
@@ -241,8 +241,8 @@ static void test_files(const struct graph *g)
  * device memory after each step stays as in p, so the peak does; the
  * cost drops by the computes replaced; host memory holds each value
  * offloaded, never freed there. Returns the cost saved. */
-static double offload_recomputes(const struct graph *g, const struct plan *p,
-				 struct plan *q, uint64_t *host)
+static double recomputes_as_copies(const struct graph *g, const struct plan *p,
+				   struct plan *q, uint64_t *host)
 {
 	char *fetch = calloc((size_t)g->n, 1), *on_host = calloc((size_t)g->n, 1);
 	double saved = 0;
@@ -307,7 +307,7 @@ static void test_random(void)
 		same += a.valid == b.valid && a.cost == b.cost && a.peak == b.peak &&
 			strcmp(a.why, b.why) == 0 && b.wait == 0 && b.host_peak == 0 &&
 			(!b.valid || num_eq(b.time, b.cost * 1e-3));
-		saved = offload_recomputes(g, p, q, &host);
+		saved = recomputes_as_copies(g, p, q, &host);
 		with_copies += plan_first_copy(q) >= 0;
 		for (int i = 0; i < q->n; i++)
 			if (q->steps[i].op == PLAN_OFFLOAD || q->steps[i].op == PLAN_FETCH)
@@ -348,7 +348,7 @@ static void test_pass_by_hand(const struct graph *g)
 	struct cm_error err;
 	int n = -1;
 
-	q = plan_offload_recomputes(g, p, 210, &fast, &n, &err);
+	q = offload_recomputes(g, p, 210, &fast, &n, &err);
 	ok(q && n == 1, "the pass makes the recompute of a a fetch: %d", n);
 	ok(q && same_steps(q, want), "offloaded after its compute, fetched right after its free");
 	if (q)
@@ -356,10 +356,10 @@ static void test_pass_by_hand(const struct graph *g)
 	ok(q && r.valid && r.time == 8 && r.peak == 210,
 	   "and the plan takes 8 s instead of 9, at the same peak: %g s", q ? r.time : -1);
 	plan_free(q);
-	q = plan_offload_recomputes(g, p, 200, &fast, &n, &err);
+	q = offload_recomputes(g, p, 200, &fast, &n, &err);
 	ok(q == NULL && strstr(err.msg, "does not replay within the budget"),
 	   "a plan over the budget is refused: %s", err.msg);
-	q = plan_offload_recomputes(g, p, 210, &slow, &n, &err);
+	q = offload_recomputes(g, p, 210, &slow, &n, &err);
 	ok(q && n == 0 && same_steps(q, p), "at 1 B/s a copy takes 100 s: the recompute stays");
 	plan_free(q);
 	plan_free(p);
@@ -388,7 +388,7 @@ static void test_pass_random(void)
 		baseline_plan_of_checkpoints(g, ckpt, p, &err);
 		plan_simulate_copies(g, p, SIM_NO_BUDGET, &cp, &a, NULL, &err);
 		budget = a.peak + gen_rnd() % 6;
-		q = plan_offload_recomputes(g, p, budget, &cp, &n, &err);
+		q = offload_recomputes(g, p, budget, &cp, &n, &err);
 		if (q)
 			plan_simulate_copies(g, q, budget, &cp, &b, NULL, &err);
 		good += q && b.valid && b.fits && num_le(b.time, a.time) &&
@@ -418,7 +418,7 @@ static void test_spill_linear(void)
 	int moved = 0;
 
 	baseline_checkpoint_all(g, p, &err);
-	q = plan_spill_to_budget(g, p, 3, &fast, &moved, &err);
+	q = spill_to_budget(g, p, 3, &fast, &moved, &err);
 	if (q)
 		plan_simulate_copies(g, q, 3, &fast, &r, NULL, &err);
 	ok(q && r.valid && r.fits && r.cost == 9 && num_eq(r.time, 9) && r.peak == 3,
@@ -426,7 +426,7 @@ static void test_spill_linear(void)
 	   "time %g, %d values moved, host peak %llu", q ? (unsigned long long)r.peak : 0,
 	   q ? r.time : -1, moved, q ? (unsigned long long)r.host_peak : 0);
 	plan_free(q);
-	q = plan_spill_to_budget(g, p, 3, &slow, &moved, &err);
+	q = spill_to_budget(g, p, 3, &slow, &moved, &err);
 	if (q)
 		plan_simulate_copies(g, q, 3, &slow, &r, NULL, &err);
 	ok(q && r.valid && r.fits && r.cost == 9 && num_eq(r.time, 9 + r.wait) && r.wait > 0,
@@ -456,7 +456,7 @@ static void test_spill_random(void)
 		budget = lb + gen_rnd() % (peak - lb + 1);
 		baseline_checkpoint_all(g, p, &err);
 		plan_simulate_copies(g, p, SIM_NO_BUDGET, &cp, &a, NULL, &err);
-		q = plan_spill_to_budget(g, p, budget, &cp, NULL, &err);
+		q = spill_to_budget(g, p, budget, &cp, NULL, &err);
 		if (q)
 			plan_simulate_copies(g, q, budget, &cp, &b, NULL, &err);
 		good += q && b.valid && num_eq(b.cost, a.cost) && b.peak <= a.peak &&

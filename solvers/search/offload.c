@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/num.h"
+#include "../../common/num.h"
 
 /* The state of the pass: the plan so far and its replay. */
 struct pass {
@@ -119,7 +119,7 @@ static int convert(struct pass *s, int j, int *shift)
 	return rc;
 }
 
-struct plan *plan_offload_recomputes(const struct graph *g, const struct plan *p,
+struct plan *offload_recomputes(const struct graph *g, const struct plan *p,
 				     uint64_t budget, const struct sim_copy *copy,
 				     int *converted, struct cm_error *err)
 {

@@ -1,10 +1,10 @@
 /* Recomputes made copies: a pass over a plan that fetches a value back
  * from host memory instead of computing it again, where that makes the
  * plan's time shorter (docs/formats.md, Offload to host memory). */
-#ifndef CM_PLAN_OFFLOAD_H
-#define CM_PLAN_OFFLOAD_H
+#ifndef CM_OFFLOAD_H
+#define CM_OFFLOAD_H
 
-#include "sim.h"
+#include "../../plan/sim.h"
 
 /* A copy of p in which, greedily in plan order, each compute of a value
  * computed before (a recompute) becomes a fetch of it, with an offload
@@ -16,7 +16,7 @@
  * again only for that recompute are left as they were. *converted (may be NULL) counts the recomputes made fetches.
  * Returns the plan, to free with plan_free, or NULL with err set (out of
  * memory, p with copies already, or p invalid or over budget). */
-struct plan *plan_offload_recomputes(const struct graph *g, const struct plan *p,
+struct plan *offload_recomputes(const struct graph *g, const struct plan *p,
 				     uint64_t budget, const struct sim_copy *copy,
 				     int *converted, struct cm_error *err);
 

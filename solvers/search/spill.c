@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/num.h"
+#include "../../common/num.h"
 
 /* The state of the pass: the plan so far and its replay. */
 struct spill {
@@ -197,7 +197,7 @@ static int fetch_early(struct spill *s)
 	return 0;
 }
 
-struct plan *plan_spill_to_budget(const struct graph *g, const struct plan *p,
+struct plan *spill_to_budget(const struct graph *g, const struct plan *p,
 				  uint64_t budget, const struct sim_copy *copy, int *moved,
 				  struct cm_error *err)
 {

@@ -1,10 +1,10 @@
 /* Values moved to host memory to fit a budget: a pass over a plan that,
  * where its memory peaks, offloads an idle value and fetches it back
  * before its next use (docs/formats.md, Offload to host memory). */
-#ifndef CM_PLAN_SPILL_H
-#define CM_PLAN_SPILL_H
+#ifndef CM_SPILL_H
+#define CM_SPILL_H
 
-#include "sim.h"
+#include "../../plan/sim.h"
 
 /* A copy of p (a plan without copies) made to fit budget by moving values
  * to the host. While the replay at the rates of copy peaks over budget:
@@ -19,7 +19,7 @@
  * so). copy's host budget is not heeded. *moved (may be NULL) counts the values moved. Returns the plan, to
  * free with plan_free, or NULL with err set (out of memory, p with copies
  * or invalid). */
-struct plan *plan_spill_to_budget(const struct graph *g, const struct plan *p,
+struct plan *spill_to_budget(const struct graph *g, const struct plan *p,
 				  uint64_t budget, const struct sim_copy *copy, int *moved,
 				  struct cm_error *err);
 
