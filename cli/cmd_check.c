@@ -64,8 +64,9 @@ int cmd_check_parse(int argc, char **argv, struct cli_args *a)
 	return 0;
 }
 
-/* The rates of a replay in time from --bandwidth and --rate and the
- * graph's cost_unit; 0, or an exit status after a message. */
+/* The rates and the host budget of a replay in time, from --bandwidth,
+ * --rate, --host-budget and the graph's cost_unit; 0, or an exit status
+ * after a message. */
 static int copy_rates(const struct cli_args *a, const struct graph *g, struct sim_copy *c)
 {
 	struct cm_error err;
