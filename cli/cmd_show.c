@@ -441,6 +441,14 @@ static int show_load(const struct cli_args *a, struct show *s, struct plan **p,
 	*p = plan_read_file(a->plan, *g, &err);
 	if (*p == NULL)
 		return cli_error("%s", err.msg);
+	if (plan_first_copy(*p) >= 0) {
+		const struct plan_step *c = &(*p)->steps[plan_first_copy(*p)];
+
+		return cli_error("%s: step %d: %s '%s': show does not draw plans with copies "
+				 "yet; check --bandwidth replays them", a->plan,
+				 plan_first_copy(*p) + 1, plan_op_name(c->op),
+				 (*g)->nodes[c->node].name);
+	}
 	if (a->budget == NULL && (*p)->budget)
 		budget = (*p)->budget;
 	*s = (struct show){ .g = *g, .p = *p, .path = a->plan };

@@ -69,6 +69,8 @@ struct cli_args {
 	const char *plan, *lp, *budgets, *plot;
 	const char *csv, *solver;
 	const char *json;       /* solve, compare and info --json */
+	const char *bandwidth, *rate, *host_budget; /* check --bandwidth, --rate,
+						      * --host-budget */
 	int matrices;           /* show --matrices */
 	double time_limit;      /* --time-limit, -1 when not given */
 	double gap, max_overhead;

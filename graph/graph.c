@@ -292,6 +292,7 @@ struct graph *graph_at_batch(const struct graph *g, uint64_t batch, struct cm_er
 	}
 	h->fixed_memory = g->fixed_memory;
 	h->batch_size = batch;
+	h->cost_unit = g->cost_unit;
 	for (int k = 0; k < g->n; k++) {
 		u128 m = ((u128)g->nodes[k].memory * batch + g->batch_size - 1) / g->batch_size;
 		u128 w = ((u128)g->nodes[k].workspace * batch + g->batch_size - 1) / g->batch_size;
@@ -317,4 +318,35 @@ struct graph *graph_at_batch(const struct graph *g, uint64_t batch, struct cm_er
 fail:
 	graph_free(h);
 	return NULL;
+}
+
+static const char *const cost_unit_names[] = {
+	[GRAPH_COST_FLOPS] = "flops", [GRAPH_COST_S] = "s",
+	[GRAPH_COST_MS] = "ms", [GRAPH_COST_US] = "us",
+};
+
+double graph_seconds_per_cost(const struct graph *g)
+{
+	switch (g->cost_unit) {
+	case GRAPH_COST_S: return 1;
+	case GRAPH_COST_MS: return 1e-3;
+	case GRAPH_COST_US: return 1e-6;
+	default: return 0;
+	}
+}
+
+const char *graph_cost_unit_name(const struct graph *g)
+{
+	return g->cost_unit > GRAPH_COST_NONE && g->cost_unit <= GRAPH_COST_US ?
+		cost_unit_names[g->cost_unit] : NULL;
+}
+
+int graph_cost_unit_parse(const char *name)
+{
+	if (strcmp(name, "flop") == 0)
+		return GRAPH_COST_FLOPS;
+	for (int u = GRAPH_COST_FLOPS; u <= GRAPH_COST_US; u++)
+		if (strcmp(cost_unit_names[u], name) == 0)
+			return u;
+	return -1;
 }

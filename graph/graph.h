@@ -30,11 +30,21 @@ struct graph_node {
 			     * backward node; docs/formats.md) */
 };
 
+/* What a node's cost measures (docs/formats.md, Graph file: cost_unit). */
+enum graph_cost_unit {
+	GRAPH_COST_NONE,  /* no unit given */
+	GRAPH_COST_FLOPS, /* floating-point operations */
+	GRAPH_COST_S,     /* seconds */
+	GRAPH_COST_MS,    /* milliseconds */
+	GRAPH_COST_US,    /* microseconds */
+};
+
 struct graph {
 	char *id;              /* short label for plans and CSV rows: file stem or built-in name */
 	char *title;           /* the file's own "name", or NULL */
 	uint64_t fixed_memory; /* bytes always resident */
 	uint64_t batch_size;   /* the batch the memory figures are for */
+	int cost_unit;         /* enum graph_cost_unit */
 	int n;                 /* node count */
 	struct graph_node *nodes;
 	int *dep_off;          /* deps of k: deps[dep_off[k] .. dep_off[k + 1]) in file order */
@@ -67,6 +77,17 @@ int graph_add_dep(struct graph *g, int dep, struct cm_error *err);
 /* Builds the users view and checks totals; call once after the last node.
  * Returns 0, or -1 with err set. */
 int graph_finish(struct graph *g, struct cm_error *err);
+
+/* Seconds a unit of cost takes when the graph's cost_unit is a time (s,
+ * ms, us); 0 when it is not (flops, or no unit). */
+double graph_seconds_per_cost(const struct graph *g);
+
+/* The cost_unit as the graph file spells it ("ms"), or NULL for none. */
+const char *graph_cost_unit_name(const struct graph *g);
+
+/* The enum graph_cost_unit value spelt name ("s", "ms", "us", "flops" or
+ * "flop"), or -1 when name is none of them. */
+int graph_cost_unit_parse(const char *name);
 
 /* Index of the node called name, or -1. */
 int graph_find(const struct graph *g, const char *name);

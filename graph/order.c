@@ -38,6 +38,7 @@ struct graph *graph_permute(const struct graph *g, const int *order, struct cm_e
 	}
 	h->fixed_memory = g->fixed_memory;
 	h->batch_size = g->batch_size;
+	h->cost_unit = g->cost_unit;
 	for (int k = 0; k < g->n; k++)
 		pos[order[k]] = k;
 	for (int k = 0; k < g->n; k++) {

@@ -72,7 +72,28 @@ int reader_bool(struct reader *r, const char *who, const char *key,
 	return 0;
 }
 
-/* fixed_memory and batch_size, looked up in each of the objects given. */
+/* cost_unit from the top level a, else from b, else from a's "torch"
+ * object, where `checkmate_torch export` records it. */
+static void reader_cost_unit(struct reader *r, json_t *a, json_t *b)
+{
+	json_t *v = json_object_get(a, "cost_unit");
+	int u;
+
+	if (v == NULL)
+		v = json_object_get(b, "cost_unit");
+	if (v == NULL)
+		v = json_object_get(json_object_get(a, "torch"), "cost_unit");
+	if (v == NULL)
+		return;
+	/* Graphs made before the key was read may carry other words
+	 * ("cycles"): a unit not known is no unit, so that they read as
+	 * before. */
+	u = json_is_string(v) ? graph_cost_unit_parse(json_string_value(v)) : -1;
+	r->g->cost_unit = u < 0 ? GRAPH_COST_NONE : u;
+}
+
+/* fixed_memory, batch_size and cost_unit, looked up in each of the objects
+ * given. */
 int reader_globals(struct reader *r, json_t *a, json_t *b)
 {
 	json_t *objs[2] = { a, b };
@@ -90,6 +111,7 @@ int reader_globals(struct reader *r, json_t *a, json_t *b)
 		if (bs && r->g->batch_size == 0)
 			return reader_fail(r, "'batch_size' must be at least 1");
 	}
+	reader_cost_unit(r, a, b);
 	return 0;
 }
 

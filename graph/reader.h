@@ -25,7 +25,8 @@ int reader_cost(struct reader *r, const char *who, const char *key,
 		json_t *v, double *out);
 int reader_bool(struct reader *r, const char *who, const char *key,
 		json_t *v, int *out);
-/* fixed_memory and batch_size from the top level or from b (may be NULL). */
+/* fixed_memory, batch_size and cost_unit from the top level or from b (may
+ * be NULL). */
 int reader_globals(struct reader *r, json_t *a, json_t *b);
 /* The graph's title from obj's "name" string, if any. */
 int reader_title(struct reader *r, json_t *obj);

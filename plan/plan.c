@@ -57,3 +57,20 @@ int plan_first_computes(const struct plan *p, int n, int *order)
 	return k;
 }
 
+int plan_first_copy(const struct plan *p)
+{
+	for (int i = 0; i < p->n; i++)
+		if (p->steps[i].op == PLAN_OFFLOAD || p->steps[i].op == PLAN_FETCH)
+			return i;
+	return -1;
+}
+
+const char *plan_op_name(int op)
+{
+	static const char *const names[] = {
+		[PLAN_COMPUTE] = "compute", [PLAN_FREE] = "free",
+		[PLAN_OFFLOAD] = "offload", [PLAN_FETCH] = "fetch",
+	};
+
+	return op >= PLAN_COMPUTE && op <= PLAN_FETCH ? names[op] : "?";
+}

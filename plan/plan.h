@@ -1,6 +1,7 @@
-/* An execution plan: a list of compute and free steps (docs/formats.md,
- * Plans), with the
- * description that is written next to it. */
+/* An execution plan: a list of compute and free steps, and offload and
+ * fetch steps that copy values to host memory and back (docs/formats.md,
+ * Plans and Offload to host memory), with the description that is written
+ * next to it. */
 #ifndef CM_PLAN_H
 #define CM_PLAN_H
 
@@ -8,7 +9,7 @@
 
 #include "../graph/graph.h"
 
-enum plan_op { PLAN_COMPUTE, PLAN_FREE };
+enum plan_op { PLAN_COMPUTE, PLAN_FREE, PLAN_OFFLOAD, PLAN_FETCH };
 
 struct plan_step {
 	int op;    /* enum plan_op */
@@ -49,6 +50,12 @@ int plan_push(struct plan *p, enum plan_op op, int node, int stage);
  * nodes p computes (n when it computes them all; order holds n ints), or
  * -1 when out of memory. */
 int plan_first_computes(const struct plan *p, int n, int *order);
+
+/* The index of p's first offload or fetch step, or -1 when it has none. */
+int plan_first_copy(const struct plan *p);
+
+/* "compute", "free", "offload", "fetch": the op as plan files spell it. */
+const char *plan_op_name(int op);
 
 
 #endif

@@ -16,6 +16,15 @@ static int step_node(const struct graph *g, json_t *v)
 	return -1;
 }
 
+/* The enum plan_op a step's "op" names, or -1. */
+static int step_op(const char *name)
+{
+	for (int op = PLAN_COMPUTE; op <= PLAN_FETCH; op++)
+		if (strcmp(plan_op_name(op), name) == 0)
+			return op;
+	return -1;
+}
+
 static void copy_string(char *dst, size_t len, json_t *v)
 {
 	if (json_is_string(v))
@@ -31,7 +40,7 @@ static int read_steps(const char *label, const struct graph *g, json_t *steps,
 		json_t *s = json_array_get(steps, i);
 		json_t *op = json_object_get(s, "op"), *node = json_object_get(s, "node");
 		const char *ops = json_is_string(op) ? json_string_value(op) : "";
-		int k;
+		int k, op_k;
 
 		if (!json_is_object(s) || node == NULL)
 			return cm_errorf(err, "%s: step %zu: expected {\"op\": ..., \"node\": ...}",
@@ -49,10 +58,11 @@ static int read_steps(const char *label, const struct graph *g, json_t *steps,
 			return cm_errorf(err, "%s: step %zu: 'node' must be a node name or index",
 					 label, i + 1);
 		}
-		if (strcmp(ops, "compute") != 0 && strcmp(ops, "free") != 0)
-			return cm_errorf(err, "%s: step %zu: 'op' must be \"compute\" or \"free\"",
-					 label, i + 1);
-		if (plan_push(p, ops[0] == 'c' ? PLAN_COMPUTE : PLAN_FREE, k, -1))
+		op_k = step_op(ops);
+		if (op_k < 0)
+			return cm_errorf(err, "%s: step %zu: 'op' must be \"compute\", \"free\", "
+					 "\"offload\" or \"fetch\"", label, i + 1);
+		if (plan_push(p, (enum plan_op)op_k, k, -1))
 			return cm_errorf(err, "out of memory");
 	}
 	return 0;

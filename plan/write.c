@@ -53,7 +53,7 @@ int plan_write_json(FILE *f, const struct graph *g, const struct plan *p)
 	fputs(",\n \"steps\": [", f);
 	for (int i = 0; i < p->n; i++) {
 		fputs(i ? ",\n  {\"op\": " : "\n  {\"op\": ", f);
-		fputs(p->steps[i].op == PLAN_COMPUTE ? "\"compute\"" : "\"free\"", f);
+		fprintf(f, "\"%s\"", plan_op_name(p->steps[i].op));
 		fputs(", \"node\": ", f);
 		plan_json_string(f, g->nodes[p->steps[i].node].name);
 		fputc('}', f);
@@ -86,8 +86,10 @@ int plan_write_text(FILE *f, const struct graph *g, const struct plan *p)
 		if (s->op == PLAN_COMPUTE) {
 			reg[s->node] = next++;
 			fprintf(f, "%%%d = compute %s\n", reg[s->node], g->nodes[s->node].name);
-		} else {
+		} else if (s->op == PLAN_FREE) {
 			fprintf(f, "deallocate %%%d\n", reg[s->node]);
+		} else {
+			fprintf(f, "%s %%%d\n", plan_op_name(s->op), reg[s->node]);
 		}
 	}
 	free(reg);

@@ -295,6 +295,74 @@ run check linear:1 "$TMP/short.json"
 [ "$rc" -eq 1 ] && [[ "$err" == *"node 'loss' is never computed"* ]]
 ok $? "check: never computed: $err"
 
+# --- check --bandwidth: plans that offload to host memory (docs/formats.md,
+# Offload to host memory); the times by hand are in tests/t_offload.c
+OFF=tests/graphs/offload.json
+run check $OFF tests/golden/offload-stall.plan.json
+[ "$rc" -eq 1 ] && [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] &&
+	[[ "$err" == *"offload-stall.plan.json: step 2: offload 'a': a plan with copies needs --bandwidth"* ]]
+ok $? "check: a plan with copies without --bandwidth: exit 1, one line: $err"
+for b in 10% 25XB/s 0GB/s fast -1GB/s 25GB/h; do
+	run check $OFF tests/golden/offload-stall.plan.json --bandwidth "$b"
+	[ "$rc" -eq 2 ] && [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] && [[ "$err" == *"bandwidth '$b'"* ]]
+	ok $? "check --bandwidth $b: exit 2, one line: $err"
+done
+run check $OFF tests/golden/offload-stall.plan.json --rate 1G
+[ "$rc" -eq 2 ] && [[ "$err" == *"--rate needs --bandwidth"* ]]
+ok $? "check --rate without --bandwidth: exit 2: $err"
+run check $OFF tests/golden/offload-stall.plan.json --bandwidth 1GB/s --rate 1G
+[ "$rc" -eq 2 ] && [[ "$err" == *"--rate is for FLOP or unitless costs"*"are in s"* ]]
+ok $? "check --rate on a graph whose costs are times: exit 2: $err"
+run solve linear:4 --budget 6 --strategy checkpoint-all --plan "$TMP/ca4.json" --quiet
+run check linear:4 "$TMP/ca4.json" --bandwidth 1GB/s
+[ "$rc" -eq 2 ] && [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] && [[ "$err" == *"linear:4: the costs have no unit"*"give --rate"* ]]
+ok $? "check --bandwidth on unitless costs without --rate: exit 2, one line: $err"
+for r in 0 1e9 12x/s 3FLOP; do
+	run check linear:4 "$TMP/ca4.json" --bandwidth 1GB/s --rate "$r"
+	[ "$rc" -eq 2 ] && [[ "$err" == *"rate '$r'"* ]]
+	ok $? "check --rate $r: exit 2: $err"
+done
+run check linear:4 "$TMP/ca4.json"
+plain=$out
+run check linear:4 "$TMP/ca4.json" --bandwidth 1GB/s --rate 2/s
+[ "$rc" -eq 0 ] && [ "$out" = "${plain%%, peak memory*}, time 4.5 s (0 s waiting for copies), peak memory 6 (6 B), host peak 0 (0 B), within the budget 6 (6 B)" ]
+ok $? "check --bandwidth on a plan without copies: its cost and peak as without, time = cost / rate: $out"
+sed 's/"cost_unit": "s"/"cost_unit": "flops"/' $OFF >"$TMP/flops.json"
+run check "$TMP/flops.json" tests/golden/offload-stall.plan.json --bandwidth 0.2KB/s --rate 2/s
+[ "$rc" -eq 0 ] && [[ "$out" == *", cost 8, time 4.5 s (0.5 s waiting for copies),"* ]]
+ok $? "check on FLOP costs with --rate 2/s, 200 B/s: c ends at 3.5, the fetch at 4: $out"
+printf '{"steps": [{"op": "compute", "node": "a"}, {"op": "compute", "node": "b"}, {"op": "free", "node": "a"}, {"op": "fetch", "node": "a"}]}' >"$TMP/nohost.json"
+run check $OFF "$TMP/nohost.json" --bandwidth 1GB/s
+[ "$rc" -eq 1 ] && [[ "$err" == *"nohost.json: step 4: fetch 'a': it has no host copy" ]]
+ok $? "check: a fetch of a value never offloaded is named: $err"
+printf '{"steps": [{"op": "move", "node": "a"}]}' >"$TMP/badop.json"
+run check $OFF "$TMP/badop.json" --bandwidth 1GB/s
+[ "$rc" -eq 1 ] && [[ "$err" == *"step 1: 'op' must be \"compute\", \"free\", \"offload\" or \"fetch\""* ]]
+ok $? "check: an unknown op: $err"
+run check $OFF tests/golden/offload-stall.plan.json --bandwidth 100B/s --budget 150
+[ "$rc" -eq 1 ] && [[ "$err" == *"step 7: fetch 'a': memory in use 200 B exceeds the budget 150 B" ]]
+ok $? "check: a fetch over the budget is named: $err"
+run check $OFF tests/golden/offload-stall.plan.json --bandwidth 100B/s --host-budget 99
+[ "$rc" -eq 1 ] && [[ "$err" == *"step 2: offload 'a': host memory in use 100 B exceeds the host budget 99 B" ]]
+ok $? "check --host-budget: the first offload over it is named: $err"
+run check $OFF tests/golden/offload-stall.plan.json --bandwidth 100B/s --host-budget 100
+[ "$rc" -eq 0 ] && [[ "$out" == *", host peak 100 (100 B), within the host budget 100 (100 B)" ]]
+ok $? "check --host-budget equal to the host peak: $out"
+for h in 0 16Q; do
+	run check $OFF tests/golden/offload-stall.plan.json --bandwidth 100B/s --host-budget $h
+	[ "$rc" -eq 2 ] && [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ]
+	ok $? "check --host-budget $h: exit 2, one line: $err"
+done
+run check $OFF tests/golden/offload-stall.plan.json --host-budget 1G
+[ "$rc" -eq 2 ] && [[ "$err" == *"--host-budget needs --bandwidth"* ]]
+ok $? "check --host-budget without --bandwidth: exit 2: $err"
+run show $OFF tests/golden/offload-stall.plan.json
+[ "$rc" -eq 1 ] && [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] &&
+	[[ "$err" == *"step 2: offload 'a': show does not draw plans with copies yet"* ]]
+ok $? "show refuses a plan with copies: exit 1, one line: $err"
+/usr/bin/python3 tests/offload_replay.py "$CM" 200 >"$TMP/replay" 2>&1
+ok $? "$(head -1 "$TMP/replay" | sed -E 's/^(not )?ok 1 - //')"
+
 # --- every example and shared graph: info, a checkpoint-all plan (ex-NAME
 # for an example), replayed by check
 for f in "$EX"/*.json "$GRAPHS"/*.json; do
