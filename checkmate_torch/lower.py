@@ -55,7 +55,6 @@ import operator
 
 import torch
 
-from . import private
 from .functional import functional_op, written_arg, written_op, written_value
 from .graph import Synthetic, is_random
 
@@ -700,9 +699,3 @@ def split_at_tangents(analysis, steps):
 def is_rng_register(name):
     """Whether register name holds a generator state."""
     return name.startswith("r_") or name == "_now"
-
-
-def op_function(target):
-    """What a call of target runs: an OpOverload's underlying function
-    (its __call__ is a Python frame around it), else target."""
-    return private.op_function(target) if private.is_op(target) else target
