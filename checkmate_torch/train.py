@@ -129,9 +129,7 @@ class Compiled:
         # Only what gets a gradient is an input of the autograd node (an
         # edge to a parameter the step gives none would have autograd call
         # its hooks with None); the rest goes in a list, which apply does
-        # not look into (apply's own time grows with its tensors: 127 us
-        # for ResNet-50's 320 parameters and buffers, 79 for its 161
-        # parameters).
+        # not look into (apply's own time grows with its tensors).
         tensors = params + buffers + inputs.placed
         shared = self.shared_memory(tensors, inputs)
         out = self.traced.out
@@ -163,7 +161,7 @@ _MODULE_WALK = (torch.nn.Module.parameters, torch.nn.Module.buffers,
 def state_tensors(model):
     """(list(model.parameters()), list(model.buffers())) in one walk of the
     modules instead of three (the key and the step read both on every
-    step: 0.3 ms on resnet50, host time that a GPU step waits for); a
+    step, host time that a GPU step waits for); a
     model that overrides how they are found gets its own methods."""
     cls = type(model)
     if (cls.parameters, cls.buffers, cls.named_modules) != _MODULE_WALK:
