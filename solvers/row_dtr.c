@@ -1,4 +1,5 @@
-/* The dtr row: --param heuristic, dtr's greedy eviction (solvers/search/dtr.h), settled. */
+/* The dtr and dtr-offload rows: --param heuristic, dtr's greedy eviction
+ * (solvers/search/dtr.h), settled. */
 #include "strategy.h"
 #include "search/dtr.h"
 
@@ -6,12 +7,15 @@
 
 #include "../common/stop.h"
 
-int strategy_run_dtr(const struct strategy *s, const struct graph *g,
-		     const struct solve_request *rq, struct solve_outcome *out,
-		     struct cm_error *err)
+/* dtr and dtr-offload: the same greedy, with offload for the row flagged
+ * STRATEGY_COPIES. */
+static int run_dtr(const struct strategy *s, const struct graph *g,
+		   const struct solve_request *rq, struct solve_outcome *out,
+		   struct cm_error *err)
 {
 	struct dtr_opts o = { .heuristic = DTR_BEST,
-			      .deadline = strategy_deadline(rq) };
+			      .deadline = strategy_deadline(rq),
+			      .copy = (s->flags & STRATEGY_COPIES) ? rq->copy : NULL };
 	const char *h = strategy_param(rq, "heuristic");
 	struct plan *p;
 	int rc;
@@ -26,6 +30,26 @@ int strategy_run_dtr(const struct strategy *s, const struct graph *g,
 	return strategy_dtr_answer(s, g, rq, rc, p, 0, out, err);
 }
 
+int strategy_run_dtr(const struct strategy *s, const struct graph *g,
+		     const struct solve_request *rq, struct solve_outcome *out,
+		     struct cm_error *err)
+{
+	return run_dtr(s, g, rq, out, err);
+}
+
+int strategy_run_dtr_offload(const struct strategy *s, const struct graph *g,
+			     const struct solve_request *rq, struct solve_outcome *out,
+			     struct cm_error *err)
+{
+	if (rq->copy == NULL) {
+		strategy_set_status(out, STATUS_UNSUPPORTED);
+		snprintf(out->why, sizeof(out->why), "%s makes plans with copies: it needs a "
+			 "bandwidth (solve --bandwidth)", s->name);
+		return 0;
+	}
+	return run_dtr(s, g, rq, out, err);
+}
+
 int strategy_dtr_answer(const struct strategy *s, const struct graph *g,
 			const struct solve_request *rq, int rc, struct plan *p, int anytime,
 			struct solve_outcome *out, struct cm_error *err)
@@ -38,7 +62,7 @@ int strategy_dtr_answer(const struct strategy *s, const struct graph *g,
 				 "budget (every resident value is needed, or it recomputes without end)");
 		return 0;
 	}
-	if (rc || strategy_adopt(g, s->name, rq->budget, p, out, err)) {
+	if (rc || strategy_adopt_copies(g, s->name, rq->budget, rq->copy, p, out, err)) {
 		if (rc)
 			plan_free(p);
 		return -1;
