@@ -20,6 +20,7 @@
 #include "../solvers/search/offload.h"
 #include "../solvers/search/spill.h"
 #include "../solvers/search/dtr.h"
+#include "../solvers/strategy.h"
 
 /* The time of checkpoint-all's plan with values moved to the host to fit
  * budget (solvers/search/spill.c), as "ms / floor" or "no plan". */
@@ -41,34 +42,32 @@ static void spill_cell(const struct graph *g, uint64_t budget, const struct sim_
 	plan_free(q);
 }
 
-/* dtr-offload's plan at budget: its time, over the floor, what it takes
- * off dtr's (dtr_time, 0 for no dtr plan), its copies and host peak; the
- * end of the row. */
+/* dtr-offload's plan at budget (the strategy, as solve runs it): its time,
+ * over the floor, what it takes off dtr's (dtr_time, 0 for no dtr plan),
+ * its copies and host peak; the end of the row. */
 static void offload_cell(const struct graph *g, uint64_t budget, const struct sim_copy *c,
 			 double floor, double dtr_time)
 {
-	struct dtr_opts o = { .heuristic = DTR_BEST, .copy = c };
-	struct plan *p = plan_new();
-	struct sim_result r;
+	struct solve_request rq = { .strategy = "dtr-offload", .budget = budget, .copy = c };
+	struct solve_outcome o;
 	struct cm_error err;
 	int copies = 0;
 
-	if (p == NULL || dtr_plan(g, budget, &o, p, &err) != 0 ||
-	    plan_simulate_copies(g, p, budget, c, &r, NULL, &err) || !r.fits) {
+	if (strategy_solve(g, &rq, &o, &err) || o.plan == NULL || !o.sim.fits) {
 		printf(" no plan | | | | |\n");
-		plan_free(p);
+		strategy_outcome_release(&o);
 		return;
 	}
-	for (int i = 0; i < p->n; i++)
-		copies += p->steps[i].op == PLAN_OFFLOAD || p->steps[i].op == PLAN_FETCH;
+	for (int i = 0; i < o.plan->n; i++)
+		copies += o.plan->steps[i].op == PLAN_OFFLOAD || o.plan->steps[i].op == PLAN_FETCH;
 	if (dtr_time > 0)
-		printf(" %.3f | %.4f | %.4f%% | %d | %.3f |\n", r.time * 1e3, r.time / floor,
-		       100 * (dtr_time - r.time) / dtr_time, copies,
-		       (double)r.host_peak / (1 << 30));
+		printf(" %.3f | %.4f | %.4f%% | %d | %.3f |\n", o.sim.time * 1e3, o.sim.time / floor,
+		       100 * (dtr_time - o.sim.time) / dtr_time, copies,
+		       (double)o.sim.host_peak / (1 << 30));
 	else
-		printf(" %.3f | %.4f | | %d | %.3f |\n", r.time * 1e3, r.time / floor, copies,
-		       (double)r.host_peak / (1 << 30));
-	plan_free(p);
+		printf(" %.3f | %.4f | | %d | %.3f |\n", o.sim.time * 1e3, o.sim.time / floor, copies,
+		       (double)o.sim.host_peak / (1 << 30));
+	strategy_outcome_release(&o);
 }
 
 /* One row: at pct % of the peak and bandwidth bw, dtr's plan, the pass

@@ -756,7 +756,9 @@ static int auto_in_time(const struct strategy *s, const struct graph *g,
 			const struct solve_request *rq, struct solve_outcome *out,
 			struct cm_error *err)
 {
-	double t0 = cm_clock(), limit = strategy_time_limit(rq);
+	/* Times compared in units of cost, where num.h's tolerance is
+	 * relative: a step of microseconds is not within it. */
+	double t0 = cm_clock(), limit = strategy_time_limit(rq), spc = rq->copy->seconds_per_cost;
 	struct solve_outcome best = { 0 };
 	struct solve_request plain = *rq;
 	struct sim_result sim = { 0 };
@@ -776,7 +778,8 @@ static int auto_in_time(const struct strategy *s, const struct graph *g,
 			strategy_outcome_release(&best);
 			return -1;
 		}
-		if (o.plan && o.sim.fits && (best.plan == NULL || num_lt(o.sim.time, best.sim.time))) {
+		if (o.plan && o.sim.fits && (best.plan == NULL || num_lt(o.sim.time / spc,
+									  best.sim.time / spc))) {
 			strategy_outcome_release(&best);
 			best = o;
 			snprintf(by, sizeof(by), "%s", c->name);
@@ -794,7 +797,8 @@ static int auto_in_time(const struct strategy *s, const struct graph *g,
 		strategy_outcome_release(&best);
 		return -1;
 	}
-	if (best.plan && (out->plan == NULL || !sim.fits || num_lt(best.sim.time, sim.time))) {
+	if (best.plan && (out->plan == NULL || !sim.fits ||
+			  num_lt(best.sim.time / spc, sim.time / spc))) {
 		strategy_outcome_release(out);
 		*out = best;
 		snprintf(out->plan->strategy, sizeof(out->plan->strategy), "%s", s->name);

@@ -2,10 +2,62 @@
  * (solvers/search/dtr.h), settled. */
 #include "strategy.h"
 #include "search/dtr.h"
+#include "search/offload.h"
 
 #include <stdio.h>
 
+#include "../common/clock.h"
+#include "../common/num.h"
 #include "../common/stop.h"
+
+/* The most recomputes times steps for which dtr-offload also runs the pass
+ * that makes recomputes fetches (it replays the plan once a recompute):
+ * about a second. */
+#define DTR_PASS_WORK 5e7
+
+/* dtr-offload's other candidate: dtr's own plan (o without copies) with
+ * its recomputes made fetches where that is faster (solvers/search/offload.c);
+ * it replaces *p, dtr_plan's answer with copies, when it is faster. 0, or
+ * -1 with err set. */
+static int try_pass(const struct graph *g, const struct solve_request *rq,
+		    const struct dtr_opts *o, struct plan **p, struct cm_error *err)
+{
+	struct dtr_opts plain = *o;
+	struct plan *d = plan_new(), *q = NULL;
+	double spc = rq->copy->seconds_per_cost;
+	struct sim_result a, b;
+	int rc = -1, r, computes = 0;
+
+	plain.copy = NULL;
+	if (d == NULL) {
+		cm_errorf(err, "out of memory");
+		goto out;
+	}
+	r = dtr_plan(g, rq->budget, &plain, d, err);
+	if (r < 0)
+		goto out;
+	rc = 0;
+	for (int i = 0; r == 0 && i < d->n; i++)
+		computes += d->steps[i].op == PLAN_COMPUTE;
+	if (r || computes == g->n || (double)(computes - g->n) * d->n > DTR_PASS_WORK ||
+	    stop_requested() || (o->deadline > 0 && cm_clock() > o->deadline))
+		goto out;
+	rc = -1;
+	if ((q = offload_recomputes(g, d, rq->budget, rq->copy, NULL, err)) == NULL ||
+	    plan_simulate_copies(g, q, rq->budget, rq->copy, &b, NULL, err) ||
+	    plan_simulate_copies(g, *p, rq->budget, rq->copy, &a, NULL, err))
+		goto out;
+	rc = 0;
+	if (b.valid && b.fits && num_lt(b.time / spc, a.time / spc)) {
+		plan_free(*p);
+		*p = q;
+		q = NULL;
+	}
+out:
+	plan_free(d);
+	plan_free(q);
+	return rc;
+}
 
 /* dtr and dtr-offload: the same greedy, with offload for the row flagged
  * STRATEGY_COPIES. */
@@ -27,6 +79,10 @@ static int run_dtr(const struct strategy *s, const struct graph *g,
 	if ((p = plan_new()) == NULL)
 		return cm_errorf(err, "out of memory");
 	rc = dtr_plan(g, rq->budget, &o, p, err);
+	if (rc == 0 && o.copy && try_pass(g, rq, &o, &p, err)) {
+		plan_free(p);
+		return -1;
+	}
 	return strategy_dtr_answer(s, g, rq, rc, p, 0, out, err);
 }
 

@@ -77,7 +77,7 @@ static int in_time(const struct graph *g, const struct solve_request *rq,
 		snprintf(out->why, sizeof(out->why), "%.400s", out->sim.why);
 	} else if (out->status == STATUS_OPTIMAL || out->status == STATUS_FEASIBLE)
 		strategy_set_status(out, out->sim.fits &&
-				    num_le(out->sim.time, strategy_time_floor(g, rq)) ?
+				    num_le(out->sim.time / rq->copy->seconds_per_cost, floor_cost) ?
 				    STATUS_OPTIMAL : STATUS_FEASIBLE);
 	return 0;
 }

@@ -113,7 +113,10 @@ static void test_random(void)
 		uint64_t lb = graph_lower_bound(g), peak = graph_peak_all(g);
 		uint64_t budget = lb + (peak > lb ? gen_rnd() % (peak - lb + 1) : 0);
 		static const double bw[] = { 0.05, 1, 4, 1e6 };
-		struct sim_copy c = { .bandwidth = bw[gen_rnd() % 4], .seconds_per_cost = 1,
+		/* Also a unit of cost of 1 ns: times of microseconds, below
+		 * num.h's absolute tolerance, must still be told apart. */
+		double spc = gen_rnd() % 2 ? 1 : 1e-9;
+		struct sim_copy c = { .bandwidth = bw[gen_rnd() % 4] / spc, .seconds_per_cost = spc,
 				      .host_budget = gen_rnd() % 3 == 0 ? 1 + gen_rnd() % 8 : 0 };
 		struct sim_result a = { 0 }, b = { 0 };
 		struct plan *p = dtr_at(g, budget, &c, 0, &a), *q = dtr_at(g, budget, &c, 1, &b);
@@ -127,8 +130,8 @@ static void test_random(void)
 		}
 		if (p && q) {
 			both++;
-			faster += num_le(b.time, a.time);
-			better += num_lt(b.time, a.time);
+			faster += b.time <= a.time * (1 + 1e-12);
+			better += num_lt(b.time / spc, a.time / spc);
 		} else if (p) {
 			diag("case %d: dtr has a plan at %llu, dtr-offload none", k,
 			     (unsigned long long)budget);
@@ -198,6 +201,22 @@ static void test_solve(void)
 	   "auto with a bandwidth: %g s (%s, %s), 'optimal' only at the floor",
 	   o.plan ? o.sim.time : -1.0, o.param, strategy_status_names[o.status]);
 	strategy_outcome_release(&o);
+	{
+		/* A unit of cost of 1 ps: dtr's 45 ps are 28 ps over the floor,
+		 * far below num.h's absolute tolerance, and still not optimal. */
+		struct sim_copy tiny = { .bandwidth = 1e15, .seconds_per_cost = 1e-12 };
+
+		rq.copy = &tiny;
+		rq.strategy = "dtr";
+		rq.budget = graph_lower_bound(g);
+		rc = strategy_solve(g, &rq, &o, &err);
+		ok(rc == 0 && o.plan && o.status == STATUS_FEASIBLE && num_lt(floor_cost, o.sim.cost),
+		   "1 ps a unit: dtr at %llu, %g s over a floor of %g s, is %s",
+		   (unsigned long long)rq.budget, o.plan ? o.sim.time : -1.0, floor_cost * 1e-12,
+		   strategy_status_names[o.status]);
+		strategy_outcome_release(&o);
+		rq.budget = budget;
+	}
 	rq.copy = NULL;
 	rq.strategy = "dtr-offload";
 	rc = strategy_solve(g, &rq, &o, &err);

@@ -1367,7 +1367,9 @@ static int settle_in_time(const struct graph *g, uint64_t budget, const struct s
 				  "plan: %s", rh.why);
 			goto out;
 		}
-		if (rh.fits && num_lt(rh.time, res->time)) {
+		/* In units of cost, where num.h's tolerance is relative. */
+		if (rh.fits && num_lt(rh.time / copy->seconds_per_cost,
+				      res->time / copy->seconds_per_cost)) {
 			struct plan_step *st = q->steps;
 			int n = q->n, cap = q->cap;
 
@@ -1426,6 +1428,14 @@ static int plan_one(const struct graph *g, uint64_t budget, const struct dtr_opt
 	return 0;
 }
 
+/* 1 when a's time is shorter than b's, compared in units of cost, where
+ * num.h's tolerance is relative (a step of microseconds is not within
+ * it). */
+static int faster(const struct plan *a, const struct plan *b, const struct sim_copy *c)
+{
+	return num_lt(a->time / c->seconds_per_cost, b->time / c->seconds_per_cost);
+}
+
 /* The parts of a fetch's time counted as exposed in the offload score,
  * one run each (-1: no offload). */
 static const double shares[] = { -1, 1, 0 };
@@ -1471,7 +1481,7 @@ int dtr_plan(const struct graph *g, uint64_t budget, const struct dtr_opts *o,
 			r = -1;
 			goto out;
 		}
-		if (rh == 0 && (r != 0 || (o->copy ? num_lt(q->time, best->time)
+		if (rh == 0 && (r != 0 || (o->copy ? faster(q, best, o->copy)
 						  : num_lt(q->cost, best->cost)))) {
 			struct plan *sw = best;
 
