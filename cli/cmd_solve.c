@@ -159,12 +159,15 @@ static void abort_outputs(struct outputs *o)
 
 /* The --json line: the CSV row's fields and the plan's summary. */
 static int write_json(const struct cli_args *a, struct out *json, const struct graph *g,
-		      const struct strategy_row *row, const struct solve_outcome *o)
+		      const struct solve_request *rq, const struct strategy_row *row,
+		      const struct solve_outcome *o)
 {
 	struct jsonl_plan p = { .has_plan = o->plan != NULL,
 				.checkpoint_all_cost = graph_total_cost(g),
 				.reason = o->why, .cols = o->cols, .rows = o->rows,
-				.nnz = o->nnz };
+				.nnz = o->nnz, .has_time = rq->copy && o->plan,
+				.time = o->sim.time, .wait = o->sim.wait,
+				.host_peak = o->sim.host_peak };
 	struct cm_error err;
 
 	if (a->plan && o->plan && o->sim.fits && strcmp(a->plan, "-") != 0)
@@ -200,7 +203,7 @@ static int write_outputs(const struct cli_args *a, struct outputs *out, const st
 		if (out_commit(&out->csv, &err))
 			return cli_error("%s", err.msg);
 	}
-	return a->json ? write_json(a, &out->json, g, &row, o) : 0;
+	return a->json ? write_json(a, &out->json, g, rq, &row, o) : 0;
 }
 
 static int exit_status(int status)

@@ -824,6 +824,13 @@ off_time=$(printf '%s\n' "$out" | sed -n 's/^step time *\([0-9.e+-]*\) s .*/\1/p
 	grep -q '^status *feasible$' <<<"$out" && grep -q '^lower bound  17 (step time 17 s' <<<"$out"
 ok $? "solve --strategy dtr-offload: copies, $off_time s against dtr's $dtr_time s, feasible above the floor"
 # shellcheck disable=SC2086
+run solve linear:8 --budget 3 --strategy dtr-offload $BW --json - --quiet
+[ "$rc" -eq 0 ] && [[ "$out" == *'"time":'*'"wait":'*'"host_peak_memory":'* ]]
+ok $? "solve --bandwidth --json: time, wait and host peak: $out"
+run solve linear:8 --budget 3 --strategy dtr --json - --quiet
+[ "$rc" -eq 0 ] && [[ "$out" != *'"time"'* ]]
+ok $? "solve --json without --bandwidth: no time"
+# shellcheck disable=SC2086
 run check linear:8 "$TMP/off.json" $BW
 [ "$rc" -eq 0 ] && [[ "$out" == *", time $off_time s ("* ]]
 ok $? "check replays dtr-offload's plan to the same time: $out"
