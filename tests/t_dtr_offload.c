@@ -106,7 +106,7 @@ static void test_linear(void)
 static void test_random(void)
 {
 	int cases = tap_cases(200, 40), valid = 0, faster = 0, both = 0, only = 0, copied = 0,
-	    better = 0;
+	    better = 0, row = 0;
 
 	for (int k = 0; k < cases; k++) {
 		struct graph *g = gen_random_training(2 + (int)(gen_rnd() % 14), 40);
@@ -139,10 +139,29 @@ static void test_random(void)
 			faster++;
 			only += q != NULL;
 		}
+		{
+			/* The row as solve runs it: dtr_plan's answer or dtr's
+			 * plan through the recomputes-to-fetches pass. */
+			struct solve_request rq = { .strategy = "dtr-offload", .budget = budget,
+						    .copy = &c };
+			struct solve_outcome o;
+			struct sim_result r;
+			struct cm_error err;
+
+			if (strategy_solve(g, &rq, &o, &err) == 0 && (o.plan != NULL) == (q != NULL) &&
+			    (o.plan == NULL ||
+			     (plan_simulate_copies(g, o.plan, budget, &c, &r, NULL, &err) == 0 &&
+			      r.valid && r.fits && r.time == o.sim.time &&
+			      r.time <= b.time * (1 + 1e-12))))
+				row++;
+			strategy_outcome_release(&o);
+		}
 		plan_free(p);
 		plan_free(q);
 		graph_free(g);
 	}
+	ok(row == cases, "the dtr-offload row: a plan where dtr_plan has one, valid, within "
+	   "the budgets, its time as replayed and never above dtr_plan's: %d of %d", row, cases);
 	ok(valid == cases, "every dtr-offload plan replays valid within the budget and the host "
 	   "budget: %d of %d", valid, cases);
 	ok(faster == cases, "never slower than dtr, and a plan wherever dtr has one: %d of %d "
