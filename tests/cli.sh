@@ -841,6 +841,11 @@ auto_time=$(printf '%s\n' "$out" | sed -n 's/^step time *\([0-9.e+-]*\) s .*/\1/
 	awk -v a="$auto_time" -v b="$off_time" 'BEGIN { exit !(a + 0 <= b + 0) }'
 ok $? "solve --bandwidth (auto): $auto_time s, not above dtr-offload's, bound=floor, not optimal"
 # shellcheck disable=SC2086
+run solve linear:8 --budget 3 --strategy ilp $BW
+[ "$rc" -eq 0 ] && grep -q '^status *feasible$' <<<"$out" && grep -q '^lower bound  17 (step time 17 s' <<<"$out" &&
+	grep -q '^step time *45 s' <<<"$out"
+ok $? "solve --strategy ilp --bandwidth: its optimum without copies is not one in time (feasible, bound 17)"
+# shellcheck disable=SC2086
 run solve linear:8 --budget 100% --strategy checkpoint-all $BW
 [ "$rc" -eq 0 ] && grep -q '^status *optimal$' <<<"$out" && grep -q '^step time *17 s (0 s' <<<"$out"
 ok $? "solve --bandwidth: a plan at the floor's time is optimal"
