@@ -3,7 +3,8 @@
  * checkpoint-all's plan with values moved to the host to fit the budget
  * (solvers/search/spill.c, no recomputation), and dtr's plan (recomputation only)
  * before and after the pass that turns its recomputes into fetches
- * (solvers/search/offload.c). References for issue 64, not optima. Markdown on
+ * (solvers/search/offload.c), and dtr-offload's plan (dtr whose evictions may
+ * offload, docs/dtr.md). References for issue 64, not optima. Markdown on
  * standard output.
  *   build/bench/offload [-r RATE] GRAPH...
  * RATE: cost units a second for graphs whose costs are not times (default
@@ -19,6 +20,7 @@
 #include "../solvers/search/offload.h"
 #include "../solvers/search/spill.h"
 #include "../solvers/search/dtr.h"
+#include "../solvers/strategy.h"
 
 /* The time of checkpoint-all's plan with values moved to the host to fit
  * budget (solvers/search/spill.c), as "ms / floor" or "no plan". */
@@ -40,6 +42,34 @@ static void spill_cell(const struct graph *g, uint64_t budget, const struct sim_
 	plan_free(q);
 }
 
+/* dtr-offload's plan at budget (the strategy, as solve runs it): its time,
+ * over the floor, what it takes off dtr's (dtr_time, 0 for no dtr plan),
+ * its copies and host peak; the end of the row. */
+static void offload_cell(const struct graph *g, uint64_t budget, const struct sim_copy *c,
+			 double floor, double dtr_time)
+{
+	struct solve_request rq = { .strategy = "dtr-offload", .budget = budget, .copy = c };
+	struct solve_outcome o;
+	struct cm_error err;
+	int copies = 0;
+
+	if (strategy_solve(g, &rq, &o, &err) || o.plan == NULL || !o.sim.fits) {
+		printf(" no plan | | | | |\n");
+		strategy_outcome_release(&o);
+		return;
+	}
+	for (int i = 0; i < o.plan->n; i++)
+		copies += o.plan->steps[i].op == PLAN_OFFLOAD || o.plan->steps[i].op == PLAN_FETCH;
+	if (dtr_time > 0)
+		printf(" %.3f | %.4f | %.4f%% | %d | %.3f |\n", o.sim.time * 1e3, o.sim.time / floor,
+		       100 * (dtr_time - o.sim.time) / dtr_time, copies,
+		       (double)o.sim.host_peak / (1 << 30));
+	else
+		printf(" %.3f | %.4f | | %d | %.3f |\n", o.sim.time * 1e3, o.sim.time / floor, copies,
+		       (double)o.sim.host_peak / (1 << 30));
+	strategy_outcome_release(&o);
+}
+
 /* One row: at pct % of the peak and bandwidth bw, dtr's plan, the pass
  * over it, and checkpoint-all's with values moved to the host. */
 static void row(const struct graph *g, const char *label, int pct, double bw, double spc)
@@ -58,7 +88,8 @@ static void row(const struct graph *g, const char *label, int pct, double bw, do
 	spill_cell(g, budget, &c, floor);
 	if (p == NULL || dtr_plan(g, budget, NULL, p, &err) != 0 ||
 	    plan_simulate_copies(g, p, budget, &c, &a, NULL, &err) || !a.fits) {
-		printf(" no dtr plan | | | | | | |\n");
+		printf(" no dtr plan | | | | | | |");
+		offload_cell(g, budget, &c, floor, 0);
 		plan_free(p);
 		return;
 	}
@@ -67,9 +98,10 @@ static void row(const struct graph *g, const char *label, int pct, double bw, do
 		fprintf(stderr, "offload: %s: %s\n", label, err.msg);
 		b = a;
 	}
-	printf(" %.3f | %.4f | %.3f | %.4f%% | %d | %.3f | %.3f |\n", a.time * 1e3,
+	printf(" %.3f | %.4f | %.3f | %.4f%% | %d | %.3f | %.3f |", a.time * 1e3,
 	       a.time / floor, b.time * 1e3, 100 * (a.time - b.time) / a.time, n,
 	       b.wait * 1e3, (double)b.host_peak / (1 << 30));
+	offload_cell(g, budget, &c, floor, a.time);
 	plan_free(p);
 	plan_free(q);
 }
@@ -86,8 +118,9 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	printf("| graph | budget | GB/s | moved ms | / floor | host GiB | dtr ms | / floor | "
-	       "with fetches ms | saved | fetches | wait ms | host GiB |\n"
-	       "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+	       "with fetches ms | saved | fetches | wait ms | host GiB | dtr-offload ms | / floor | "
+	       "saved | copies | host GiB |\n"
+	       "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
 	for (int i = optind; i < argc; i++) {
 		struct graph *g = graph_load(argv[i], &err);
 		double spc;

@@ -4,7 +4,6 @@
 #include <getopt.h>
 #include <stdio.h>
 
-#include "../common/rate.h"
 #include "../plan/io.h"
 #include "../plan/sim.h"
 #include "cli.h"
@@ -64,39 +63,6 @@ int cmd_check_parse(int argc, char **argv, struct cli_args *a)
 	return 0;
 }
 
-/* The rates and the host budget of a replay in time, from --bandwidth,
- * --rate, --host-budget and the graph's cost_unit; 0, or an exit status
- * after a message. */
-static int copy_rates(const struct cli_args *a, const struct graph *g, struct sim_copy *c)
-{
-	struct cm_error err;
-	double rate;
-
-	*c = (struct sim_copy){ 0 };
-	if (rate_parse_bandwidth(a->bandwidth, &c->bandwidth, &err) ||
-	    (a->host_budget && size_parse(a->host_budget, graph_peak_all(g), &c->host_budget,
-					  &err)))
-		return cli_usage("check", "%s", err.msg);
-	if (a->host_budget && c->host_budget == 0)
-		return cli_usage("check", "--host-budget '%s' must be above 0", a->host_budget);
-	c->seconds_per_cost = graph_seconds_per_cost(g);
-	if (c->seconds_per_cost > 0 && a->rate)
-		return cli_usage("check", "--rate is for FLOP or unitless costs; %s's costs "
-				 "are in %s", a->graph, graph_cost_unit_name(g));
-	if (c->seconds_per_cost > 0)
-		return 0;
-	if (a->rate == NULL)
-		return cli_usage("check", "%s: %s: give --rate, %s a second (312TFLOP/s)",
-				 a->graph, g->cost_unit == GRAPH_COST_FLOPS ?
-				 "the costs are FLOPs, not times" :
-				 "the costs have no unit (no time cost_unit)",
-				 g->cost_unit == GRAPH_COST_FLOPS ? "FLOPs" : "cost units");
-	if (rate_parse_compute(a->rate, &rate, &err))
-		return cli_usage("check", "%s", err.msg);
-	c->seconds_per_cost = 1 / rate;
-	return 0;
-}
-
 /* The summary line of a valid plan. */
 static void print_summary(const struct cli_args *a, const struct plan *p,
 			  const struct sim_result *res, uint64_t budget, uint64_t host_budget)
@@ -141,7 +107,7 @@ int cmd_check_main(int argc, char **argv)
 		rc = cli_usage("check", "%s", err.msg);
 		goto out;
 	}
-	if (a.bandwidth && (rc = copy_rates(&a, g, &copy)) != 0)
+	if (a.bandwidth && (rc = cli_copy_rates("check", &a, g, &copy)) != 0)
 		goto out;
 	rc = CM_EXIT_ERROR;
 	p = plan_read_file(a.plan, g, &err);

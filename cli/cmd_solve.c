@@ -27,6 +27,12 @@ static const char solve_usage[] =
 	"                           from the LP relaxation (ilp and approx have one)\n"
 	"      --seed N             approx: seed of the randomized rounding (default 1)\n"
 	"      --samples N          approx: random roundings per LP (default 16)\n"
+	"      --bandwidth B        copies to host memory at B (25GB/s): plans are\n"
+	"                           replayed in time, dtr-offload and auto may offload\n"
+	"      --rate R             cost units a second (312TFLOP/s), for a graph whose\n"
+	"                           cost_unit is flops or absent (with --bandwidth)\n"
+	"      --host-budget SIZE   the most host memory copies may hold (with\n"
+	"                           --bandwidth)\n"
 	"  -o, --plan FILE          write the plan to FILE\n"
 	"      --plan-format F      json (default) or text\n"
 	CLI_JSON_HELP
@@ -43,6 +49,9 @@ int cmd_solve_parse(int argc, char **argv, struct cli_args *a)
 		{ "bound", no_argument, NULL, 'D' },
 		{ "seed", required_argument, NULL, 'R' },
 		{ "samples", required_argument, NULL, 'N' },
+		{ "bandwidth", required_argument, NULL, 'K' },
+		{ "rate", required_argument, NULL, 'E' },
+		{ "host-budget", required_argument, NULL, 'O' },
 		CLI_JSON_LONGOPT,
 		CLI_SHARED_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
@@ -65,6 +74,12 @@ int cmd_solve_parse(int argc, char **argv, struct cli_args *a)
 		return cli_usage("solve", "%s", err.msg);
 	if (a->budget == NULL)
 		return cli_usage("solve", "--budget is required");
+	if ((a->rate || a->host_budget) && !a->bandwidth)
+		return cli_usage("solve", "%s needs --bandwidth",
+				 a->rate ? "--rate" : "--host-budget");
+	if ((s->flags & STRATEGY_COPIES) && !a->bandwidth)
+		return cli_usage("solve", "strategy '%s' makes plans with copies: it needs "
+				 "--bandwidth", s->name);
 	return cli_distinct_outputs("solve",
 				    (const char *const[]){ a->plan, a->csv, a->lp, a->json }, 4);
 }
@@ -98,10 +113,22 @@ static void print_summary(FILE *f, const struct graph *g, const struct solve_req
 		return;
 	fprintf(f, "cost         %.17g (overhead %.4fx over checkpoint-all %.17g)\n",
 		o->sim.cost, o->sim.cost / (floor_cost > 0 ? floor_cost : 1), floor_cost);
+	if (rq->copy)
+		fprintf(f, "step time    %.9g s (%.9g s waiting for copies)\n", o->sim.time,
+			o->sim.wait);
 	fprintf(f, "peak memory  %llu (%s, %.1f%% of budget)\n",
 		(unsigned long long)o->sim.peak, size_human(o->sim.peak, h, sizeof(h)),
 		rq->budget ? 100.0 * (double)o->sim.peak / (double)rq->budget : 0.0);
-	if (o->has_lower_bound)
+	if (rq->copy)
+		fprintf(f, "host peak    %llu (%s)\n", (unsigned long long)o->sim.host_peak,
+			size_human(o->sim.host_peak, h, sizeof(h)));
+	if (o->has_lower_bound && rq->copy) {
+		double tl = strategy_time_floor(g, rq);
+
+		fprintf(f, "lower bound  %.17g (step time %.9g s, gap %.4f%% in time)\n",
+			o->lower_bound, tl,
+			100 * (o->sim.time - tl) / (o->sim.time > 0 ? o->sim.time : 1));
+	} else if (o->has_lower_bound)
 		fprintf(f, "lower bound  %.17g (gap %.4f%%)\n", o->lower_bound,
 			100 * (o->sim.cost - o->lower_bound) / (o->sim.cost > 0 ? o->sim.cost : 1));
 	fprintf(f, "steps        %d\n", o->plan->n);
@@ -132,12 +159,15 @@ static void abort_outputs(struct outputs *o)
 
 /* The --json line: the CSV row's fields and the plan's summary. */
 static int write_json(const struct cli_args *a, struct out *json, const struct graph *g,
-		      const struct strategy_row *row, const struct solve_outcome *o)
+		      const struct solve_request *rq, const struct strategy_row *row,
+		      const struct solve_outcome *o)
 {
 	struct jsonl_plan p = { .has_plan = o->plan != NULL,
 				.checkpoint_all_cost = graph_total_cost(g),
 				.reason = o->why, .cols = o->cols, .rows = o->rows,
-				.nnz = o->nnz };
+				.nnz = o->nnz, .has_time = rq->copy && o->plan,
+				.time = o->sim.time, .wait = o->sim.wait,
+				.host_peak = o->sim.host_peak };
 	struct cm_error err;
 
 	if (a->plan && o->plan && o->sim.fits && strcmp(a->plan, "-") != 0)
@@ -173,7 +203,7 @@ static int write_outputs(const struct cli_args *a, struct outputs *out, const st
 		if (out_commit(&out->csv, &err))
 			return cli_error("%s", err.msg);
 	}
-	return a->json ? write_json(a, &out->json, g, &row, o) : 0;
+	return a->json ? write_json(a, &out->json, g, rq, &row, o) : 0;
 }
 
 static int exit_status(int status)
@@ -194,6 +224,7 @@ int cmd_solve_main(int argc, char **argv)
 	struct solve_request rq = { 0 };
 	struct solve_outcome o = { 0 };
 	struct outputs outs = { 0 };
+	struct sim_copy copy;
 	struct cm_error err;
 	struct graph *g;
 	int rc;
@@ -213,6 +244,9 @@ int cmd_solve_main(int argc, char **argv)
 		rc = cli_usage("solve", "--budget: %s", err.msg);
 		goto out;
 	}
+	if (a.bandwidth && (rc = cli_copy_rates("solve", &a, g, &copy)) != 0)
+		goto out;
+	rq.copy = a.bandwidth ? &copy : NULL;
 	if (open_outputs(&a, &outs, &err)) {
 		rc = cli_error("%s", err.msg);
 		goto out;

@@ -77,7 +77,11 @@ static int add_plan(json_t *o, const struct jsonl_plan *p)
 	       json_object_set_new(o, "checkpoint_all_cost", json_real(p->checkpoint_all_cost)) ||
 	       json_object_set_new(o, "reason", text(p->reason)) ||
 	       json_object_set_new(o, "plan_file", text(p->plan_file)) ||
-	       json_object_set_new(o, "model", model) ? -1 : 0;
+	       json_object_set_new(o, "model", model) ||
+	       (p->has_time &&
+		(json_object_set_new(o, "time", json_real(p->time)) ||
+		 json_object_set_new(o, "wait", json_real(p->wait)) ||
+		 json_object_set_new(o, "host_peak_memory", bytes(p->host_peak)))) ? -1 : 0;
 }
 
 int jsonl_row(FILE *f, const struct strategy_row *r, const struct jsonl_plan *p,

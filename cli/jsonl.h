@@ -21,6 +21,11 @@ struct jsonl_plan {
 	const char *reason;        /* why the status, or NULL */
 	const char *plan_file;     /* the plan file written, or NULL */
 	int cols, rows, nnz;       /* size of the model, 0 when none was built */
+	/* solve --bandwidth: the plan's replay in time (docs/formats.md,
+	 * Planning with a bandwidth); written only when has_time is set. */
+	int has_time;
+	double time, wait;         /* seconds */
+	unsigned long long host_peak; /* bytes */
 };
 
 /* Writes r as one line of JSON to f, with p's fields when p is not NULL.

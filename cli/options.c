@@ -5,6 +5,7 @@
 
 #include "../common/mem.h"
 #include "../common/near.h"
+#include "../common/rate.h"
 #include "../solvers/compare.h"
 #include "cli.h"
 
@@ -59,6 +60,9 @@ static int take_word(const char *cmd, const char *help, int c, char *arg, struct
 		a->list_opt = "--baselines";
 		return 0;
 	case 'o': a->plan = arg; return 0;
+	case 'K': a->bandwidth = arg; return 0;
+	case 'E': a->rate = arg; return 0;
+	case 'O': a->host_budget = arg; return 0;
 	case 'L': a->lp = arg; return 0;
 	case 'D': a->bound = 1; return 0;
 	case 'I': a->ilp = 1; return 0;
@@ -248,4 +252,35 @@ void cli_print_strategies(FILE *f)
 				k->choices ? strategy_key_values(k, values, sizeof(values)) : "N");
 		}
 	}
+}
+
+int cli_copy_rates(const char *cmd, const struct cli_args *a, const struct graph *g,
+		   struct sim_copy *c)
+{
+	struct cm_error err;
+	double rate;
+
+	*c = (struct sim_copy){ 0 };
+	if (rate_parse_bandwidth(a->bandwidth, &c->bandwidth, &err) ||
+	    (a->host_budget && size_parse(a->host_budget, graph_peak_all(g), &c->host_budget,
+					  &err)))
+		return cli_usage(cmd, "%s", err.msg);
+	if (a->host_budget && c->host_budget == 0)
+		return cli_usage(cmd, "--host-budget '%s' must be above 0", a->host_budget);
+	c->seconds_per_cost = graph_seconds_per_cost(g);
+	if (c->seconds_per_cost > 0 && a->rate)
+		return cli_usage(cmd, "--rate is for FLOP or unitless costs; %s's costs "
+				 "are in %s", a->graph ? a->graph : g->id, graph_cost_unit_name(g));
+	if (c->seconds_per_cost > 0)
+		return 0;
+	if (a->rate == NULL)
+		return cli_usage(cmd, "%s: %s: give --rate, %s a second (312TFLOP/s)",
+				 a->graph ? a->graph : g->id, g->cost_unit == GRAPH_COST_FLOPS ?
+				 "the costs are FLOPs, not times" :
+				 "the costs have no unit (no time cost_unit)",
+				 g->cost_unit == GRAPH_COST_FLOPS ? "FLOPs" : "cost units");
+	if (rate_parse_compute(a->rate, &rate, &err))
+		return cli_usage(cmd, "%s", err.msg);
+	c->seconds_per_cost = 1 / rate;
+	return 0;
 }

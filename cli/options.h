@@ -69,7 +69,8 @@ struct cli_args {
 	const char *plan, *lp, *budgets, *plot;
 	const char *csv, *solver;
 	const char *json;       /* solve, compare and info --json */
-	const char *bandwidth, *rate, *host_budget; /* check --bandwidth, --rate,
+	const char *bandwidth, *rate, *host_budget; /* check and solve
+						      * --bandwidth, --rate,
 						      * --host-budget */
 	int matrices;           /* show --matrices */
 	double time_limit;      /* --time-limit, -1 when not given */
@@ -108,6 +109,12 @@ void cli_request(const struct cli_args *a, struct solve_request *rq);
  * name or an empty list. */
 int cli_strategy_list(const char *cmd, const char *opt, const char *list,
 		      unsigned all_mask, const struct strategy ***out, int *n);
+
+/* The rates and the host budget of a replay in time (struct sim_copy),
+ * from a's --bandwidth, --rate and --host-budget and g's cost_unit: 0, or
+ * CM_EXIT_USAGE after a usage message of cmd. */
+int cli_copy_rates(const char *cmd, const struct cli_args *a, const struct graph *g,
+		   struct sim_copy *c);
 
 /* The strategy table as --help lists it. */
 void cli_print_strategies(FILE *f);

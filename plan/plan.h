@@ -33,6 +33,13 @@ struct plan {
 	uint64_t peak;          /* replayed peak memory */
 	double lower_bound;     /* proven bound on the cost, when has_lower_bound */
 	int has_lower_bound;
+	/* The replay in time (docs/formats.md, Offload to host memory), set
+	 * when the plan was made or replayed with a bandwidth: written then
+	 * only, so that files made without one stay as they were. */
+	int has_time;
+	double time;            /* seconds to the end of the last compute */
+	double wait;            /* seconds of it spent waiting for copies */
+	uint64_t host_peak;     /* most bytes with a host copy */
 };
 
 /* An empty plan; NULL when out of memory. Free with plan_free. */

@@ -50,6 +50,13 @@ int plan_write_json(FILE *f, const struct graph *g, const struct plan *p)
 		json_number(f, p->lower_bound);
 	else
 		fputs("null", f);
+	if (p->has_time) {
+		fputs(",\n \"time\": ", f);
+		json_number(f, p->time);
+		fputs(", \"wait\": ", f);
+		json_number(f, p->wait);
+		fprintf(f, ", \"host_peak_memory\": %llu", (unsigned long long)p->host_peak);
+	}
 	fputs(",\n \"steps\": [", f);
 	for (int i = 0; i < p->n; i++) {
 		fputs(i ? ",\n  {\"op\": " : "\n  {\"op\": ", f);
@@ -75,6 +82,9 @@ int plan_write_text(FILE *f, const struct graph *g, const struct plan *p)
 		g->id, p->strategy, p->status, p->cost, (unsigned long long)p->peak);
 	if (p->budget)
 		fprintf(f, ", budget %llu", (unsigned long long)p->budget);
+	if (p->has_time)
+		fprintf(f, ", time %.17g s, wait %.17g s, host_peak_memory %llu", p->time, p->wait,
+			(unsigned long long)p->host_peak);
 	fputc('\n', f);
 	for (int i = 0; i < p->n; i++) {
 		const struct plan_step *s = &p->steps[i];

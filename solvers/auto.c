@@ -742,6 +742,81 @@ static int take_incumbent(const struct strategy *s, const struct graph *g,
 	return 0;
 }
 
+/* With a bandwidth: the share of the time limit for the rows that make
+ * plans with copies (dtr-offload: a second or less on the example graphs),
+ * before the usual phases take the rest. */
+#define AUTO_COPIES_SHARE 0.25
+
+/* auto with a bandwidth (rq->copy): the rows flagged STRATEGY_COPIES, then
+ * the usual phases without copies, and the plan of least replayed time
+ * that fits. The phases' bounds and proofs hold for plans without copies
+ * only; strategy_solve keeps the one that holds for all (param:
+ * bound=floor). 0, or -1 with err set. */
+static int auto_in_time(const struct strategy *s, const struct graph *g,
+			const struct solve_request *rq, struct solve_outcome *out,
+			struct cm_error *err)
+{
+	/* Times compared in units of cost, where num.h's tolerance is
+	 * relative: a step of microseconds is not within it. */
+	double t0 = cm_clock(), limit = strategy_time_limit(rq), spc = rq->copy->seconds_per_cost;
+	struct solve_outcome best = { 0 };
+	struct solve_request plain = *rq;
+	struct sim_result sim = { 0 };
+	char by[32] = "none";
+
+	for (int i = 0; i < strategy_count() && !stop_requested(); i++) {
+		const struct strategy *c = strategy_at(i);
+		struct solve_request cp = *rq;
+		struct solve_outcome o = { 0 };
+
+		if (!(c->flags & STRATEGY_COPIES))
+			continue;
+		cp.strategy = c->name;
+		cp.n_params = 0; /* auto's parameters are its own */
+		cp.time_limit = fmax(0.001, limit * AUTO_COPIES_SHARE - (cm_clock() - t0));
+		if (c->run(c, g, &cp, &o, err)) {
+			strategy_outcome_release(&best);
+			return -1;
+		}
+		if (o.plan && o.sim.fits && (best.plan == NULL || num_lt(o.sim.time / spc,
+									  best.sim.time / spc))) {
+			strategy_outcome_release(&best);
+			best = o;
+			snprintf(by, sizeof(by), "%s", c->name);
+		} else {
+			strategy_outcome_release(&o);
+		}
+	}
+	plain.copy = NULL;
+	plain.time_limit = fmax(0.001, limit - (cm_clock() - t0));
+	if (strategy_run_auto(s, g, &plain, out, err)) {
+		strategy_outcome_release(&best);
+		return -1;
+	}
+	if (out->plan && plan_simulate_copies(g, out->plan, rq->budget, rq->copy, &sim, NULL, err)) {
+		strategy_outcome_release(&best);
+		return -1;
+	}
+	if (best.plan && (out->plan == NULL || !sim.fits ||
+			  num_lt(best.sim.time / spc, sim.time / spc))) {
+		strategy_outcome_release(out);
+		*out = best;
+		snprintf(out->plan->strategy, sizeof(out->plan->strategy), "%s", s->name);
+	} else {
+		strategy_outcome_release(&best);
+		if (out->plan) {
+			const char *p = strstr(out->param, "plan=");
+
+			snprintf(by, sizeof(by), "%.*s", p ? (int)strcspn(p + 5, ";") : 0,
+				 p ? p + 5 : "");
+		}
+	}
+	snprintf(out->param, sizeof(out->param), "plan=%.30s;bound=floor", by);
+	if (out->plan)
+		snprintf(out->plan->param, sizeof(out->plan->param), "%s", out->param);
+	return 0;
+}
+
 int strategy_run_auto(const struct strategy *s, const struct graph *g,
 		      const struct solve_request *rq, struct solve_outcome *out,
 		      struct cm_error *err)
@@ -752,6 +827,8 @@ int strategy_run_auto(const struct strategy *s, const struct graph *g,
 	struct phase ph[AUTO_MAX_PHASES];
 	int n_ph = phases_of(g, ph), refused = 0, rc;
 
+	if (rq->copy)
+		return auto_in_time(s, g, rq, out, err);
 	if (strategy_param(rq, "stall"))
 		st.seconds = (double)strategy_param_whole(rq, "stall", 0);
 	run_heuristics(g, rq, t0, limit, &in);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../common/clock.h"
+#include "../common/num.h"
 #include "../common/size.h"
 #include "../common/stop.h"
 
@@ -29,6 +30,56 @@ static void mark_interrupted(struct solve_outcome *out)
 	snprintf(out->why, sizeof(out->why), "interrupted: %s%s%.400s",
 		 out->plan ? "the best plan found before the signal" : "no plan found before the signal",
 		 why[0] ? "; " : "", why);
+}
+
+/* With a bandwidth (rq->copy; docs/formats.md, Offload to host memory):
+ * the plan replayed in time, its figures the replayed ones. A proof about
+ * plans without copies (a bound on their cost, optimal, a stage model or
+ * a pebble search without a plan) proves nothing once copies may stand in
+ * for recomputes; the one bound left is what every plan meets, each node
+ * computed once: the checkpoint-all cost, and in time that cost's time
+ * (the compute stream runs one compute at a time). A plan whose time
+ * meets it, computing nothing twice and never waiting, is optimal.
+ * 0, or -1 with err set. */
+static int in_time(const struct graph *g, const struct solve_request *rq,
+		   struct solve_outcome *out, struct cm_error *err)
+{
+	double floor_cost = graph_total_cost(g);
+	char why[sizeof(out->why)];
+
+	if (out->status == STATUS_INFEASIBLE) {
+		snprintf(why, sizeof(why), "%s", out->why);
+		snprintf(out->why, sizeof(out->why), "%.400s; a proof for plans without copies "
+			 "only", why);
+		strategy_set_status(out, STATUS_NO_PLAN);
+	}
+	if (out->status == STATUS_UNSUPPORTED)
+		return 0;
+	out->has_lower_bound = 1;
+	out->lower_bound = floor_cost;
+	if (out->plan == NULL)
+		return 0;
+	if (plan_simulate_copies(g, out->plan, rq->budget, rq->copy, &out->sim, NULL, err))
+		return -1;
+	if (!out->sim.valid)
+		return cm_errorf(err, "internal error: strategy %s made an invalid plan: %s",
+				 rq->strategy, out->sim.why);
+	out->plan->cost = out->sim.cost;
+	out->plan->peak = out->sim.peak;
+	out->plan->has_time = 1;
+	out->plan->time = out->sim.time;
+	out->plan->wait = out->sim.wait;
+	out->plan->host_peak = out->sim.host_peak;
+	out->plan->has_lower_bound = 1;
+	out->plan->lower_bound = floor_cost;
+	if ((out->status == STATUS_OPTIMAL || out->status == STATUS_FEASIBLE) && !out->sim.fits) {
+		strategy_set_status(out, STATUS_OVER_BUDGET);
+		snprintf(out->why, sizeof(out->why), "%.400s", out->sim.why);
+	} else if (out->status == STATUS_OPTIMAL || out->status == STATUS_FEASIBLE)
+		strategy_set_status(out, out->sim.fits &&
+				    num_le(out->sim.time / rq->copy->seconds_per_cost, floor_cost) ?
+				    STATUS_OPTIMAL : STATUS_FEASIBLE);
+	return 0;
 }
 
 int strategy_solve(const struct graph *g, const struct solve_request *rq,
@@ -56,9 +107,12 @@ int strategy_solve(const struct graph *g, const struct solve_request *rq,
 	}
 	rc = s->run(s, g, rq, out, err);
 	/* A bound, when asked for, for a strategy that has none of its own. */
-	if (rc == 0 && rq->bound && !(s->flags & STRATEGY_BOUND) && !out->has_lower_bound &&
+	if (rc == 0 && rq->bound && !rq->copy && !(s->flags & STRATEGY_BOUND) &&
+	    !out->has_lower_bound &&
 	    out->status != STATUS_UNSUPPORTED && !stop_requested())
 		rc = strategy_lp_bound(g, rq, out, err);
+	if (rc == 0 && rq->copy)
+		rc = in_time(g, rq, out, err);
 	if (rc == 0 && stop_requested())
 		mark_interrupted(out);
 	out->seconds = cm_clock() - t0;

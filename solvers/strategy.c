@@ -194,8 +194,15 @@ void strategy_set_status(struct solve_outcome *out, int status)
 int strategy_adopt(const struct graph *g, const char *strategy, uint64_t budget,
 		 struct plan *p, struct solve_outcome *out, struct cm_error *err)
 {
+	return strategy_adopt_copies(g, strategy, budget, NULL, p, out, err);
+}
+
+int strategy_adopt_copies(const struct graph *g, const char *strategy, uint64_t budget,
+			  const struct sim_copy *copy, struct plan *p, struct solve_outcome *out,
+			  struct cm_error *err)
+{
 	out->plan = p;
-	if (plan_simulate(g, p, budget, &out->sim, err))
+	if (plan_simulate_copies(g, p, budget, copy, &out->sim, NULL, err))
 		return -1;
 	if (!out->sim.valid)
 		return cm_errorf(err, "internal error: strategy %s made an invalid plan: %s",
@@ -262,6 +269,11 @@ void strategy_settle(const struct graph *g, const struct solve_request *rq, cons
 		if (bound > 0 || num_le(out->sim.cost, graph_total_cost(g)))
 			strategy_set_bound(g, out, fmax(bound, graph_total_cost(g)));
 	}
+}
+
+double strategy_time_floor(const struct graph *g, const struct solve_request *rq)
+{
+	return graph_total_cost(g) * rq->copy->seconds_per_cost;
 }
 
 double strategy_time_limit(const struct solve_request *rq)

@@ -79,6 +79,12 @@ struct solve_request {
 	 * for its phases; NULL: never. */
 	int (*halt)(void *halt_ctx);
 	void *halt_ctx;
+	/* The copy bandwidth and the time of a unit of cost (solve
+	 * --bandwidth; docs/formats.md, Offload to host memory), or NULL:
+	 * plans without copies, figures without time. With it, every plan
+	 * is replayed in time (strategy_solve), the rows flagged
+	 * STRATEGY_COPIES may offload, and proofs hold for time. */
+	const struct sim_copy *copy;
 };
 
 struct solve_outcome {
@@ -114,6 +120,8 @@ enum {
 	STRATEGY_LP_FILE = 1 << 5,   /* --write-lp writes its model */
 	STRATEGY_PAPER = 1 << 6,     /* a heuristic of the paper's Table 1:
 				      * compare's default columns */
+	STRATEGY_COPIES = 1 << 7,    /* makes plans that offload to host memory;
+				      * needs rq->copy (else unsupported) */
 };
 
 /* A --param key a strategy takes and the values it allows. */
@@ -198,6 +206,7 @@ STRATEGY_RUN(strategy_run_heuristic);
 STRATEGY_RUN(strategy_run_ilp);
 STRATEGY_RUN(strategy_run_approx);
 STRATEGY_RUN(strategy_run_dtr);
+STRATEGY_RUN(strategy_run_dtr_offload);
 STRATEGY_RUN(strategy_run_shave);
 STRATEGY_RUN(strategy_run_tune);
 
@@ -249,6 +258,12 @@ const struct solver_ops *strategy_backend(const struct solve_request *rq, struct
 int strategy_adopt(const struct graph *g, const char *strategy, uint64_t budget,
 		   struct plan *p, struct solve_outcome *out, struct cm_error *err);
 
+/* strategy_adopt for a plan that may have copies, replayed in time at
+ * copy's rates (NULL: as strategy_adopt). */
+int strategy_adopt_copies(const struct graph *g, const char *strategy, uint64_t budget,
+			  const struct sim_copy *copy, struct plan *p, struct solve_outcome *out,
+			  struct cm_error *err);
+
 /* Sets the outcome's status (and its plan's). */
 void strategy_set_status(struct solve_outcome *out, int status);
 
@@ -265,6 +280,10 @@ double strategy_meet_bound(const struct graph *g, double cost, int fits, double 
  * by graph_round_bound) in the outcome and its plan; a fitting plan that
  * costs no more than the bound becomes "optimal". Set the status first. */
 void strategy_set_bound(const struct graph *g, struct solve_outcome *out, double bound);
+
+/* With rq->copy, the least time of any plan of g: every node computed
+ * once, one after another (docs/formats.md, Offload to host memory). */
+double strategy_time_floor(const struct graph *g, const struct solve_request *rq);
 
 /* rq's time limit in seconds, STRATEGY_TIME_LIMIT when it has none (the
  * limit of the strategies that share their time out: auto, lns, pebble). */

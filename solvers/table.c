@@ -38,6 +38,8 @@ const struct strategy strategy_table[] = {
 	  PAPER_HEURISTIC, NULL, strategy_run_heuristic, baseline_linearized_greedy },
 	{ "dtr", "greedy eviction in file order, evicted inputs recomputed on demand (after DTR); any DAG",
 	  STRATEGY_HEURISTIC | STRATEGY_MAXBATCH, dtr_params, strategy_run_dtr, NULL },
+	{ "dtr-offload", "dtr whose evictions may copy the victim to host memory and fetch it back, when the copy's estimated exposed time is below the recompute's; needs --bandwidth",
+	  STRATEGY_COPIES, dtr_params, strategy_run_dtr_offload, NULL },
 	{ "dtr-tune", "dtr with a weight per repeated-block class on its eviction score, searched within the time limit; any DAG",
 	  0, NULL, strategy_run_tune, NULL },
 	{ "shave", "peak shaving from checkpoint-all: stop keeping values through stages over budget, recompute them where needed; any DAG",

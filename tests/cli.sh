@@ -787,6 +787,78 @@ run partition tests/bad/$(awk '!/^#/ && NF { print $1; exit }' tests/bad/MANIFES
 [ "$rc" -eq 1 ] && [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] && [ ! -e "$TMP/part.json" ]
 ok $? "partition of a malformed graph: exit 1, one line, no file: $err"
 
+# --- solve --bandwidth: plans for time, dtr-offload (docs/formats.md,
+# Planning with a bandwidth); dtr-offload's own checks are in t_dtr_offload
+BW="--bandwidth 1KB/s --rate 1/s"
+for bad in "--bandwidth fast" "--rate 1/s" "--host-budget 1K" "--bandwidth 1KB/s" \
+	"--bandwidth 1KB/s --rate 2x" "--bandwidth 1KB/s --rate 1/s --host-budget 0" \
+	"--strategy dtr-offload"; do
+	rm -rf "$TMP/o" && mkdir "$TMP/o"
+	# shellcheck disable=SC2086
+	run solve linear:8 --budget 5 $bad --plan "$TMP/o/p.json"
+	[ "$rc" -eq 2 ] && [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] && [ -z "$out" ] &&
+		[ -z "$(ls -A "$TMP/o")" ]
+	ok $? "solve $bad: exit 2, one line, no file: $err"
+done
+run solve $OFF --budget 1K --bandwidth 1KB/s --rate 1/s --strategy dtr
+[ "$rc" -eq 2 ] && [[ "$err" == *"--rate is for FLOP or unitless costs"* ]]
+ok $? "solve --rate on a graph whose costs are times: exit 2: $err"
+run solve linear:8 --budget 3 --strategy dtr --plan "$TMP/plain.json"
+plain=$out
+! grep -q '"time"' "$TMP/plain.json" && [[ "$plain" != *"step time"* ]] &&
+	[[ "$plain" != *"host peak"* ]]
+ok $? "solve without --bandwidth: no time in the summary or the plan file"
+# shellcheck disable=SC2086
+run solve linear:8 --budget 3 --strategy dtr $BW --plan "$TMP/dtrbw.json"
+dtr_time=$(printf '%s\n' "$out" | sed -n 's/^step time *\([0-9.e+-]*\) s .*/\1/p')
+[ "$rc" -eq 0 ] && [ "$(grep -c '^cost\|^peak memory' <<<"$out")" -eq 2 ] &&
+	[ "$(grep '^cost' <<<"$out")" = "$(grep '^cost' <<<"$plain")" ] &&
+	[[ "$out" == *"(0 s waiting for copies)"* ]] && [[ "$out" == *"host peak    0 (0 B)"* ]] &&
+	grep -q '"time": '"$dtr_time"', "wait": 0, "host_peak_memory": 0' "$TMP/dtrbw.json"
+ok $? "solve --strategy dtr --bandwidth: dtr's plan, its time its cost's ($dtr_time s), in the file too"
+# shellcheck disable=SC2086
+run solve linear:8 --budget 3 --strategy dtr-offload $BW --plan "$TMP/off.json"
+off_time=$(printf '%s\n' "$out" | sed -n 's/^step time *\([0-9.e+-]*\) s .*/\1/p')
+[ "$rc" -eq 0 ] && grep -q '"op": "offload"' "$TMP/off.json" && grep -q '"op": "fetch"' "$TMP/off.json" &&
+	awk -v a="$off_time" -v b="$dtr_time" 'BEGIN { exit !(a + 0 < b + 0) }' &&
+	grep -q '^status *feasible$' <<<"$out" && grep -q '^lower bound  17 (step time 17 s' <<<"$out"
+ok $? "solve --strategy dtr-offload: copies, $off_time s against dtr's $dtr_time s, feasible above the floor"
+# shellcheck disable=SC2086
+run solve linear:8 --budget 3 --strategy dtr-offload $BW --json - --quiet
+[ "$rc" -eq 0 ] && [[ "$out" == *'"time":'*'"wait":'*'"host_peak_memory":'* ]]
+ok $? "solve --bandwidth --json: time, wait and host peak: $out"
+run solve linear:8 --budget 3 --strategy dtr --json - --quiet
+[ "$rc" -eq 0 ] && [[ "$out" != *'"time"'* ]]
+ok $? "solve --json without --bandwidth: no time"
+# shellcheck disable=SC2086
+run check linear:8 "$TMP/off.json" $BW
+[ "$rc" -eq 0 ] && [[ "$out" == *", time $off_time s ("* ]]
+ok $? "check replays dtr-offload's plan to the same time: $out"
+# shellcheck disable=SC2086
+run solve linear:8 --budget 3 $BW -t 5 --plan "$TMP/auto.json"
+auto_time=$(printf '%s\n' "$out" | sed -n 's/^step time *\([0-9.e+-]*\) s .*/\1/p')
+[ "$rc" -eq 0 ] && grep -q '^status *feasible$' <<<"$out" && grep -q 'bound=floor' <<<"$out" &&
+	awk -v a="$auto_time" -v b="$off_time" 'BEGIN { exit !(a + 0 <= b + 0) }'
+ok $? "solve --bandwidth (auto): $auto_time s, not above dtr-offload's, bound=floor, not optimal"
+# shellcheck disable=SC2086
+run solve linear:8 --budget 3 --strategy ilp $BW
+[ "$rc" -eq 0 ] && grep -q '^status *feasible$' <<<"$out" && grep -q '^lower bound  17 (step time 17 s' <<<"$out" &&
+	grep -q '^step time *45 s' <<<"$out"
+ok $? "solve --strategy ilp --bandwidth: its optimum without copies is not one in time (feasible, bound 17)"
+# shellcheck disable=SC2086
+run solve linear:8 --budget 100% --strategy checkpoint-all $BW
+[ "$rc" -eq 0 ] && grep -q '^status *optimal$' <<<"$out" && grep -q '^step time *17 s (0 s' <<<"$out"
+ok $? "solve --bandwidth: a plan at the floor's time is optimal"
+# shellcheck disable=SC2086
+run solve linear:8 --budget 2 $BW
+[ "$rc" -eq 3 ] && grep -q '^status *infeasible$' <<<"$out"
+ok $? "solve --bandwidth below the least any plan needs: infeasible, exit 3"
+# shellcheck disable=SC2086
+run solve linear:8 --budget 3 --strategy dtr-offload $BW --host-budget 1 --plan "$TMP/h1.json"
+# shellcheck disable=SC2086
+[ "$rc" -eq 0 ] && grep -q '^host peak *[01] ' <<<"$out" && run check linear:8 "$TMP/h1.json" $BW --host-budget 1 && [ "$rc" -eq 0 ]
+ok $? "solve --host-budget 1: within it, check agrees: $out"
+
 # --- golden outputs: tests/golden/NAME.cmd (arguments), NAME.out
 for cmd in tests/golden/*.cmd; do
 	exp=${cmd%.cmd}.out

@@ -78,6 +78,19 @@ struct dtr {
 	int *w_head, w_cap, *w_next, *w_who, w_n, w_pool, w_free;
 	int verify;          /* dtr_opts.verify */
 	int met_dead;        /* the last neighbourhood walk passed a dead value */
+	/* Offload (dtr_opts.copy; docs/dtr.md, dtr-offload): an eviction may
+	 * copy its victim to host memory, and a later read fetches it. */
+	const struct sim_copy *copy; /* NULL: never */
+	double fetch_share;  /* the part of a fetch's time counted as exposed */
+	char *host;          /* host[v]: v has a host copy */
+	int *made;           /* made[v]: the step of p that last computed v */
+	double *tmade;       /* tmade[v]: the estimated end of that compute, s */
+	double tnow;         /* the estimated compute stream's clock, s */
+	double cq;           /* the estimated end of the copy stream, s */
+	uint64_t host_live;  /* bytes with a host copy now */
+	int *offs;           /* the offloads to insert: after step offs[2i],
+			      * of value offs[2i + 1] */
+	int noffs, cap_offs;
 };
 
 /* make_room's status when o->verify finds the pick differs from a scan's. */
@@ -133,10 +146,14 @@ static void state_release(struct dtr *s)
 	free(s->w_head);
 	free(s->w_next);
 	free(s->w_who);
+	free(s->host);
+	free(s->made);
+	free(s->tmade);
+	free(s->offs);
 }
 
 static int state_init(struct dtr *s, const struct graph *g, uint64_t budget,
-		      const struct dtr_opts *o, int heuristic, struct plan *p)
+		      const struct dtr_opts *o, int heuristic, double share, struct plan *p)
 {
 	size_t n = (size_t)g->n + 1;
 
@@ -171,6 +188,15 @@ static int state_init(struct dtr *s, const struct graph *g, uint64_t budget,
 	s->isdirty = calloc(n, 1);
 	s->verify = o->verify;
 	s->w_free = -1;
+	s->copy = share >= 0 ? o->copy : NULL;
+	s->fetch_share = share;
+	if (s->copy) {
+		s->host = calloc(n, 1);
+		s->made = calloc(n, sizeof(int));
+		s->tmade = calloc(n, sizeof(double));
+		if (!s->host || !s->made || !s->tmade)
+			return -1;
+	}
 	if (!s->resident || !s->computed || !s->dead || !s->pin || !s->remaining ||
 	    !s->last || !s->res || !s->res_pos || !s->fv || !s->zombies || !s->listed ||
 	    !s->hard || !s->mark || !s->walk || !s->elem || !s->a || !s->grp ||
@@ -580,6 +606,11 @@ static int do_compute(struct dtr *s, int v)
 
 	if (plan_push(s->p, PLAN_COMPUTE, v, -1))
 		return -1;
+	if (s->copy) {
+		s->tnow += g->nodes[v].cost * s->copy->seconds_per_cost;
+		s->made[v] = s->p->n - 1;
+		s->tmade[v] = s->tnow;
+	}
 	s->computes++;
 	s->resident[v] = 1;
 	s->computed[v] = 1;
@@ -598,6 +629,18 @@ static int do_compute(struct dtr *s, int v)
 	return 0;
 }
 
+/* A dead value's host copy is freed once its device copy is gone: no
+ * later step reads it (a recomputation that needs it computes it). 0, or
+ * -1 when out of memory. */
+static int drop_host(struct dtr *s, int v)
+{
+	if (!s->host || !s->host[v] || !s->dead[v] || s->resident[v])
+		return 0;
+	s->host[v] = 0;
+	s->host_live -= s->g->nodes[v].memory;
+	return plan_push(s->p, PLAN_FREE, v, -1);
+}
+
 static int do_free(struct dtr *s, int v)
 {
 	if (plan_push(s->p, PLAN_FREE, v, -1))
@@ -607,6 +650,8 @@ static int do_free(struct dtr *s, int v)
 	s->live -= s->g->nodes[v].memory;
 	touch(s, v);
 	nb_changed(s, v);
+	if (drop_host(s, v))
+		return -1;
 	if (s->heuristic == DTR_EQCLASS && !s->dead[v])
 		return eq_evict(s, v);
 	return 0;
@@ -904,15 +949,77 @@ static int scan_pick(struct dtr *s, int v, int *soft)
 	return best;
 }
 
-/* Evicts until v fits: the unpinned value of lowest score first; when every
+/* With a bandwidth: offloads victim v instead of only freeing it when
+ * the copy's estimated exposed time is below v's recompute time (docs/dtr.md,
+ * dtr-offload). The offload is recorded to go right after v's last
+ * compute, where it overlaps the computes since; the free waits for its
+ * end. 0, or -1 when out of memory. */
+static int maybe_offload(struct dtr *s, int v)
+{
+	const struct graph *g = s->g;
+	double m, start, exposed, recompute;
+
+	if (s->dead[v] || s->host[v] || g->nodes[v].memory == 0 ||
+	    (s->copy->host_budget && g->nodes[v].memory > s->copy->host_budget - s->host_live))
+		return 0;
+	m = (double)g->nodes[v].memory / s->copy->bandwidth;
+	start = s->cq > s->tmade[v] ? s->cq : s->tmade[v];
+	exposed = fmax(0, start + m - s->tnow) + s->fetch_share * m;
+	recompute = (g->nodes[v].cost + neighbourhood(s, v, 0)) * s->copy->seconds_per_cost;
+	if (!(exposed < recompute))
+		return 0;
+	if (s->noffs == s->cap_offs) {
+		int cap = s->cap_offs ? 2 * s->cap_offs : 64, *t;
+
+		t = realloc(s->offs, 2 * (size_t)cap * sizeof(int));
+		if (t == NULL)
+			return -1;
+		s->offs = t;
+		s->cap_offs = cap;
+	}
+	s->offs[2 * s->noffs] = s->made[v];
+	s->offs[2 * s->noffs++ + 1] = v;
+	s->host[v] = 1;
+	s->host_live += g->nodes[v].memory;
+	s->cq = start + m;
+	if (s->cq > s->tnow)
+		s->tnow = s->cq; /* the free waits for the copy */
+	return 0;
+}
+
+static int make_room(struct dtr *s, int v, uint64_t need);
+
+/* Fetches u, an input of the top frame's v that has a host copy, after
+ * making room for it as for v. 0, DTR_NO_PLAN, or -1 when out of memory. */
+static int do_fetch(struct dtr *s, int v, int u)
+{
+	double m = (double)s->g->nodes[u].memory / s->copy->bandwidth;
+	int r = make_room(s, v, s->g->nodes[u].memory);
+
+	if (r)
+		return r;
+	if (plan_push(s->p, PLAN_FETCH, u, -1))
+		return -1;
+	s->cq = (s->cq > s->tnow ? s->cq : s->tnow) + m;
+	s->resident[u] = 1;
+	res_add(s, u);
+	s->live += s->g->nodes[u].memory;
+	s->last[u] = s->clock;
+	touch(s, u);
+	nb_changed(s, u);
+	eq_leave(s, u);
+	zombie_note(s, u);
+	return 0;
+}
+
+/* Evicts until need more bytes fit (v's compute, or a fetch of one of its
+ * inputs): the unpinned value of lowest score first; when every
  * resident value is pinned, one that only a lower frame of the chain needs
  * (that frame recomputes it when it is on top again). 0, DTR_NO_PLAN when
  * only v's own inputs are resident, DTR_DIVERGED when s->verify finds the
  * pick differs from the scan, -1 when out of memory. */
-static int make_room(struct dtr *s, int v)
+static int make_room(struct dtr *s, int v, uint64_t need)
 {
-	uint64_t need = s->g->nodes[v].memory;
-
 	while (s->live + need > s->budget) {
 		int best = pick(s), soft = -1;
 
@@ -930,6 +1037,8 @@ static int make_room(struct dtr *s, int v)
 			return DTR_NO_PLAN;
 		if (best == soft && ++s->soft_evictions > s->max_soft)
 			return DTR_NO_PLAN;
+		if (s->copy && maybe_offload(s, best))
+			return -1;
 		if (do_free(s, best))
 			return -1;
 	}
@@ -962,6 +1071,12 @@ static int run_chain(struct dtr *s)
 		 * one that was resident at the last look. */
 		while (e < g->dep_off[v + 1] && s->resident[g->deps[e]])
 			e++;
+		if (e < g->dep_off[v + 1] && s->copy && s->host[g->deps[e]]) {
+			r = do_fetch(s, v, g->deps[e]);
+			if (r)
+				return r;
+			continue;
+		}
 		if (e < g->dep_off[v + 1]) {
 			push_frame(s, g->deps[e]);
 			continue;
@@ -970,7 +1085,7 @@ static int run_chain(struct dtr *s)
 		    (s->computes % 256 == 0 &&
 		     ((s->deadline > 0 && cm_clock() > s->deadline) || stop_requested())))
 			return DTR_NO_PLAN;
-		r = make_room(s, v);
+		r = make_room(s, v, g->nodes[v].memory);
 		if (r)
 			return r;
 		if (do_compute(s, v))
@@ -1030,14 +1145,45 @@ static int sweep_dead(struct dtr *s)
 	return rc;
 }
 
+static int by_step(const void *a, const void *b)
+{
+	const int *x = a, *y = b;
+
+	return (x[0] > y[0]) - (x[0] < y[0]);
+}
+
+/* Puts each recorded offload into the plan right after the compute it
+ * copies. 0, or -1 when out of memory. */
+static int insert_offloads(struct dtr *s)
+{
+	struct plan *p = s->p;
+	int n = p->n, j = s->noffs - 1, w;
+
+	if (s->noffs == 0)
+		return 0;
+	qsort(s->offs, (size_t)s->noffs, 2 * sizeof(int), by_step);
+	for (int i = 0; i < s->noffs; i++)
+		if (plan_push(p, PLAN_FREE, 0, -1))
+			return -1;
+	w = p->n - 1;
+	for (int i = n - 1; i >= 0; i--) {
+		for (; j >= 0 && s->offs[2 * j] == i; j--)
+			p->steps[w--] = (struct plan_step){ .op = PLAN_OFFLOAD,
+							    .node = s->offs[2 * j + 1],
+							    .stage = -1 };
+		p->steps[w--] = p->steps[i];
+	}
+	return 0;
+}
+
 /* One heuristic: steps into p (which the caller empties). */
 static int run_one(const struct graph *g, uint64_t budget, const struct dtr_opts *o,
-		   int heuristic, struct plan *p)
+		   int heuristic, double share, struct plan *p)
 {
 	struct dtr s;
 	int r = -1;
 
-	if (state_init(&s, g, budget, o, heuristic, p))
+	if (state_init(&s, g, budget, o, heuristic, share, p))
 		goto out;
 	for (int k = 0; k < g->n; k++) {
 		s.step = k;
@@ -1049,8 +1195,11 @@ static int run_one(const struct graph *g, uint64_t budget, const struct dtr_opts
 		for (int i = g->dep_off[k]; i < g->dep_off[k + 1]; i++) {
 			if (heuristic == DTR_NEXTUSE)
 				touch(&s, g->deps[i]); /* its next read moved */
-			if (--s.remaining[g->deps[i]] == 0)
+			if (--s.remaining[g->deps[i]] == 0) {
 				set_dead(&s, g->deps[i]);
+				if (drop_host(&s, g->deps[i]))
+					goto out;
+			}
 		}
 		if (graph_nusers(g, k) == 0)
 			set_dead(&s, k);
@@ -1059,7 +1208,7 @@ static int run_one(const struct graph *g, uint64_t budget, const struct dtr_opts
 		if (sweep_dead(&s))
 			goto out;
 	}
-	r = 0;
+	r = insert_offloads(&s);
 out:
 	state_release(&s);
 	return r;
@@ -1094,6 +1243,16 @@ int dtr_prune(const struct graph *g, struct plan *p, int from, struct cm_error *
 	for (int i = from; i < p->n; i++) {
 		int v = p->steps[i].node;
 
+		/* An offload reads the value; a fetch makes it without a
+		 * compute to drop. */
+		if (p->steps[i].op == PLAN_OFFLOAD) {
+			read[v] = 1;
+			continue;
+		}
+		if (p->steps[i].op == PLAN_FETCH) {
+			open[v] = -1;
+			continue;
+		}
 		if (p->steps[i].op == PLAN_COMPUTE) {
 			for (int e = g->dep_off[v]; e < g->dep_off[v + 1]; e++)
 				read[g->deps[e]] = 1;
@@ -1127,16 +1286,125 @@ out:
 	return dropped;
 }
 
-/* One heuristic, pruned and replayed: 0 with the plan in q, DTR_NO_PLAN, or
- * -1 with err set. */
+/* Moves each fetch of p as early as the budget lets its memory be held
+ * (mem: the memory after each step, kept up to date), never before the
+ * last step before it on the same value (the free of its device copy). */
+static void hoist_fetches(const struct graph *g, struct plan *p, uint64_t budget,
+			  uint64_t *mem)
+{
+	for (int j = 0; j < p->n; j++) {
+		struct plan_step f = p->steps[j];
+		uint64_t mv = g->nodes[f.node].memory, before;
+		int k = j;
+
+		if (f.op != PLAN_FETCH || mv > budget)
+			continue;
+		for (;;) {
+			if (k == 0 || p->steps[k - 1].node == f.node || mem[k - 1] > budget - mv)
+				break;
+			before = k >= 2 ? mem[k - 2] : g->fixed_memory;
+			if (before > budget - mv)
+				break;
+			k--;
+		}
+		if (k == j)
+			continue;
+		before = k >= 1 ? mem[k - 1] : g->fixed_memory;
+		for (int i = j; i > k; i--) {
+			p->steps[i] = p->steps[i - 1];
+			mem[i] = mem[i - 1] + mv;
+		}
+		p->steps[k] = f;
+		mem[k] = before + mv;
+	}
+}
+
+/* A copy of p's steps; NULL when out of memory. */
+static struct plan *steps_copy(const struct plan *p)
+{
+	struct plan *c = plan_new();
+
+	for (int i = 0; c && i < p->n; i++)
+		if (plan_push(c, (enum plan_op)p->steps[i].op, p->steps[i].node, -1)) {
+			plan_free(c);
+			c = NULL;
+		}
+	return c;
+}
+
+/* q replayed in time at o->copy's rates, with its fetches moved early
+ * when that is faster; its figures set. 0, DTR_NO_PLAN when it is over
+ * the host budget, or -1 with err set. */
+static int settle_in_time(const struct graph *g, uint64_t budget, const struct sim_copy *copy,
+			  struct plan *q, struct sim_result *res, struct cm_error *err)
+{
+	struct sim_trace tr = { .memory = malloc(((size_t)q->n + 1) * sizeof(uint64_t)) };
+	struct sim_result rh;
+	struct plan *h = NULL;
+	int r = -1;
+
+	if (tr.memory == NULL) {
+		cm_errorf(err, "out of memory");
+		goto out;
+	}
+	if (plan_simulate_copies(g, q, budget, copy, res, &tr, err))
+		goto out;
+	if (!res->valid || res->peak > budget) {
+		cm_errorf(err, "dtr: internal error: the plan with copies does not replay: %s",
+			  res->why);
+		goto out;
+	}
+	if (plan_first_copy(q) >= 0) {
+		if ((h = steps_copy(q)) == NULL) {
+			cm_errorf(err, "out of memory");
+			goto out;
+		}
+		hoist_fetches(g, h, budget, tr.memory);
+		if (plan_simulate_copies(g, h, budget, copy, &rh, NULL, err))
+			goto out;
+		if (!rh.valid || rh.peak > budget) {
+			cm_errorf(err, "dtr: internal error: moving fetches early broke the "
+				  "plan: %s", rh.why);
+			goto out;
+		}
+		/* In units of cost, where num.h's tolerance is relative. */
+		if (rh.fits && num_lt(rh.time / copy->seconds_per_cost,
+				      res->time / copy->seconds_per_cost)) {
+			struct plan_step *st = q->steps;
+			int n = q->n, cap = q->cap;
+
+			q->steps = h->steps;
+			q->n = h->n;
+			q->cap = h->cap;
+			h->steps = st;
+			h->n = n;
+			h->cap = cap;
+			*res = rh;
+		}
+	}
+	q->has_time = 1;
+	q->time = res->time;
+	q->wait = res->wait;
+	q->host_peak = res->host_peak;
+	r = res->fits ? 0 : DTR_NO_PLAN;
+out:
+	free(tr.memory);
+	plan_free(h);
+	return r;
+}
+
+/* One heuristic, pruned and replayed (in time with o->copy; share >= 0:
+ * evictions may offload, docs/dtr.md): 0 with the plan in q, DTR_NO_PLAN,
+ * or -1 with err set. */
 static int plan_one(const struct graph *g, uint64_t budget, const struct dtr_opts *o,
-		    int heuristic, struct plan *q, struct cm_error *err)
+		    int heuristic, double share, struct plan *q, struct cm_error *err)
 {
 	struct sim_result res;
 	int r;
 
 	plan_clear(q);
-	r = run_one(g, budget, o, heuristic, q);
+	q->has_time = 0;
+	r = run_one(g, budget, o, heuristic, share, q);
 	if (r < 0)
 		return cm_errorf(err, "out of memory");
 	if (r == DTR_DIVERGED)
@@ -1146,15 +1414,32 @@ static int plan_one(const struct graph *g, uint64_t budget, const struct dtr_opt
 		return r;
 	if (!o->no_prune && dtr_prune(g, q, 0, err) < 0)
 		return -1;
-	if (plan_simulate(g, q, budget, &res, err))
+	if (o->copy)
+		r = settle_in_time(g, budget, o->copy, q, &res, err);
+	else if (plan_simulate(g, q, budget, &res, err))
 		return -1;
-	if (!res.fits)
+	else if (!res.fits)
 		return cm_errorf(err, "dtr: %s: internal error: the plan does not replay: %s",
 				 dtr_heuristic_names[heuristic], res.why);
+	if (r)
+		return r;
 	q->cost = res.cost;
 	q->peak = res.peak;
 	return 0;
 }
+
+/* 1 when a's time is shorter than b's, compared in units of cost, where
+ * num.h's tolerance is relative (a step of microseconds is not within
+ * it). */
+static int faster(const struct plan *a, const struct plan *b, const struct sim_copy *c)
+{
+	return num_lt(a->time / c->seconds_per_cost, b->time / c->seconds_per_cost);
+}
+
+/* The parts of a fetch's time counted as exposed in the offload score,
+ * one run each (-1: no offload). */
+static const double shares[] = { -1, 1, 0 };
+#define NSHARES ((int)(sizeof(shares) / sizeof(shares[0])))
 
 int dtr_plan(const struct graph *g, uint64_t budget, const struct dtr_opts *o,
 	     struct plan *p, struct cm_error *err)
@@ -1176,9 +1461,13 @@ int dtr_plan(const struct graph *g, uint64_t budget, const struct dtr_opts *o,
 	h0 = o->heuristic == DTR_BEST ? 0 : o->heuristic;
 	h1 = o->heuristic == DTR_BEST ? DTR_BEST : o->heuristic + 1;
 	r = DTR_NO_PLAN;
-	for (int t = 0; t < 2 * (h1 - h0); t++) {
+	/* With a bandwidth, the runs without copies first (so that the
+	 * answer is never slower than theirs), then with offload at each
+	 * share of a fetch counted as exposed; the fastest wins. */
+	for (int t = 0; t < 2 * (h1 - h0) * (o->copy ? NSHARES : 1); t++) {
 		struct dtr_opts ot = *o;
-		int h = h0 + t / 2, rh;
+		int h = h0 + (t / 2) % (h1 - h0), rh;
+		double share = shares[t / (2 * (h1 - h0))];
 
 		/* Best of all: each heuristic with either dead-value policy. */
 		if (t % 2 && o->heuristic != DTR_BEST)
@@ -1186,13 +1475,14 @@ int dtr_plan(const struct graph *g, uint64_t budget, const struct dtr_opts *o,
 		if ((o->deadline > 0 && cm_clock() > o->deadline) || stop_requested())
 			break;
 		ot.keep_dead = t % 2 ? !o->keep_dead : o->keep_dead;
-		rh = plan_one(g, budget, &ot, h, q, err);
+		rh = plan_one(g, budget, &ot, h, share, q, err);
 
 		if (rh < 0) {
 			r = -1;
 			goto out;
 		}
-		if (rh == 0 && (r != 0 || num_lt(q->cost, best->cost))) {
+		if (rh == 0 && (r != 0 || (o->copy ? faster(q, best, o->copy)
+						  : num_lt(q->cost, best->cost)))) {
 			struct plan *sw = best;
 
 			best = q;
@@ -1206,6 +1496,10 @@ int dtr_plan(const struct graph *g, uint64_t budget, const struct dtr_opts *o,
 		p->cost = best->cost;
 		p->peak = best->peak;
 		p->budget = budget;
+		p->has_time = best->has_time;
+		p->time = best->time;
+		p->wait = best->wait;
+		p->host_peak = best->host_peak;
 		snprintf(p->strategy, sizeof(p->strategy), "dtr");
 	}
 	for (int i = 0; i < best->n; i++)

@@ -7,7 +7,7 @@
 
 #include <stdint.h>
 
-#include "../../plan/plan.h"
+#include "../../plan/sim.h"
 
 /* dtr_plan's status when the greedy gets stuck: everything resident is
  * pinned and the next compute still does not fit, or the plan would pass
@@ -54,6 +54,12 @@ struct dtr_opts {
 			       * best plan found by then); 0 for none */
 	const double *weight; /* per node: a factor on the score's numerator
 			       * (higher keeps the value longer); NULL for 1 */
+	/* The copy bandwidth and time of a unit of cost, or NULL. With them
+	 * every plan is replayed in time, each heuristic also runs with
+	 * evictions that may offload their victim to host memory (docs/dtr.md,
+	 * dtr-offload), and the fastest plan that fits (the host budget too)
+	 * wins: never slower than the plain runs' fastest. */
+	const struct sim_copy *copy;
 	int verify;           /* 1: check every eviction's pick against a scan
 			       * of all resident values (slow; for tests): an
 			       * error (-1) when they differ */
@@ -71,9 +77,11 @@ int dtr_heuristic_find(const char *name);
  * inputs are recomputed first, recursively. A value is dead once every user
  * of it has had its file-order step; dead values are freed right after that
  * step (o->keep_dead: kept, evicted before any other). Useless computes are
- * then dropped (dtr_prune). o NULL means the defaults (DTR_BEST). Appends the
+ * then dropped (dtr_prune). o NULL means the defaults (DTR_BEST). With
+ * o->copy, evictions may offload (docs/dtr.md, dtr-offload). Appends the
  * steps to p (stage -1 on each) and returns 0: the plan has been replayed
- * with plan_simulate here and fits; p's cost, peak, budget and strategy
+ * with plan_simulate here (in time with o->copy, p's time figures set) and
+ * fits; p's cost, peak, budget and strategy
  * ("dtr") are set when p held no steps before. Returns DTR_NO_PLAN with p
  * unchanged when the greedy gets stuck or thrashes past the caps, -1 with
  * err set when out of memory (or, a bug, when the plan does not replay). */
@@ -81,7 +89,7 @@ int dtr_plan(const struct graph *g, uint64_t budget, const struct dtr_opts *o,
 	     struct plan *p, struct cm_error *err);
 
 /* Drops from steps [from, p->n) of p every compute of a value that no
- * compute reads before the value is freed or the plan ends, with its free,
+ * compute (or offload) reads before the value is freed or the plan ends, with its free,
  * when the plan computes that value elsewhere too: the cost falls, memory
  * in use never rises. Returns the number of computes dropped, or -1 with
  * err set when out of memory (p unchanged). */
