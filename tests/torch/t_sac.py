@@ -1,0 +1,219 @@
+#!/usr/bin/python3
+"""Selective checkpointing policies for a budget (checkmate_torch.sac_policy,
+sac_blocks): on a stack of MLP blocks and on our GPT (dropout in both),
+each block checkpointed with its policy, 5 AdamW steps equal the same
+model trained without checkpointing, bit for bit (losses, parameters,
+gradients); as the budget falls over 6 budgets, what one region holds
+after its forward (measured: the bytes live after checkpoint(block, ...)
+returns, less its output and the generator state checkpoint keeps) is
+the model's saved bytes within 1 KiB, and the step's measured peak does
+not rise and stays within the model: the peak of plain per-block
+checkpointing (measured) plus every region's saved bytes, plus 4 KiB; a
+region whose ops differ from the example's (a branch taken or not) is a
+one-line error, in the forward where it runs another op, in the backward
+where it runs fewer.
+
+Usage: PYTHON tests/torch/t_sac.py [CHECKMATE_BINARY]. Prints TAP and
+ends with "N passed, M failed"."""
+import copy
+import os
+import sys
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+from tap import finish, ok, remat_or_finish, torch_setup  # noqa: E402
+
+torch = torch_setup()
+remat_or_finish()
+
+from torch import nn  # noqa: E402
+from torch.nn import functional as F  # noqa: E402
+from torch.utils.checkpoint import checkpoint  # noqa: E402
+
+import checkmate_torch  # noqa: E402
+from checkmate_torch.examples.gpt import GPT  # noqa: E402
+from checkmate_torch.measure import step_peak  # noqa: E402
+from checkmate_torch.sac import SACError  # noqa: E402
+
+FRACTIONS = (1.0, 0.8, 0.6, 0.4, 0.2, 0.0)
+HELD_SLACK = 1024       # bytes: what one region's forward leaves besides the model's
+PEAK_SLACK = 4096       # bytes: the step's peak over the model's
+
+
+class MLPBlock(nn.Module):
+    def __init__(self, d, extra=False):
+        super().__init__()
+        self.ln = nn.LayerNorm(d)
+        self.fc = nn.Linear(d, 4 * d)
+        self.out = nn.Linear(4 * d, d)
+        self.drop = nn.Dropout(0.2)
+
+    def forward(self, x, extra=False):
+        y = x + self.out(self.drop(F.gelu(self.fc(self.ln(x)))))
+        return torch.tanh(y) if extra else y
+
+
+class MLP(nn.Module):
+    def __init__(self, d=32, layers=3):
+        super().__init__()
+        self.blocks = nn.ModuleList(MLPBlock(d) for _ in range(layers))
+        self.head = nn.Linear(d, 10)
+
+    def forward(self, x):
+        for b in self.blocks:
+            x = b(x)
+        return self.head(x)
+
+
+def mlp_case():
+    torch.manual_seed(0)
+    model = MLP()
+    x = torch.randn(64, 32)
+    y = torch.randint(0, 10, (64,))
+    return "MLP blocks", model, (x,), {}, lambda out: F.cross_entropy(out, y)
+
+
+def gpt_case():
+    torch.manual_seed(0)
+    model = GPT(layers=3)
+    ids = torch.randint(0, 256, (8, 16))
+    mask = torch.ones(8, 16, dtype=torch.bool)
+    mask[0, 12:] = False
+    target = torch.roll(ids, -1, 1)
+    return "GPT", model, (ids,), {"attention_mask": mask}, \
+        lambda out: F.cross_entropy(out.reshape(-1, out.shape[-1]), target.reshape(-1))
+
+
+def budget_at(f):
+    return lambda fixed, peak: fixed + int(f * (peak - fixed))
+
+
+def train(model, args, kwargs, loss_of, steps=5):
+    torch.manual_seed(1)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    losses, grads = [], []
+    for _ in range(steps):
+        opt.zero_grad()
+        loss = loss_of(model(*args, **kwargs))
+        loss.backward()
+        losses.append(loss.detach().clone())
+        grads.append([p.grad.clone() for p in model.parameters()])
+        opt.step()
+    return losses, grads, [p.detach().clone() for p in model.parameters()]
+
+
+def same(a, b):
+    return all(torch.equal(x, y) for x, y in zip(a, b)) and len(a) == len(b)
+
+
+def check_bits(name, base, args, kwargs, loss_of, f):
+    ref = copy.deepcopy(base)
+    got = copy.deepcopy(base)
+    pols = checkmate_torch.sac_blocks(got, got.blocks, args, kwargs, budget=budget_at(f))
+    want = train(ref, args, kwargs, loss_of)
+    have = train(got, args, kwargs, loss_of)
+    info = pols[0].info
+    ok(same(want[0], have[0]) and all(same(a, b) for a, b in zip(want[1], have[1]))
+       and same(want[2], have[2]),
+       "%s, budget fixed + %.0f%%: 5 AdamW steps equal ordinary training bit for bit "
+       "(saves %d of %d ops, %d bytes a block)"
+       % (name, 100 * f, info["saved"], info["ops"], info["saved_bytes"]),
+       "losses %s vs %s" % ([float(v) for v in want[0]], [float(v) for v in have[0]]))
+
+
+def held_by_region(block, a, k, policy):
+    """Bytes live after checkpoint(block, ...) returns, less its output and
+    the generator state it keeps."""
+    outs = []
+
+    def run():
+        outs.append(checkpoint(block, *a, use_reentrant=False, context_fn=policy, **k))
+    net = step_peak(run, "cpu")["net"]
+    out_bytes = sum(t.numel() * t.element_size() for t in outs
+                    if isinstance(t, torch.Tensor))
+    return net - out_bytes - torch.get_rng_state().numel()
+
+
+def step_peak_of(model, args, kwargs, loss_of):
+    for p in model.parameters():
+        p.grad = torch.zeros_like(p)
+    torch.manual_seed(2)
+
+    def run():
+        loss_of(model(*args, **kwargs)).backward()
+    return step_peak(run, "cpu")["peak"]
+
+
+def check_budgets(name, base, args, kwargs, loss_of):
+    rows = []
+    for f in FRACTIONS:
+        model = copy.deepcopy(base)
+        # the inputs each block gets, for the region's measurement
+        got = {}
+        h = model.blocks[0].register_forward_pre_hook(
+            lambda m, a, k: got.setdefault("x", (tuple(v.detach().requires_grad_(
+                v.requires_grad) if isinstance(v, torch.Tensor) else v for v in a), k)),
+            with_kwargs=True)
+        with torch.random.fork_rng():
+            model(*args, **kwargs)
+        h.remove()
+        pols = checkmate_torch.sac_blocks(model, model.blocks, args, kwargs, budget=budget_at(f))
+        block0 = copy.deepcopy(base.blocks[0])
+        with torch.random.fork_rng():
+            held = held_by_region(block0, got["x"][0], got["x"][1], pols[0])
+        peak = step_peak_of(model, args, kwargs, loss_of)
+        rows.append((f, pols, held, peak))
+    base_peak = rows[-1][3]
+    ok(all(p.info["saved"] == 0 for p in rows[-1][1]),
+       "%s: at fixed memory alone no op is saved (plain checkpointing)" % name)
+    for f, pols, held, peak in rows:
+        info = pols[0].info
+        ok(abs(held - info["saved_bytes"]) <= HELD_SLACK,
+           "%s, fixed + %.0f%%: a region holds %d bytes after its forward, the model %d "
+           "(fixed %d, budget %d, model peak %d, overhead %.3f, plain checkpoint %.3f)"
+           % (name, 100 * f, held, info["saved_bytes"], info["fixed_memory"], info["budget"],
+              info["model_peak"], info["overhead"], info["full_overhead"]))
+        predicted = base_peak + sum(p.info["saved_bytes"] for p in pols)
+        ok(peak <= predicted + PEAK_SLACK,
+           "%s, fixed + %.0f%%: step peak %d <= plain checkpointing's %d + saved %d + %d"
+           % (name, 100 * f, peak, base_peak, predicted - base_peak, PEAK_SLACK))
+    peaks = [r[3] for r in rows]
+    ok(all(b <= a for a, b in zip(peaks, peaks[1:])) and peaks[-1] < peaks[0],
+       "%s: the step's peak does not rise as the budget falls, and falls: %s" % (name, peaks))
+
+
+def check_mismatch():
+    torch.manual_seed(0)
+    blk = MLPBlock(16)
+    x = torch.randn(4, 16, requires_grad=True)
+    pol = checkmate_torch.sac_policy(blk, (x,), {"extra": False}, budget=budget_at(0.5))
+    try:
+        checkpoint(blk, x, use_reentrant=False, context_fn=pol, extra=True).sum().backward()
+        ok(False, "a region running an op the example did not: refused")
+    except SACError as e:
+        ok("\n" not in str(e) and "differ" in str(e),
+           "a region running an op the example did not: one line in the forward: %s" % e)
+    pol = checkmate_torch.sac_policy(blk, (x,), {"extra": True}, budget=budget_at(0.5))
+    try:
+        checkpoint(blk, x, use_reentrant=False, context_fn=pol, extra=False).sum().backward()
+        ok(False, "a region running fewer ops than the example: refused")
+    except SACError as e:
+        ok("\n" not in str(e) and "differ" in str(e),
+           "a region running fewer ops than the example: one line in the backward: %s" % e)
+    y = checkpoint(blk, x, use_reentrant=False, context_fn=pol, extra=True)
+    y.sum().backward()
+    ok(x.grad is not None, "the example's own branch runs under its policy")
+
+
+def main():
+    for case in (mlp_case, gpt_case):
+        name, model, args, kwargs, loss_of = case()
+        for f in (0.5, 0.0):
+            check_bits(name, model, args, kwargs, loss_of, f)
+        check_budgets(name, model, args, kwargs, loss_of)
+    check_mismatch()
+    finish()
+
+
+main()
