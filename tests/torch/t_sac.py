@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """Selective checkpointing policies for a budget (checkmate_torch.sac_policy,
-sac_blocks): on a stack of MLP blocks and on our GPT (dropout in both),
+sac_blocks): on a stack of MLP blocks, on our GPT and on Hugging Face GPT-2
+(dropout in all three),
 each block checkpointed with its policy, 5 AdamW steps equal the same
 model trained without checkpointing, bit for bit (losses, parameters,
 gradients); as the budget falls over 6 budgets, what one region holds
@@ -22,7 +23,7 @@ import sys
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
-from tap import finish, ok, remat_or_finish, torch_setup  # noqa: E402
+from tap import finish, ok, remat_or_finish, skip, torch_setup  # noqa: E402
 
 torch = torch_setup()
 remat_or_finish()
@@ -35,6 +36,7 @@ import checkmate_torch  # noqa: E402
 from checkmate_torch.examples.gpt import GPT  # noqa: E402
 from checkmate_torch.measure import step_peak  # noqa: E402
 from checkmate_torch.sac import SACError  # noqa: E402
+from checkmate_torch.trace import tensors_of  # noqa: E402
 
 FRACTIONS = (1.0, 0.8, 0.6, 0.4, 0.2, 0.0)
 HELD_SLACK = 1024       # bytes: what one region's forward leaves besides the model's
@@ -71,7 +73,7 @@ def mlp_case():
     model = MLP()
     x = torch.randn(64, 32)
     y = torch.randint(0, 10, (64,))
-    return "MLP blocks", model, (x,), {}, lambda out: F.cross_entropy(out, y)
+    return "MLP blocks", model, lambda m: m.blocks, (x,), {}, lambda out: F.cross_entropy(out, y)
 
 
 def gpt_case():
@@ -81,8 +83,27 @@ def gpt_case():
     mask = torch.ones(8, 16, dtype=torch.bool)
     mask[0, 12:] = False
     target = torch.roll(ids, -1, 1)
-    return "GPT", model, (ids,), {"attention_mask": mask}, \
+    return "GPT", model, lambda m: m.blocks, (ids,), {"attention_mask": mask}, \
         lambda out: F.cross_entropy(out.reshape(-1, out.shape[-1]), target.reshape(-1))
+
+
+def hf_gpt2_case():
+    """Hugging Face's GPT-2, small (dropout 0.1 in attention, residuals and
+    embeddings), or None without transformers."""
+    try:
+        import transformers as tf
+    except ImportError:
+        return None
+    torch.manual_seed(0)
+    model = tf.GPT2LMHeadModel(tf.GPT2Config(
+        vocab_size=128, n_positions=32, n_embd=64, n_layer=3, n_head=4,
+        bos_token_id=0, eos_token_id=0))
+    model.train()
+    ids = torch.randint(0, 128, (4, 16))
+    target = torch.roll(ids, -1, 1)
+    return "HF GPT-2", model, lambda m: m.transformer.h, (), \
+        {"input_ids": ids, "use_cache": False}, \
+        lambda out: F.cross_entropy(out.logits.reshape(-1, 128), target.reshape(-1))
 
 
 def budget_at(f):
@@ -107,10 +128,10 @@ def same(a, b):
     return all(torch.equal(x, y) for x, y in zip(a, b)) and len(a) == len(b)
 
 
-def check_bits(name, base, args, kwargs, loss_of, f):
+def check_bits(name, base, blocks_of, args, kwargs, loss_of, f):
     ref = copy.deepcopy(base)
     got = copy.deepcopy(base)
-    pols = checkmate_torch.sac_blocks(got, got.blocks, args, kwargs, budget=budget_at(f))
+    pols = checkmate_torch.sac_blocks(got, blocks_of(got), args, kwargs, budget=budget_at(f))
     want = train(ref, args, kwargs, loss_of)
     have = train(got, args, kwargs, loss_of)
     info = pols[0].info
@@ -130,8 +151,7 @@ def held_by_region(block, a, k, policy):
     def run():
         outs.append(checkpoint(block, *a, use_reentrant=False, context_fn=policy, **k))
     net = step_peak(run, "cpu")["net"]
-    out_bytes = sum(t.numel() * t.element_size() for t in outs
-                    if isinstance(t, torch.Tensor))
+    out_bytes = sum(t.numel() * t.element_size() for t in tensors_of(outs))
     return net - out_bytes - torch.get_rng_state().numel()
 
 
@@ -145,21 +165,22 @@ def step_peak_of(model, args, kwargs, loss_of):
     return step_peak(run, "cpu")["peak"]
 
 
-def check_budgets(name, base, args, kwargs, loss_of):
+def check_budgets(name, base, blocks_of, args, kwargs, loss_of):
     rows = []
     for f in FRACTIONS:
         model = copy.deepcopy(base)
         # the inputs each block gets, for the region's measurement
         got = {}
-        h = model.blocks[0].register_forward_pre_hook(
+        h = blocks_of(model)[0].register_forward_pre_hook(
             lambda m, a, k: got.setdefault("x", (tuple(v.detach().requires_grad_(
                 v.requires_grad) if isinstance(v, torch.Tensor) else v for v in a), k)),
             with_kwargs=True)
         with torch.random.fork_rng():
             model(*args, **kwargs)
         h.remove()
-        pols = checkmate_torch.sac_blocks(model, model.blocks, args, kwargs, budget=budget_at(f))
-        block0 = copy.deepcopy(base.blocks[0])
+        pols = checkmate_torch.sac_blocks(model, blocks_of(model), args, kwargs,
+                                          budget=budget_at(f))
+        block0 = copy.deepcopy(blocks_of(base)[0])
         with torch.random.fork_rng():
             held = held_by_region(block0, got["x"][0], got["x"][1], pols[0])
         peak = step_peak_of(model, args, kwargs, loss_of)
@@ -207,11 +228,14 @@ def check_mismatch():
 
 
 def main():
-    for case in (mlp_case, gpt_case):
-        name, model, args, kwargs, loss_of = case()
+    for case in (mlp_case, gpt_case, hf_gpt2_case):
+        got = case()
+        if got is None:
+            skip("Hugging Face GPT-2", "transformers is not installed")
+            continue
         for f in (0.5, 0.0):
-            check_bits(name, model, args, kwargs, loss_of, f)
-        check_budgets(name, model, args, kwargs, loss_of)
+            check_bits(*got, f)
+        check_budgets(*got)
     check_mismatch()
     finish()
 
