@@ -222,6 +222,10 @@ def sac_policy(module, example_args, example_kwargs=None, *, budget, time_limit=
     if private.version() < MIN_TORCH:
         raise SACError("sac_policy needs torch >= %d.%d (this is torch %s)"
                        % (MIN_TORCH + (torch.__version__,)))
+    try:
+        private.check("graph")
+    except private.PrivateError as e:
+        raise SACError(str(e)) from None
     if not isinstance(example_args, (tuple, list)):
         example_args = (example_args,)
     try:

@@ -227,6 +227,26 @@ def check_mismatch():
     ok(x.grad is not None, "the example's own branch runs under its policy")
 
 
+def check_cache_and_refusals():
+    torch.manual_seed(0)
+    blk = MLPBlock(16)
+    x = torch.randn(4, 16, requires_grad=True)
+    first = checkmate_torch.sac_policy(blk, x, budget=budget_at(0.3))
+    again = checkmate_torch.sac_policy(blk, x, budget=budget_at(0.3))
+    ok(first.info["cached"] is False and again.info["cached"] is True
+       and again.saved == first.saved,
+       "a second policy for the same region and budget comes from the plan cache")
+    none = checkmate_torch.sac_policy(blk, x, budget=budget_at(0.3), cache=False)
+    ok(none.info["cached"] is None and none.saved == first.saved, "cache=False keeps none")
+    for budget, what in ((lambda fixed, peak: fixed - 1, "below fixed memory"),
+                         ("lots", "not a size"), (-5, "negative")):
+        try:
+            checkmate_torch.sac_policy(blk, x, budget=budget)
+            ok(False, "a budget %s: refused" % what)
+        except SACError as e:
+            ok("\n" not in str(e), "a budget %s: refused in one line: %s" % (what, e))
+
+
 def main():
     for case in (mlp_case, gpt_case, hf_gpt2_case):
         got = case()
@@ -237,6 +257,7 @@ def main():
             check_bits(*got, f)
         check_budgets(*got)
     check_mismatch()
+    check_cache_and_refusals()
     finish()
 
 
