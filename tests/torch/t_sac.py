@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Selective checkpointing policies for a budget (checkmate_torch.sac_policy,
-sac_blocks): on a stack of MLP blocks, on our GPT and on Hugging Face GPT-2
-(dropout in all three),
+sac_blocks): on a stack of MLP blocks, on our GPT and on Hugging Face's
+GPT-2 and Llama (dropout in all four),
 each block checkpointed with its policy, 5 AdamW steps equal the same
 model trained without checkpointing, bit for bit (losses, parameters,
 gradients); as the budget falls over 6 budgets, what one region holds
@@ -102,6 +102,26 @@ def hf_gpt2_case():
     ids = torch.randint(0, 128, (4, 16))
     target = torch.roll(ids, -1, 1)
     return "HF GPT-2", model, lambda m: m.transformer.h, (), \
+        {"input_ids": ids, "use_cache": False}, \
+        lambda out: F.cross_entropy(out.logits.reshape(-1, 128), target.reshape(-1))
+
+
+def hf_llama_case():
+    """Hugging Face's Llama, small (attention dropout 0.1), or None without
+    transformers."""
+    try:
+        import transformers as tf
+    except ImportError:
+        return None
+    torch.manual_seed(0)
+    model = tf.LlamaForCausalLM(tf.LlamaConfig(
+        vocab_size=128, hidden_size=64, intermediate_size=128, num_hidden_layers=3,
+        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=32,
+        attention_dropout=0.1))
+    model.train()
+    ids = torch.randint(0, 128, (4, 16))
+    target = torch.roll(ids, -1, 1)
+    return "HF Llama", model, lambda m: m.model.layers, (), \
         {"input_ids": ids, "use_cache": False}, \
         lambda out: F.cross_entropy(out.logits.reshape(-1, 128), target.reshape(-1))
 
@@ -248,10 +268,10 @@ def check_cache_and_refusals():
 
 
 def main():
-    for case in (mlp_case, gpt_case, hf_gpt2_case):
+    for case in (mlp_case, gpt_case, hf_gpt2_case, hf_llama_case):
         got = case()
         if got is None:
-            skip("Hugging Face GPT-2", "transformers is not installed")
+            skip(case.__doc__.split(",")[0], "transformers is not installed")
             continue
         for f in (0.5, 0.0):
             check_bits(*got, f)
