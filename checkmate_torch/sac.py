@@ -85,8 +85,9 @@ class Region:
         bound = max(ends) + 1 if ends else len(calls)
         bound = min([bound] + [i for i, n in enumerate(calls)
                                if any(x in tangents for x in _inputs(n))])
+        ignored = torch_checkpoint.SAC_IGNORED_OPS
         self.ops = [n for n in calls[:bound] if not n.meta.get(TAKEN_AGAIN)
-                    and private.is_op(op_of(n)) and op_of(n) not in torch_checkpoint.SAC_IGNORED_OPS]
+                    and private.is_op(op_of(n)) and op_of(n) not in ignored]
         self.cost = {n: costmod.flops(n, a.fake) for n in self.ops}
         self.bytes = {n: _nbytes(a.fake[n]) for n in self.ops}
         self.outputs = {self._root(o) for o in a.outputs}
@@ -274,7 +275,10 @@ def _captured(model, blocks, args, kwargs):
                for i, b in enumerate(blocks)]
     buffers = [b.detach().clone() for b in model.buffers()]
     try:
-        with torch.random.fork_rng(devices=[]):
+        cuda = sorted({t.device.index or 0 for t in tensors_of((list(model.parameters()),
+                                                                list(model.buffers())))
+                       if t.device.type == "cuda"})
+        with torch.random.fork_rng(devices=cuda):
             model(*args, **(kwargs or {}))
     finally:
         for h in handles:
@@ -298,7 +302,8 @@ def _kept_leaf(v):
 def _checkpointed(forward, policy, *args, **kwargs):
     if not torch.is_grad_enabled():
         return forward(*args, **kwargs)
-    return torch_checkpoint.checkpoint(forward, *args, use_reentrant=False, context_fn=policy, **kwargs)
+    return torch_checkpoint.checkpoint(forward, *args, use_reentrant=False, context_fn=policy,
+                                       **kwargs)
 
 
 def sac_blocks(model, blocks, example_args, example_kwargs=None, *, budget, **settings):
