@@ -9,7 +9,9 @@ after its forward (measured: the bytes live after checkpoint(block, ...)
 returns, less its output and the generator state checkpoint keeps) is
 the model's saved bytes within 1 KiB, and the step's measured peak does
 not rise and stays within the model: the peak of plain per-block
-checkpointing (measured) plus every region's saved bytes, plus 4 KiB; a
+checkpointing (measured) plus every region's saved bytes, plus 4 KiB; at
+the bytes torch's op-list policies hold (save every matmul, every second
+one), the policy runs no more FLOPs again and its step peaks no higher; a
 region whose ops differ from the example's (a branch taken or not) is a
 one-line error, in the forward where it runs another op, in the backward
 where it runs fewer.
@@ -17,6 +19,7 @@ where it runs fewer.
 Usage: PYTHON tests/torch/t_sac.py [CHECKMATE_BINARY]. Prints TAP and
 ends with "N passed, M failed"."""
 import copy
+import functools
 import os
 import sys
 
@@ -30,7 +33,8 @@ remat_or_finish()
 
 from torch import nn  # noqa: E402
 from torch.nn import functional as F  # noqa: E402
-from torch.utils.checkpoint import checkpoint  # noqa: E402
+from torch.utils.checkpoint import (CheckpointPolicy, checkpoint,  # noqa: E402
+                                    create_selective_checkpoint_contexts)
 
 import checkmate_torch  # noqa: E402
 from checkmate_torch.examples.gpt import GPT  # noqa: E402
@@ -189,15 +193,7 @@ def check_budgets(name, base, blocks_of, args, kwargs, loss_of):
     rows = []
     for f in FRACTIONS:
         model = copy.deepcopy(base)
-        # the inputs each block gets, for the region's measurement
-        got = {}
-        h = blocks_of(model)[0].register_forward_pre_hook(
-            lambda m, a, k: got.setdefault("x", (tuple(v.detach().requires_grad_(
-                v.requires_grad) if isinstance(v, torch.Tensor) else v for v in a), k)),
-            with_kwargs=True)
-        with torch.random.fork_rng():
-            model(*args, **kwargs)
-        h.remove()
+        got = {"x": first_block_inputs(base, blocks_of, args, kwargs)}
         pols = checkmate_torch.sac_blocks(model, blocks_of(model), args, kwargs,
                                           budget=budget_at(f))
         block0 = copy.deepcopy(blocks_of(base)[0])
@@ -222,6 +218,74 @@ def check_budgets(name, base, blocks_of, args, kwargs, loss_of):
     peaks = [r[3] for r in rows]
     ok(all(b <= a for a, b in zip(peaks, peaks[1:])) and peaks[-1] < peaks[0],
        "%s: the step's peak does not rise as the budget falls, and falls: %s" % (name, peaks))
+
+
+MATMULS = (torch.ops.aten.mm.default, torch.ops.aten.addmm.default, torch.ops.aten.bmm.default)
+
+
+def op_list_context(every_second):
+    """torch's op-list policies as torchtitan writes them: save every
+    matmul's output, or every second one's."""
+    def context():
+        seen = {"mm": 0}
+
+        def policy_fn(ctx, op, *args, **kwargs):
+            if op not in MATMULS:
+                return CheckpointPolicy.PREFER_RECOMPUTE
+            seen["mm"] += 1
+            keep = not every_second or seen["mm"] % 2 == 1
+            return CheckpointPolicy.MUST_SAVE if keep else CheckpointPolicy.PREFER_RECOMPUTE
+        return create_selective_checkpoint_contexts(policy_fn)
+    return context
+
+
+def with_context(model, blocks_of, context_fn):
+    def call(forward, *a, **k):
+        return checkpoint(forward, *a, use_reentrant=False, context_fn=context_fn, **k)
+    for blk in blocks_of(model):
+        blk.forward = functools.partial(call, blk.forward)
+    return model
+
+
+def check_op_lists(name, base, blocks_of, args, kwargs, loss_of):
+    """At the bytes an op-list policy saves, ours runs no more FLOPs again
+    (the same cost table), and its step's measured peak is no higher."""
+    from checkmate_torch.sac import Region
+    a, k = first_block_inputs(base, blocks_of, args, kwargs)
+    region = Region(copy.deepcopy(blocks_of(base)[0]), a, k)
+    mats = [n for n in region.ops if n.target in MATMULS]
+    for every_second, what in ((False, "every matmul"), (True, "every second matmul")):
+        kept = mats[::2] if every_second else mats
+        held = sum(region.bytes[n] for n in kept)
+        again = sum(region.cost[n] for i, n in enumerate(region.ops)
+                    if i <= region.stop and n not in kept)
+        mine = copy.deepcopy(base)
+        pols = checkmate_torch.sac_blocks(mine, blocks_of(mine), args, kwargs,
+                                          budget=lambda fixed, peak: fixed + held)
+        theirs = with_context(copy.deepcopy(base), blocks_of, op_list_context(every_second))
+        p_ours = step_peak_of(mine, args, kwargs, loss_of)
+        p_theirs = step_peak_of(theirs, args, kwargs, loss_of)
+        info = pols[0].info
+        ok(info["recompute"] <= again and info["saved_bytes"] <= held and
+           p_ours <= p_theirs + PEAK_SLACK,
+           "%s: at the %d bytes a block that saving %s holds, ours runs %d FLOPs again "
+           "(theirs %d), step peak %d (theirs %d)"
+           % (name, held, what, info["recompute"], again, p_ours, p_theirs))
+
+
+def first_block_inputs(base, blocks_of, args, kwargs):
+    """The (args, kwargs) the first block gets in a forward of a copy of
+    base on the example."""
+    model = copy.deepcopy(base)
+    got = {}
+    h = blocks_of(model)[0].register_forward_pre_hook(
+        lambda m, a, k: got.setdefault("x", (tuple(v.detach().requires_grad_(
+            v.requires_grad) if isinstance(v, torch.Tensor) else v for v in a), k)),
+        with_kwargs=True)
+    with torch.random.fork_rng():
+        model(*args, **kwargs)
+    h.remove()
+    return got["x"]
 
 
 def check_mismatch():
@@ -276,6 +340,7 @@ def main():
         for f in (0.5, 0.0):
             check_bits(*got, f)
         check_budgets(*got)
+        check_op_lists(*got)
     check_mismatch()
     check_cache_and_refusals()
     finish()
