@@ -240,6 +240,10 @@ def sac_policy(module, example_args, example_kwargs=None, *, budget, time_limit=
     peak = fixed + region.read_bytes
     try:
         arg = _budget_bytes(budget, fixed, peak)
+        if arg.isdigit() and int(arg) < fixed:
+            raise SACError("%s: the budget %s is below the region's fixed memory %d (its "
+                           "parameters, their gradients, its inputs; peak %d)"
+                           % (name, arg, fixed, peak))
         part, hit = solvemod.partition(find_checkmate(), _knapsack_doc(region, fixed), arg,
                                        time_limit, plans)
     except solvemod.SolveError as e:

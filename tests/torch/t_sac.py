@@ -322,6 +322,10 @@ def check_cache_and_refusals():
        "a second policy for the same region and budget comes from the plan cache")
     none = checkmate_torch.sac_policy(blk, x, budget=budget_at(0.3), cache=False)
     ok(none.info["cached"] is None and none.saved == first.saved, "cache=False keeps none")
+    pct = checkmate_torch.sac_policy(blk, x, budget="95%")
+    ok(pct.info["budget"] == int(0.95 * pct.info["peak"]),
+       "a budget of 95%% is 95%% of the region's peak: %d of %d"
+       % (pct.info["budget"], pct.info["peak"]))
     for budget, what in ((lambda fixed, peak: fixed - 1, "below fixed memory"),
                          ("lots", "not a size"), (-5, "negative")):
         try:
