@@ -316,10 +316,15 @@ def sac_blocks(model, blocks, example_args, example_kwargs=None, *, budget, **se
     from now on, its policy made by sac_policy on the inputs the block gets
     in model(*example_args, **example_kwargs) (budget and settings as
     sac_policy's, per block). The blocks' forward is replaced on the
-    instance: names, parameters and hooks stay. Returns the policies."""
+    instance: names, parameters and hooks stay; a block given a policy
+    before gets the new one instead. Returns the policies."""
     if not isinstance(example_args, (tuple, list)):
         example_args = (example_args,)
     blocks = list(blocks)
+    for blk in blocks:   # a block given a policy before: its own forward back
+        f = vars(blk).get("forward")
+        if isinstance(f, functools.partial) and f.func is _checkpointed:
+            blk.forward = f.args[0]
     policies = []
     for blk, (a, k) in zip(blocks, _captured(model, blocks, example_args, example_kwargs)):
         policies.append(sac_policy(blk, a, k, budget=budget, **settings))

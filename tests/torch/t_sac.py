@@ -311,6 +311,21 @@ def check_mismatch():
     ok(x.grad is not None, "the example's own branch runs under its policy")
 
 
+def check_again():
+    """sac_blocks on blocks that have a policy: the new one replaces it."""
+    name, base, blocks_of, args, kwargs, loss_of = mlp_case()
+    ref = copy.deepcopy(base)
+    first = checkmate_torch.sac_blocks(base, blocks_of(base), args, kwargs,
+                                       budget=budget_at(1.0))
+    second = checkmate_torch.sac_blocks(base, blocks_of(base), args, kwargs,
+                                        budget=budget_at(0.0))
+    want, have = train(ref, args, kwargs, loss_of, 2), train(base, args, kwargs, loss_of, 2)
+    ok(first[0].info["saved"] > 0 and second[0].info["saved"] == 0 and same(want[0], have[0])
+       and same(want[2], have[2]),
+       "sac_blocks again on the same blocks: the new policies replace the old (saved %d, "
+       "then %d), training as before" % (first[0].info["saved"], second[0].info["saved"]))
+
+
 def check_cache_and_refusals():
     torch.manual_seed(0)
     blk = MLPBlock(16)
@@ -346,6 +361,7 @@ def main():
         check_budgets(*got)
         check_op_lists(*got)
     check_mismatch()
+    check_again()
     check_cache_and_refusals()
     finish()
 
