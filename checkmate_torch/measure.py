@@ -28,9 +28,7 @@ one).
 
 Not counted: memory that does not come from c10's CPU allocator (what
 oneDNN, BLAS or OpenMP malloc themselves, autograd's graph nodes, Python
-objects, malloc's own overhead: glibc's own count of a step, without the
-profiler, was 20 KB above this peak for four Linear(1024, 1024) layers and
-120-160 KB above for resnet18 at batch 2, 3x32x32); and the free of a
+objects, malloc's own overhead); and the free of a
 block allocated while no profiler was recording memory (c10 does not know
 its size and logs a warning), so a step that frees such tensors reads
 higher than the truth, never lower.  The CPU allocator caches nothing, so

@@ -1,11 +1,11 @@
 """A plan's generated code run by TorchScript's interpreter.
 
-codegen.Program writes a plan's forward and backward as Python, where
-each ATen op is a Python call: about 1.5 us on the CPU through an
-OpOverload's _op, 1.1 through a Tensor method. ScriptProgram writes the
-same steps in TorchScript's language and compiles them
-(torch.jit.CompilationUnit); its interpreter calls each op from C++, in
-about 0.6 us. The same ops on the same arguments in the same order give
+codegen.Program writes a lowered plan's instructions (lower.py) as
+Python, where each ATen op is a Python call. ScriptProgram writes the
+same instructions in TorchScript's language and compiles them
+(torch.jit.CompilationUnit); its interpreter calls each op from C++, with
+less host time a call (docs/benchmarks.md, "The eager path's host
+time"). The same ops on the same arguments in the same order give
 the same results bit for bit, provided three things, which are checked
 or made so here:
 

@@ -93,6 +93,10 @@ class Inputs(_Leaves):
                 self.placed.append(t)
             self.where.append(k)
 
+    def describe(self):
+        """The tensors' shapes, for a message: "(4, 96), (4, 96)"."""
+        return ", ".join(str(tuple(t.shape)) for t in self.tensors) or "(none)"
+
     def key(self):
         """What a plan depends on: shapes, strides, dtypes, devices, which
         require gradients, which are one input, the constants and the

@@ -6,6 +6,7 @@ import os
 import platform
 import re
 import time
+import warnings
 
 import torch
 
@@ -13,7 +14,8 @@ from . import alias, private, solve as solvemod
 from .cache import cost_key, kept_or_measured, open_cache
 from .codegen import Program
 from .execute import Interpreter, PlanError, measure_costs, resolve
-from .graph import Analysis
+from .functional import op_of
+from .graph import Analysis, Synthetic, steps_peak
 from .script import ScriptError, ScriptProgram
 from .strides import corrections, measure
 from .trace import Inputs, autocast_key, no_autocast, outside as _outside, trace
@@ -36,9 +38,16 @@ MIN_TORCH = (2, 5)
 
 class Compiled:
     """One plan for one input signature: the traced step, its graph, the
-    plan's steps split where the backward starts, and the plan's figures."""
+    plan's steps split where the backward starts, and the plan's figures.
 
-    def __init__(self, model, args, kwargs, budget, strategy, time_limit, binary, cache, cost):
+    prior: the plans made for other signatures, the latest first. One
+    whose graph has this one's structure (the same ops, each reading the
+    same nodes: another sequence length, say) gives its steps, without a
+    solve, when they fit its budget at this signature's sizes (replayed:
+    steps_peak); else the graph is solved."""
+
+    def __init__(self, model, args, kwargs, budget, strategy, time_limit, binary, cache, cost,
+                 prior=()):
         # Traced, solved, and run once on the example to compare strides
         # (strides.py); traced and solved again with the kernels' strides
         # where they differ (at most 3 rounds; differences left after the
@@ -57,11 +66,15 @@ class Compiled:
                             {"torch": {"torch_version": torch.__version__,
                                        "cost_unit": a.cost_unit,
                                        "fixed_memory_parts": a.fixed_parts}})
-            try:
-                plan, hit = solvemod.solve(binary, doc, arg, strategy, time_limit, cache)
-            except solvemod.SolveError as e:
-                raise solvemod.in_activations(e, a.fixed_memory, ca_peak) from None
-            steps = resolve(a, plan.get("steps") or [])
+            self.structure = structure(a)
+            plan, steps = _reused(a, self.structure, prior)
+            hit = False
+            if plan is None:
+                try:
+                    plan, hit = solvemod.solve(binary, doc, arg, strategy, time_limit, cache)
+                except solvemod.SolveError as e:
+                    raise solvemod.in_activations(e, a.fixed_memory, ca_peak) from None
+                steps = resolve(a, plan.get("steps") or [])
             with no_autocast():
                 found = measure(a, tensors, steps)
             new = sorted(found.keys() - fixes.keys(), key=lambda ok: (str(ok[0]), ok[1]))
@@ -73,6 +86,8 @@ class Compiled:
                                  "kernels" % (new[0][1] + 1, new[0][0]))
             fixes.update(found)
         self.traced, self.analysis = traced, a
+        index = {r: i for i, r in enumerate(a.real)}
+        self.step_indices = [(op, index[r]) for op, r in steps]
         # The forward ends where the tangents are first computed (they may
         # be freed and computed again: the same gradients, bound again).
         at = next((k for k, (op, r) in enumerate(steps) if op == "compute" and r is a.tangents),
@@ -96,6 +111,7 @@ class Compiled:
             "runner": "torchscript" if isinstance(self.program, ScriptProgram) else "python",
             "runner_note": runner_note,
             "cached": hit if cache is not None else None,
+            "reused": plan.get("reused", False),
             "step_ms": None, "measured_overhead": None,   # after a step (timed)
         }
         self.on_cpu = _device_name(tensors).startswith("cpu")
@@ -129,9 +145,7 @@ class Compiled:
         # Only what gets a gradient is an input of the autograd node (an
         # edge to a parameter the step gives none would have autograd call
         # its hooks with None); the rest goes in a list, which apply does
-        # not look into (apply's own time grows with its tensors: 127 us
-        # for ResNet-50's 320 parameters and buffers, 79 for its 161
-        # parameters).
+        # not look into (apply's own time grows with its tensors).
         tensors = params + buffers + inputs.placed
         shared = self.shared_memory(tensors, inputs)
         out = self.traced.out
@@ -163,7 +177,7 @@ _MODULE_WALK = (torch.nn.Module.parameters, torch.nn.Module.buffers,
 def state_tensors(model):
     """(list(model.parameters()), list(model.buffers())) in one walk of the
     modules instead of three (the key and the step read both on every
-    step: 0.3 ms on resnet50, host time that a GPU step waits for); a
+    step, host time that a GPU step waits for); a
     model that overrides how they are found gets its own methods."""
     cls = type(model)
     if (cls.parameters, cls.buffers, cls.named_modules) != _MODULE_WALK:
@@ -174,6 +188,35 @@ def state_tensors(model):
 def _meta(fake):
     """(shape, dtype, is_sparse) of a traced tensor, or None."""
     return (fake.shape, fake.dtype, fake.is_sparse) if isinstance(fake, torch.Tensor) else None
+
+
+def structure(a):
+    """What a plan's steps depend on in graph a: per node, in file order,
+    its op (a synthetic node's kind) and the positions of the nodes it
+    reads. Two signatures of one model with the same structure (sizes
+    aside) run the same steps."""
+    index = {r: i for i, r in enumerate(a.real)}
+    return tuple((r.kind if isinstance(r, Synthetic) else str(op_of(r)),
+                  tuple(index[d] for d in a.deps[r])) for r in a.real)
+
+
+def _reused(a, shape, prior):
+    """(plan figures, steps) of the first of prior (Compiled) whose graph
+    has structure `shape` and whose steps, replayed at a's sizes, fit the
+    budget it was made for; (None, None) when none does. The figures are
+    the replayed ones; the status is 'feasible' (proven at no size here)."""
+    for c in prior:
+        if c.structure != shape:
+            continue
+        steps = [(op, a.real[i]) for op, i in c.step_indices]
+        peak = steps_peak(steps, a.memory) + a.fixed_memory
+        budget = c.info["budget"]
+        if budget is None or peak > budget:
+            continue
+        cost = sum(a.cost[r] for op, r in steps if op == "compute")
+        return {"budget": budget, "peak_memory": peak, "cost": cost, "status": "feasible",
+                "strategy": c.info["strategy"], "param": c.info["param"], "reused": True}, steps
+    return None, None
 
 
 def _device_name(tensors):
@@ -408,13 +451,29 @@ class Remat(_Wrapper):
         if c is None:
             was = self.model.training
             self.model.train()
+            prior = list(self._plans.values())[::-1]
             try:
-                c = Compiled(self.model, args, kwargs, *self._settings)
+                c = Compiled(self.model, args, kwargs, *self._settings, prior=prior)
             finally:
                 self.model.train(was)
             c.shared_memory(params + buffers + inputs.placed, inputs)
             self._plans[key] = c
+            if prior and not c.info["reused"]:
+                same = any(p.structure == c.structure for p in prior)
+                self._say_once(
+                    "larger" if same else "other",
+                    "checkmate_torch.remat: planned anew for inputs %s: %s" % (
+                        inputs.describe(),
+                        "the plans made so far do not fit the budget at these sizes" if same
+                        else "they trace to another graph than the plans made so far"))
         return c
+
+    def _say_once(self, reason, message):
+        """A warning, once a module for each reason."""
+        said = self.__dict__.setdefault("_said", set())
+        if reason not in said:
+            said.add(reason)
+            warnings.warn(message, stacklevel=4)
 
     @property
     def plan_info(self):

@@ -1,0 +1,121 @@
+#!/usr/bin/python3
+"""A fine-tuning loop whose sequence length changes from batch to batch
+(issue 62): Hugging Face's GPT-2 or Llama, small configs, AdamW, lengths
+drawn at random, under checkmate_torch.remat and ordinarily, from the
+same seeds.
+
+Usage: PYTHON bench/torch_shapes.py [--model gpt2|llama] [--steps 100]
+           [--batch 4] [--min 16] [--max 256] [--time-limit 10]
+           [--frac 0.5] [--json FILE]
+
+remat's example is a batch at --max (so that its plan serves every
+shorter length: docs/torch.md, "Other sizes, one solve"); the budget is
+fixed memory + frac of the activations there. Prints: the total time of
+the steps, first calls included, for each loop and their ratio; the
+distinct lengths; how many were solved and how many reused a plan; the
+mean time of a step at a new length; and whether every loss equals the
+ordinary loop's bit for bit."""
+import argparse
+import json
+import os
+import random
+import sys
+import time
+import warnings
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+sys.path.insert(0, ROOT)
+
+
+def build(name, tf):
+    if name == "gpt2":
+        cfg = tf.GPT2Config(n_layer=4, n_embd=256, n_head=4, vocab_size=1000,
+                            n_positions=512, use_cache=False)
+        return tf.GPT2LMHeadModel(cfg)
+    cfg = tf.LlamaConfig(num_hidden_layers=4, hidden_size=256, intermediate_size=688,
+                         num_attention_heads=4, num_key_value_heads=4, vocab_size=1000,
+                         max_position_embeddings=512, use_cache=False)
+    return tf.LlamaForCausalLM(cfg)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--model", default="gpt2", choices=("gpt2", "llama"))
+    ap.add_argument("--steps", type=int, default=100)
+    ap.add_argument("--batch", type=int, default=4)
+    ap.add_argument("--min", type=int, default=16)
+    ap.add_argument("--max", type=int, default=256)
+    ap.add_argument("--time-limit", type=float, default=10)
+    ap.add_argument("--frac", type=float, default=0.5)
+    ap.add_argument("--json")
+    args = ap.parse_args()
+    import torch
+    import transformers as tf
+    import checkmate_torch
+    from checkmate_torch import solve as solvemod
+    tf.logging.set_verbosity_error()
+    torch.set_num_threads(1)
+    solves = []
+    solve = solvemod.solve
+
+    def counted(*a, **k):
+        solves.append(1)
+        return solve(*a, **k)
+    solvemod.solve = counted
+
+    torch.manual_seed(0)
+    model = build(args.model, tf)
+    model.train()
+    ref = build(args.model, tf)
+    ref.load_state_dict(model.state_dict())
+    ref.train()
+    rnd = random.Random(1)
+    lengths = [rnd.randint(args.min, args.max) for _ in range(args.steps)]
+    gen = torch.Generator().manual_seed(2)
+    batches = [torch.randint(0, 1000, (args.batch, n), generator=gen) for n in lengths]
+
+    def loop(m, params, timed):
+        opt = torch.optim.AdamW(params, lr=1e-3)
+        losses, new_times, seen = [], [], set()
+        t0 = time.perf_counter()
+        for step, ids in enumerate(batches):
+            torch.manual_seed(step)
+            s = time.perf_counter()
+            loss = m(input_ids=ids, labels=ids).loss
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            if timed and ids.shape[1] not in seen:
+                new_times.append(time.perf_counter() - s)
+            seen.add(ids.shape[1])
+            losses.append(loss.detach())
+        return time.perf_counter() - t0, losses, new_times
+
+    plain_s, want, _ = loop(ref, ref.parameters(), False)
+    t0 = time.perf_counter()
+    example = torch.randint(0, 1000, (args.batch, args.max), generator=gen)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = checkmate_torch.remat(model, (), {"input_ids": example, "labels": example},
+                                  budget=lambda f, p: int(f + (p - f) * args.frac),
+                                  time_limit=args.time_limit, cache=False)
+        remat_s = time.perf_counter() - t0
+        loop_s, got, new_times = loop(m, model.parameters(), True)
+    remat_s += loop_s
+    reused = sum(1 for c in m._plans.values() if c.info["reused"])
+    row = {"model": args.model, "steps": args.steps, "batch": args.batch,
+           "lengths": "%d-%d" % (args.min, args.max), "distinct": len(set(lengths)),
+           "ordinary_s": round(plain_s, 1), "remat_s": round(remat_s, 1),
+           "ratio": round(remat_s / plain_s, 2), "solves": len(solves),
+           "plans_reused": reused,
+           "new_length_step_s": round(sum(new_times) / max(len(new_times), 1), 2),
+           "equal": all(torch.equal(a, b) for a, b in zip(got, want)),
+           "torch": torch.__version__}
+    print(json.dumps(row))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(row, f)
+
+
+if __name__ == "__main__":
+    main()
