@@ -10,3 +10,17 @@ def remat(model, example_args, example_kwargs=None, **settings):
     importing the package does not import torch)."""
     from .train import remat as _remat
     return _remat(model, example_args, example_kwargs, **settings)
+
+
+def sac_policy(module, example_args, example_kwargs=None, **settings):
+    """See checkmate_torch.sac.sac_policy: the context_fn of
+    torch.utils.checkpoint.checkpoint that saves what fits a budget."""
+    from .sac import sac_policy as _sac_policy
+    return _sac_policy(module, example_args, example_kwargs, **settings)
+
+
+def sac_blocks(model, blocks, example_args, example_kwargs=None, **settings):
+    """See checkmate_torch.sac.sac_blocks: each block checkpointed with
+    its own sac_policy."""
+    from .sac import sac_blocks as _sac_blocks
+    return _sac_blocks(model, blocks, example_args, example_kwargs, **settings)

@@ -3,8 +3,8 @@
 bench/torch_memory.py, the graph's checkpoint-all activation memory
 (checkpoint-all peak - fixed memory, sum loss) is within 3% of an ordinary
 training step's measured peak of live bytes between ops, without the
-parameter-gradient temporaries of AccumulateGrad (docs/torch.md,
-Measurements). Prints TAP, ends with "N passed, M failed"; models that
+parameter-gradient temporaries of AccumulateGrad (docs/benchmarks.md,
+"PyTorch: the eager mode measured"). Prints TAP, ends with "N passed, M failed"; models that
 need torchvision are skipped where it does not import."""
 import importlib.util
 import os

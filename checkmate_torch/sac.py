@@ -1,0 +1,333 @@
+"""Selective activation checkpointing policies chosen for a budget.
+
+sac_policy(module, args, kwargs, budget=...) returns the context_fn that
+torch.utils.checkpoint.checkpoint(module, ..., use_reentrant=False,
+context_fn=...) takes: torch's create_selective_checkpoint_contexts around
+a policy that answers MUST_SAVE for the ops whose outputs the region keeps
+and PREFER_RECOMPUTE for the others. sac_blocks applies one to each block
+of a model.
+
+The memory model (docs/torch.md, "Selective checkpointing policies"): in
+eager mode a region keeps from its forward to its backward the outputs of
+its MUST_SAVE ops (its inputs are the caller's); at its backward's first
+unpack torch runs its forward again, every op but the saved ones, up to
+the last op whose values autograd saved (early stop), so every value its
+backward reads is alive at once whatever the policy. A policy therefore
+decides two things only: the bytes the region holds while the rest of the
+model runs (fixed memory + the saved outputs) and the cost of the ops run
+again. That is a knapsack, solved by `checkmate partition` on a graph
+that encodes it: a forward node per op that may be saved, without inputs
+(the recompute runs every unsaved op anyway, so saving one spares only its
+own cost), not materialized, all read by one backward node of no memory.
+
+Ops are identified as torch's SAC does: the k-th call of an op overload in
+the region's forward (detach and the ops torch's SAC ignores aside). The
+policy checks each call against the example's sequence, and a region whose
+ops differ is a one-line SACError, never another policy."""
+import functools
+
+import torch
+from torch.utils import checkpoint as torch_checkpoint
+
+from . import cost as costmod, private, solve as solvemod
+from .cache import open_cache
+from .functional import TAKEN_AGAIN, functional_op, op_of, written_arg
+from .graph import Analysis, AnalysisError, draws_random
+from .trace import TraceError, tensors_of, trace
+
+
+# As remat's (train.MIN_TORCH): the traces of older torches can differ
+# from an ordinary step's ops.
+MIN_TORCH = (2, 5)
+
+
+class SACError(Exception):
+    """A policy that cannot be made or no longer applies; one line."""
+
+
+def _nbytes(value):
+    return sum(t.numel() * t.element_size() for t in tensors_of(value))
+
+
+def _written_input(node):
+    w = written_arg(node.target)
+    return node.kwargs[w] if isinstance(w, str) else node.args[w]
+
+
+def _inputs(node):
+    out = []
+    torch.fx.node.map_arg((node.args, node.kwargs), out.append)
+    return out
+
+
+class Region:
+    """The traced region: its forward ops in SAC's order (ops), which of
+    them a policy may save (saveable), the position after which the
+    recompute stops (stop), their FLOPs and output bytes."""
+
+    def __init__(self, module, args, kwargs):
+        try:
+            traced, tensors = trace(module, args, kwargs, "tangents")
+            a = Analysis(traced, tensors)
+        except (TraceError, AnalysisError) as e:
+            raise SACError(str(e)) from None
+        self.analysis = a
+        tangents = {p for p in a.placeholders if a.role[p] == "tangent"}
+        calls = [n for n in a.nodes if n.op == "call_function"]
+        # The forward ends at its last output (or written value, or random
+        # op), and before the first op that reads a tangent: autograd
+        # traces the backward after the whole forward, and it may begin
+        # with ops of its own that read no tangent (a weight transposed).
+        # A forward that ends with ops nothing reads is refused when it
+        # runs (the policy sees more ops than the example's).
+        at = {n: i for i, n in enumerate(calls)}
+        ends = [at[n] for n in a.outputs + list(a.final.values()) + a.randoms if n in at]
+        bound = max(ends) + 1 if ends else len(calls)
+        bound = min([bound] + [i for i, n in enumerate(calls)
+                               if any(x in tangents for x in _inputs(n))])
+        ignored = torch_checkpoint.SAC_IGNORED_OPS
+        self.ops = [n for n in calls[:bound] if not n.meta.get(TAKEN_AGAIN)
+                    and private.is_op(op_of(n)) and op_of(n) not in ignored]
+        self.cost = {n: costmod.flops(n, a.fake) for n in self.ops}
+        self.bytes = {n: _nbytes(a.fake[n]) for n in self.ops}
+        self.outputs = {self._root(o) for o in a.outputs}
+        bw_reads = [x for n in calls[bound:] for x in _inputs(n)]
+        read = {self._root(x) for x in bw_reads}
+        packs = [i for i, n in enumerate(self.ops)
+                 if self._root(n) in read or any(self._root(x) in read for x in _inputs(n))]
+        self.stop = packs[-1] if packs else -1
+        written = {self._root(_written_input(n)) for n in self.ops
+                   if n.target is not functional_op and written_arg(n.target) is not None}
+        self.saveable = [n for i, n in enumerate(self.ops)
+                         if i <= self.stop and self._may_save(n, written)]
+        # What an ordinary (unchecked) region holds for its backward.
+        owners = {a.owner(x) for x in bw_reads} - {None}
+        self.read_bytes = sum(a.memory[r] for r in a.real
+                              if r in owners and r not in a.backward)
+
+    def _root(self, n):
+        a = self.analysis
+        while n in a.source:
+            n = a.source[n]
+        return n
+
+    def _may_save(self, n, written):
+        """An op whose saved output a recompute can use as it is: not a
+        view (the recompute makes it again from its base), not random
+        (skipped, the later draws of the recompute would differ), not one
+        that writes (the caller goes on with what it wrote, not with what
+        it returns), not one whose output is written later, not the
+        region's output (saved, it would outlive the next block's
+        backward), with a cost."""
+        a = self.analysis
+        op = op_of(n)
+        return (n.target is not functional_op and a.kind.get(n) == "real"
+                and not draws_random(op) and written_arg(op) is None
+                and self._root(n) not in written and self._root(n) not in self.outputs
+                and self.cost[n] > 0)
+
+    def key(self, n):
+        """(op, k): n is the k-th call of its op in the forward."""
+        op = op_of(n)
+        return op, sum(1 for m in self.ops[:self.ops.index(n)] if op_of(m) is op)
+
+
+def _budget_bytes(budget, fixed, peak):
+    """budget as bytes or a size string the CLI reads; a percentage is of
+    peak (what the region holds saving what an ordinary step saves)."""
+    arg = solvemod.budget_arg(budget, fixed, peak)
+    if arg.endswith("%"):
+        return str(int(float(arg[:-1]) / 100 * peak))
+    return arg
+
+
+def _knapsack_doc(region, fixed):
+    nodes = [{"name": n.name, "cost": region.cost[n], "memory": region.bytes[n], "deps": []}
+             for n in region.saveable]
+    nodes.append({"name": "backward", "cost": 0, "memory": 0, "backward": True,
+                  "deps": [n.name for n in region.saveable]})
+    return {"format": "checkmate-graph", "version": 1, "name": "selective checkpoint region",
+            "fixed_memory": fixed, "nodes": nodes}
+
+
+class Policy:
+    """The context_fn of torch.utils.checkpoint.checkpoint for one region;
+    info: the plan's figures (see sac_policy); saved: the (op, k) whose
+    outputs the region keeps."""
+
+    def __init__(self, ops, saved, info, name):
+        self.ops = ops            # the forward's op overloads, in order
+        self.save = frozenset(i for i, _ in saved)
+        self.saved = [k for _, k in saved]
+        self.info = info
+        self._name = name
+
+    def __call__(self):
+        state = {"at": 0}
+        ops, save, name = self.ops, self.save, self._name
+
+        def policy_fn(ctx, op, *args, **kwargs):
+            i = state["at"]
+            state["at"] = i + 1
+            if i >= len(ops) or ops[i] is not op:
+                want = "the end of the region" if i >= len(ops) else str(ops[i])
+                raise SACError("%s: call %d of the region is %s where the example's is %s: "
+                               "its ops differ from the example's (another shape or branch); "
+                               "make a policy for this call" % (name, i + 1, op, want))
+            return (torch_checkpoint.CheckpointPolicy.MUST_SAVE if i in save
+                    else torch_checkpoint.CheckpointPolicy.PREFER_RECOMPUTE)
+        forward, recompute = torch_checkpoint.create_selective_checkpoint_contexts(policy_fn)
+        return forward, _Counted(recompute, state, len(ops), name)
+
+    def __repr__(self):
+        return "<sac policy %s: saves %d of %d ops, %d bytes>" % (
+            self._name, len(self.saved), len(self.ops), self.info["saved_bytes"])
+
+
+class _Counted:
+    """The recompute's context, entered at the backward's first unpack:
+    first a region that ran fewer ops than the example is refused."""
+
+    def __init__(self, inner, state, want, name):
+        self.inner, self.state, self.want, self.name = inner, state, want, name
+
+    def __enter__(self):
+        if self.state["at"] != self.want:
+            raise SACError("%s: the region ran %d ops where the example ran %d: its ops differ "
+                           "from the example's (another shape or branch); make a policy for "
+                           "this call" % (self.name, self.state["at"], self.want))
+        return self.inner.__enter__()
+
+    def __exit__(self, *exc):
+        return self.inner.__exit__(*exc)
+
+
+def sac_policy(module, example_args, example_kwargs=None, *, budget, time_limit=60.0,
+               cache=True):
+    """The context_fn for checkpoint(module, *args, use_reentrant=False,
+    context_fn=...) on calls like module(*example_args, **example_kwargs)
+    that keeps the outputs of the ops whose recompute costs most (FLOPs)
+    within budget: bytes, a size string ("64M"), a percentage, or a
+    function of (fixed, peak) giving bytes, where fixed is the region's
+    fixed memory (its parameters, their gradients, its inputs) and peak
+    fixed plus what an ordinary region holds for its backward (a
+    percentage is of peak). The budget bounds what the region holds from
+    its forward to its backward: fixed plus the saved outputs. Solved by
+    `checkmate partition` (time_limit seconds), kept in the plan cache
+    (cache as remat's). The returned Policy's info: budget, fixed_memory,
+    peak, model_peak (fixed + saved bytes), saved_bytes, saved and ops
+    (counts), recompute (FLOPs run again), overhead (the step's FLOPs with
+    the recompute over those without), full_overhead (the same for
+    plain checkpointing), status and cached."""
+    from .binary import find_checkmate
+    if private.version() < MIN_TORCH:
+        raise SACError("sac_policy needs torch >= %d.%d (this is torch %s)"
+                       % (MIN_TORCH + (torch.__version__,)))
+    try:
+        private.check("graph")
+    except private.PrivateError as e:
+        raise SACError(str(e)) from None
+    if not isinstance(example_args, (tuple, list)):
+        example_args = (example_args,)
+    try:
+        plans = open_cache(cache)
+    except ValueError as e:
+        raise SACError(str(e)) from None
+    name = type(module).__name__
+    region = Region(module, example_args, example_kwargs or {})
+    a = region.analysis
+    fixed = a.fixed_memory
+    peak = fixed + region.read_bytes
+    try:
+        arg = _budget_bytes(budget, fixed, peak)
+        if arg.isdigit() and int(arg) < fixed:
+            raise SACError("%s: the budget %s is below the region's fixed memory %d (its "
+                           "parameters, their gradients, its inputs; peak %d)"
+                           % (name, arg, fixed, peak))
+        part, hit = solvemod.partition(find_checkmate(), _knapsack_doc(region, fixed), arg,
+                                       time_limit, plans)
+    except solvemod.SolveError as e:
+        raise SACError("%s: %s (fixed memory %d, peak %d)" % (name, e, fixed, peak)) from None
+    chosen = set(part["saved"])
+    saved = [(i, region.key(n)) for i, n in enumerate(region.ops) if n.name in chosen]
+    saved_bytes = sum(region.bytes[region.ops[i]] for i, _ in saved)
+    again = [n for i, n in enumerate(region.ops) if i <= region.stop]
+    recompute = sum(region.cost[n] for n in again if n.name not in chosen)
+    full = sum(region.cost[n] for n in again)
+    step = sum(a.cost.values())
+    info = {"budget": part["budget"], "fixed_memory": fixed, "peak": peak,
+            "model_peak": fixed + saved_bytes, "saved_bytes": saved_bytes,
+            "saved": len(saved), "ops": len(region.ops), "recompute": recompute,
+            "overhead": (step + recompute) / step if step else 1.0,
+            "full_overhead": (step + full) / step if step else 1.0,
+            "status": part["status"], "cost_unit": "flops",
+            "cached": hit if plans is not None else None}
+    return Policy([op_of(n) for n in region.ops], saved, info, name)
+
+
+def _captured(model, blocks, args, kwargs):
+    """Each block's (args, kwargs) in a forward of model on the example,
+    run with the generator's state and the buffers put back after."""
+    got = {}
+
+    def hook(i, _mod, a, k):
+        if i not in got:
+            flat, spec = private.tree_flatten((a, k))
+            got[i] = private.tree_unflatten([_kept_leaf(v) for v in flat], spec)
+        return None
+    handles = [b.register_forward_pre_hook(functools.partial(hook, i), with_kwargs=True)
+               for i, b in enumerate(blocks)]
+    buffers = [b.detach().clone() for b in model.buffers()]
+    try:
+        cuda = sorted({t.device.index or 0 for t in tensors_of((list(model.parameters()),
+                                                                list(model.buffers())))
+                       if t.device.type == "cuda"})
+        with torch.random.fork_rng(devices=cuda):
+            model(*args, **(kwargs or {}))
+    finally:
+        for h in handles:
+            h.remove()
+        with torch.no_grad():
+            for b, v in zip(model.buffers(), buffers):
+                b.copy_(v)
+    missing = [i for i in range(len(blocks)) if i not in got]
+    if missing:
+        raise SACError("block %d (%s) is not called in the model's forward on the example"
+                       % (missing[0], type(blocks[missing[0]]).__name__))
+    return [got[i] for i in range(len(blocks))]
+
+
+def _kept_leaf(v):
+    if isinstance(v, torch.Tensor):
+        return v.detach().clone().requires_grad_(v.requires_grad)
+    return v
+
+
+def _checkpointed(forward, policy, *args, **kwargs):
+    if not torch.is_grad_enabled():
+        return forward(*args, **kwargs)
+    return torch_checkpoint.checkpoint(forward, *args, use_reentrant=False, context_fn=policy,
+                                       **kwargs)
+
+
+def sac_blocks(model, blocks, example_args, example_kwargs=None, *, budget, **settings):
+    """Each module of blocks (a model's transformer blocks, say) called
+    through checkpoint(..., use_reentrant=False, context_fn=its policy)
+    from now on, its policy made by sac_policy on the inputs the block gets
+    in model(*example_args, **example_kwargs) (budget and settings as
+    sac_policy's, per block). The blocks' forward is replaced on the
+    instance: names, parameters and hooks stay; a block given a policy
+    before gets the new one instead. Returns the policies."""
+    if not isinstance(example_args, (tuple, list)):
+        example_args = (example_args,)
+    blocks = list(blocks)
+    for blk in blocks:   # a block given a policy before: its own forward back
+        f = vars(blk).get("forward")
+        if isinstance(f, functools.partial) and f.func is _checkpointed:
+            blk.forward = f.args[0]
+    policies = []
+    for blk, (a, k) in zip(blocks, _captured(model, blocks, example_args, example_kwargs)):
+        policies.append(sac_policy(blk, a, k, budget=budget, **settings))
+    for blk, p in zip(blocks, policies):
+        blk.forward = functools.partial(_checkpointed, blk.forward, p)
+    return policies

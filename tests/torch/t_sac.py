@@ -1,0 +1,369 @@
+#!/usr/bin/python3
+"""Selective checkpointing policies for a budget (checkmate_torch.sac_policy,
+sac_blocks): on a stack of MLP blocks, on our GPT and on Hugging Face's
+GPT-2 and Llama (dropout in all four),
+each block checkpointed with its policy, 5 AdamW steps equal the same
+model trained without checkpointing, bit for bit (losses, parameters,
+gradients); as the budget falls over 6 budgets, what one region holds
+after its forward (measured: the bytes live after checkpoint(block, ...)
+returns, less its output and the generator state checkpoint keeps) is
+the model's saved bytes within 1 KiB, and the step's measured peak does
+not rise and stays within the model: the peak of plain per-block
+checkpointing (measured) plus every region's saved bytes, plus 4 KiB; at
+the bytes torch's op-list policies hold (save every matmul, every second
+one), the policy runs no more FLOPs again and its step peaks no higher; a
+region whose ops differ from the example's (a branch taken or not) is a
+one-line error, in the forward where it runs another op, in the backward
+where it runs fewer.
+
+Usage: PYTHON tests/torch/t_sac.py [CHECKMATE_BINARY]. Prints TAP and
+ends with "N passed, M failed"."""
+import copy
+import functools
+import os
+import sys
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+from tap import finish, ok, remat_or_finish, skip, torch_setup  # noqa: E402
+
+torch = torch_setup()
+remat_or_finish()
+
+from torch import nn  # noqa: E402
+from torch.nn import functional as F  # noqa: E402
+from torch.utils.checkpoint import (CheckpointPolicy, checkpoint,  # noqa: E402
+                                    create_selective_checkpoint_contexts)
+
+import checkmate_torch  # noqa: E402
+from checkmate_torch.examples.gpt import GPT  # noqa: E402
+from checkmate_torch.measure import step_peak  # noqa: E402
+from checkmate_torch.sac import SACError  # noqa: E402
+from checkmate_torch.trace import tensors_of  # noqa: E402
+
+FRACTIONS = (1.0, 0.8, 0.6, 0.4, 0.2, 0.0)
+HELD_SLACK = 1024       # bytes: what one region's forward leaves besides the model's
+PEAK_SLACK = 4096       # bytes: the step's peak over the model's
+
+
+class MLPBlock(nn.Module):
+    def __init__(self, d, extra=False):
+        super().__init__()
+        self.ln = nn.LayerNorm(d)
+        self.fc = nn.Linear(d, 4 * d)
+        self.out = nn.Linear(4 * d, d)
+        self.drop = nn.Dropout(0.2)
+
+    def forward(self, x, extra=False):
+        y = x + self.out(self.drop(F.gelu(self.fc(self.ln(x)))))
+        return torch.tanh(y) if extra else y
+
+
+class MLP(nn.Module):
+    def __init__(self, d=32, layers=3):
+        super().__init__()
+        self.blocks = nn.ModuleList(MLPBlock(d) for _ in range(layers))
+        self.head = nn.Linear(d, 10)
+
+    def forward(self, x):
+        for b in self.blocks:
+            x = b(x)
+        return self.head(x)
+
+
+def mlp_case():
+    torch.manual_seed(0)
+    model = MLP()
+    x = torch.randn(64, 32)
+    y = torch.randint(0, 10, (64,))
+    return "MLP blocks", model, lambda m: m.blocks, (x,), {}, lambda out: F.cross_entropy(out, y)
+
+
+def gpt_case():
+    torch.manual_seed(0)
+    model = GPT(layers=3)
+    ids = torch.randint(0, 256, (8, 16))
+    mask = torch.ones(8, 16, dtype=torch.bool)
+    mask[0, 12:] = False
+    target = torch.roll(ids, -1, 1)
+    return "GPT", model, lambda m: m.blocks, (ids,), {"attention_mask": mask}, \
+        lambda out: F.cross_entropy(out.reshape(-1, out.shape[-1]), target.reshape(-1))
+
+
+def hf_gpt2_case():
+    """Hugging Face's GPT-2, small (dropout 0.1 in attention, residuals and
+    embeddings), or None without transformers."""
+    try:
+        import transformers as tf
+    except ImportError:
+        return None
+    torch.manual_seed(0)
+    model = tf.GPT2LMHeadModel(tf.GPT2Config(
+        vocab_size=128, n_positions=32, n_embd=64, n_layer=3, n_head=4,
+        bos_token_id=0, eos_token_id=0))
+    model.train()
+    ids = torch.randint(0, 128, (4, 16))
+    target = torch.roll(ids, -1, 1)
+    return "HF GPT-2", model, lambda m: m.transformer.h, (), \
+        {"input_ids": ids, "use_cache": False}, \
+        lambda out: F.cross_entropy(out.logits.reshape(-1, 128), target.reshape(-1))
+
+
+def hf_llama_case():
+    """Hugging Face's Llama, small (attention dropout 0.1), or None without
+    transformers."""
+    try:
+        import transformers as tf
+    except ImportError:
+        return None
+    torch.manual_seed(0)
+    model = tf.LlamaForCausalLM(tf.LlamaConfig(
+        vocab_size=128, hidden_size=64, intermediate_size=128, num_hidden_layers=3,
+        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=32,
+        attention_dropout=0.1))
+    model.train()
+    ids = torch.randint(0, 128, (4, 16))
+    target = torch.roll(ids, -1, 1)
+    return "HF Llama", model, lambda m: m.model.layers, (), \
+        {"input_ids": ids, "use_cache": False}, \
+        lambda out: F.cross_entropy(out.logits.reshape(-1, 128), target.reshape(-1))
+
+
+def budget_at(f):
+    return lambda fixed, peak: fixed + int(f * (peak - fixed))
+
+
+def train(model, args, kwargs, loss_of, steps=5):
+    torch.manual_seed(1)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    losses, grads = [], []
+    for _ in range(steps):
+        opt.zero_grad()
+        loss = loss_of(model(*args, **kwargs))
+        loss.backward()
+        losses.append(loss.detach().clone())
+        grads.append([p.grad.clone() for p in model.parameters()])
+        opt.step()
+    return losses, grads, [p.detach().clone() for p in model.parameters()]
+
+
+def same(a, b):
+    return all(torch.equal(x, y) for x, y in zip(a, b)) and len(a) == len(b)
+
+
+def check_bits(name, base, blocks_of, args, kwargs, loss_of, f):
+    ref = copy.deepcopy(base)
+    got = copy.deepcopy(base)
+    pols = checkmate_torch.sac_blocks(got, blocks_of(got), args, kwargs, budget=budget_at(f))
+    want = train(ref, args, kwargs, loss_of)
+    have = train(got, args, kwargs, loss_of)
+    info = pols[0].info
+    ok(same(want[0], have[0]) and all(same(a, b) for a, b in zip(want[1], have[1]))
+       and same(want[2], have[2]),
+       "%s, budget fixed + %.0f%%: 5 AdamW steps equal ordinary training bit for bit "
+       "(saves %d of %d ops, %d bytes a block)"
+       % (name, 100 * f, info["saved"], info["ops"], info["saved_bytes"]),
+       "losses %s vs %s" % ([float(v) for v in want[0]], [float(v) for v in have[0]]))
+
+
+def held_by_region(block, a, k, policy):
+    """Bytes live after checkpoint(block, ...) returns, less its output and
+    the generator state it keeps."""
+    outs = []
+
+    def run():
+        outs.append(checkpoint(block, *a, use_reentrant=False, context_fn=policy, **k))
+    net = step_peak(run, "cpu")["net"]
+    out_bytes = sum(t.numel() * t.element_size() for t in tensors_of(outs))
+    return net - out_bytes - torch.get_rng_state().numel()
+
+
+def step_peak_of(model, args, kwargs, loss_of):
+    for p in model.parameters():
+        p.grad = torch.zeros_like(p)
+    torch.manual_seed(2)
+
+    def run():
+        loss_of(model(*args, **kwargs)).backward()
+    return step_peak(run, "cpu")["peak"]
+
+
+def check_budgets(name, base, blocks_of, args, kwargs, loss_of):
+    rows = []
+    for f in FRACTIONS:
+        model = copy.deepcopy(base)
+        got = {"x": first_block_inputs(base, blocks_of, args, kwargs)}
+        pols = checkmate_torch.sac_blocks(model, blocks_of(model), args, kwargs,
+                                          budget=budget_at(f))
+        block0 = copy.deepcopy(blocks_of(base)[0])
+        with torch.random.fork_rng():
+            held = held_by_region(block0, got["x"][0], got["x"][1], pols[0])
+        peak = step_peak_of(model, args, kwargs, loss_of)
+        rows.append((f, pols, held, peak))
+    base_peak = rows[-1][3]
+    ok(all(p.info["saved"] == 0 for p in rows[-1][1]),
+       "%s: at fixed memory alone no op is saved (plain checkpointing)" % name)
+    for f, pols, held, peak in rows:
+        info = pols[0].info
+        ok(abs(held - info["saved_bytes"]) <= HELD_SLACK,
+           "%s, fixed + %.0f%%: a region holds %d bytes after its forward, the model %d "
+           "(fixed %d, budget %d, model peak %d, overhead %.3f, plain checkpoint %.3f)"
+           % (name, 100 * f, held, info["saved_bytes"], info["fixed_memory"], info["budget"],
+              info["model_peak"], info["overhead"], info["full_overhead"]))
+        predicted = base_peak + sum(p.info["saved_bytes"] for p in pols)
+        ok(peak <= predicted + PEAK_SLACK,
+           "%s, fixed + %.0f%%: step peak %d <= plain checkpointing's %d + saved %d + %d"
+           % (name, 100 * f, peak, base_peak, predicted - base_peak, PEAK_SLACK))
+    peaks = [r[3] for r in rows]
+    ok(all(b <= a for a, b in zip(peaks, peaks[1:])) and peaks[-1] < peaks[0],
+       "%s: the step's peak does not rise as the budget falls, and falls: %s" % (name, peaks))
+
+
+MATMULS = (torch.ops.aten.mm.default, torch.ops.aten.addmm.default, torch.ops.aten.bmm.default)
+
+
+def op_list_context(every_second):
+    """torch's op-list policies as torchtitan writes them: save every
+    matmul's output, or every second one's."""
+    def context():
+        seen = {"mm": 0}
+
+        def policy_fn(ctx, op, *args, **kwargs):
+            if op not in MATMULS:
+                return CheckpointPolicy.PREFER_RECOMPUTE
+            seen["mm"] += 1
+            keep = not every_second or seen["mm"] % 2 == 1
+            return CheckpointPolicy.MUST_SAVE if keep else CheckpointPolicy.PREFER_RECOMPUTE
+        return create_selective_checkpoint_contexts(policy_fn)
+    return context
+
+
+def with_context(model, blocks_of, context_fn):
+    def call(forward, *a, **k):
+        return checkpoint(forward, *a, use_reentrant=False, context_fn=context_fn, **k)
+    for blk in blocks_of(model):
+        blk.forward = functools.partial(call, blk.forward)
+    return model
+
+
+def check_op_lists(name, base, blocks_of, args, kwargs, loss_of):
+    """At the bytes an op-list policy saves, ours runs no more FLOPs again
+    (the same cost table), and its step's measured peak is no higher."""
+    from checkmate_torch.sac import Region
+    a, k = first_block_inputs(base, blocks_of, args, kwargs)
+    region = Region(copy.deepcopy(blocks_of(base)[0]), a, k)
+    mats = [n for n in region.ops if n.target in MATMULS]
+    for every_second, what in ((False, "every matmul"), (True, "every second matmul")):
+        kept = mats[::2] if every_second else mats
+        held = sum(region.bytes[n] for n in kept)
+        again = sum(region.cost[n] for i, n in enumerate(region.ops)
+                    if i <= region.stop and n not in kept)
+        mine = copy.deepcopy(base)
+        pols = checkmate_torch.sac_blocks(mine, blocks_of(mine), args, kwargs,
+                                          budget=lambda fixed, peak: fixed + held)
+        theirs = with_context(copy.deepcopy(base), blocks_of, op_list_context(every_second))
+        p_ours = step_peak_of(mine, args, kwargs, loss_of)
+        p_theirs = step_peak_of(theirs, args, kwargs, loss_of)
+        info = pols[0].info
+        ok(info["recompute"] <= again and info["saved_bytes"] <= held and
+           p_ours <= p_theirs + PEAK_SLACK,
+           "%s: at the %d bytes a block that saving %s holds, ours runs %d FLOPs again "
+           "(theirs %d), step peak %d (theirs %d)"
+           % (name, held, what, info["recompute"], again, p_ours, p_theirs))
+
+
+def first_block_inputs(base, blocks_of, args, kwargs):
+    """The (args, kwargs) the first block gets in a forward of a copy of
+    base on the example."""
+    model = copy.deepcopy(base)
+    got = {}
+    h = blocks_of(model)[0].register_forward_pre_hook(
+        lambda m, a, k: got.setdefault("x", (tuple(v.detach().requires_grad_(
+            v.requires_grad) if isinstance(v, torch.Tensor) else v for v in a), k)),
+        with_kwargs=True)
+    with torch.random.fork_rng():
+        model(*args, **kwargs)
+    h.remove()
+    return got["x"]
+
+
+def check_mismatch():
+    torch.manual_seed(0)
+    blk = MLPBlock(16)
+    x = torch.randn(4, 16, requires_grad=True)
+    pol = checkmate_torch.sac_policy(blk, (x,), {"extra": False}, budget=budget_at(0.5))
+    try:
+        checkpoint(blk, x, use_reentrant=False, context_fn=pol, extra=True).sum().backward()
+        ok(False, "a region running an op the example did not: refused")
+    except SACError as e:
+        ok("\n" not in str(e) and "differ" in str(e),
+           "a region running an op the example did not: one line in the forward: %s" % e)
+    pol = checkmate_torch.sac_policy(blk, (x,), {"extra": True}, budget=budget_at(0.5))
+    try:
+        checkpoint(blk, x, use_reentrant=False, context_fn=pol, extra=False).sum().backward()
+        ok(False, "a region running fewer ops than the example: refused")
+    except SACError as e:
+        ok("\n" not in str(e) and "differ" in str(e),
+           "a region running fewer ops than the example: one line in the backward: %s" % e)
+    y = checkpoint(blk, x, use_reentrant=False, context_fn=pol, extra=True)
+    y.sum().backward()
+    ok(x.grad is not None, "the example's own branch runs under its policy")
+
+
+def check_again():
+    """sac_blocks on blocks that have a policy: the new one replaces it."""
+    name, base, blocks_of, args, kwargs, loss_of = mlp_case()
+    ref = copy.deepcopy(base)
+    first = checkmate_torch.sac_blocks(base, blocks_of(base), args, kwargs,
+                                       budget=budget_at(1.0))
+    second = checkmate_torch.sac_blocks(base, blocks_of(base), args, kwargs,
+                                        budget=budget_at(0.0))
+    want, have = train(ref, args, kwargs, loss_of, 2), train(base, args, kwargs, loss_of, 2)
+    ok(first[0].info["saved"] > 0 and second[0].info["saved"] == 0 and same(want[0], have[0])
+       and same(want[2], have[2]),
+       "sac_blocks again on the same blocks: the new policies replace the old (saved %d, "
+       "then %d), training as before" % (first[0].info["saved"], second[0].info["saved"]))
+
+
+def check_cache_and_refusals():
+    torch.manual_seed(0)
+    blk = MLPBlock(16)
+    x = torch.randn(4, 16, requires_grad=True)
+    first = checkmate_torch.sac_policy(blk, x, budget=budget_at(0.3))
+    again = checkmate_torch.sac_policy(blk, x, budget=budget_at(0.3))
+    ok(first.info["cached"] is False and again.info["cached"] is True
+       and again.saved == first.saved,
+       "a second policy for the same region and budget comes from the plan cache")
+    none = checkmate_torch.sac_policy(blk, x, budget=budget_at(0.3), cache=False)
+    ok(none.info["cached"] is None and none.saved == first.saved, "cache=False keeps none")
+    pct = checkmate_torch.sac_policy(blk, x, budget="95%")
+    ok(pct.info["budget"] == int(0.95 * pct.info["peak"]),
+       "a budget of 95%% is 95%% of the region's peak: %d of %d"
+       % (pct.info["budget"], pct.info["peak"]))
+    for budget, what in ((lambda fixed, peak: fixed - 1, "below fixed memory"),
+                         ("lots", "not a size"), (-5, "negative")):
+        try:
+            checkmate_torch.sac_policy(blk, x, budget=budget)
+            ok(False, "a budget %s: refused" % what)
+        except SACError as e:
+            ok("\n" not in str(e), "a budget %s: refused in one line: %s" % (what, e))
+
+
+def main():
+    for case in (mlp_case, gpt_case, hf_gpt2_case, hf_llama_case):
+        got = case()
+        if got is None:
+            skip(case.__doc__.split(",")[0], "transformers is not installed")
+            continue
+        for f in (0.5, 0.0):
+            check_bits(*got, f)
+        check_budgets(*got)
+        check_op_lists(*got)
+    check_mismatch()
+    check_again()
+    check_cache_and_refusals()
+    finish()
+
+
+main()
