@@ -171,7 +171,7 @@ out=$(bash_complete checkmate sol)
 [ "$out" = solve ]
 ok $? "bash: checkmate sol<TAB> -> '$out'"
 out=$(bash_complete checkmate solve --strategy d)
-[ "$out" = "dtr dtr-tune" ]
+[ "$out" = "dtr dtr-offload dtr-tune" ]
 ok $? "bash: checkmate solve --strategy d<TAB> -> '$out'"
 out=$(bash_complete checkmate compare --baselines chen-sqrtn,linearized-s)
 [ "$out" = chen-sqrtn,linearized-sqrtn ]
