@@ -76,19 +76,22 @@ suite() {
 	if [ -x build/venv-torch2/bin/python ] && { [ "$quick" = 1 ] || [ "$nbuilds" = 1 ]; }; then
 		pys+=(build/venv-torch2/bin/python)
 	fi
-	# t_compiled.py, the longest under torch 2.13, runs in the first suite
-	# when there are two, to even out their times
-	local moved=tests/torch/t_compiled.py
+	# t_compiled.py and t_fuzz.py, the longest under torch 2.13, run in the
+	# first suite when there are two, to even out their times
+	local moved=(tests/torch/t_compiled.py tests/torch/t_fuzz.py) m
 	for py in "${pys[@]}"; do
 		for t in tests/torch/run.py tests/torch/t_*.py; do
-			[ "$t" = "$moved" ] && [ "$quick" = 1 ] && [ "$nbuilds" -gt 1 ] && continue
+			[[ " ${moved[*]} " == *" $t "* ]] && [ "$quick" = 1 ] && [ "$nbuilds" -gt 1 ] &&
+				continue
 			[ "$t" = tests/torch/run.py ] && [ "$py" != /usr/bin/python3 ] &&
 				[ "${CHECKMATE_LONG:-0}" != 1 ] && continue
 			[ -f "$t" ] && one "$py" "$t" "$build/checkmate"
 		done
 	done
 	if [ "$quick" = 0 ] && [ "$nbuilds" -gt 1 ] && [ -x build/venv-torch2/bin/python ]; then
-		one build/venv-torch2/bin/python "$moved" "$build/checkmate"
+		for m in "${moved[@]}"; do
+			one build/venv-torch2/bin/python "$m" "$build/checkmate"
+		done
 	fi
 	echo "$pass $fail $broken"
 }

@@ -2,8 +2,7 @@
 """The PyTorch fuzzer's short run (docs/fuzzing.md, "The PyTorch fuzzer").
 
 Usage: PYTHON tests/torch/t_fuzz.py [CHECKMATE_BINARY]   (from anywhere)
-Seeds 0 to 31 of tests/torch/fuzz_gen.py (0 to 7 with CHECKMATE_QUICK=1
-but not CHECKMATE_LONG=1),
+Seeds 0 to 7 of tests/torch/fuzz_gen.py (0 to 31 with CHECKMATE_LONG=1),
 each trained 3 steps under a plan and 3 steps ordinarily by fuzz_run.py,
 in one worker process with one torch thread (about 1 s a seed). TAP lines:
 no seed wrong but those KNOWN_WRONG lists (each with its cause), no seed
@@ -62,8 +61,7 @@ def main():
            "torch %s: remat refuses seed 0 in one line naming the version: %s"
            % (torch.__version__, first), r["message"])
         finish()
-    quick = os.environ.get("CHECKMATE_QUICK") == "1" and not LONG
-    a, b = QUICK_SEEDS if quick else SEEDS
+    a, b = SEEDS if LONG else QUICK_SEEDS
     print("# fuzz seeds %d:%d" % (a, b))
     sys.stdout.flush()
     records = sorted(fuzz_run.run_many(range(a, b), 1, 120), key=lambda r: r["seed"])
