@@ -39,6 +39,10 @@ from .trace import TraceError, tensors_of, trace
 # As remat's (train.MIN_TORCH): the traces of older torches can differ
 # from an ordinary step's ops.
 MIN_TORCH = (2, 5)
+# The torches whose ops under torch's checkpoint are the trace's (t_sac.py):
+# on 2.14.1 dropout dispatches other ops there (empty_like where the trace
+# records alias), and every policy would be refused at its first call.
+TESTED = ((2, 13),)
 
 
 class SACError(Exception):
@@ -223,6 +227,11 @@ def sac_policy(module, example_args, example_kwargs=None, *, budget, time_limit=
     if private.version() < MIN_TORCH:
         raise SACError("sac_policy needs torch >= %d.%d (this is torch %s)"
                        % (MIN_TORCH + (torch.__version__,)))
+    if private.version()[:2] not in TESTED:
+        raise SACError("sac_policy is tested on torch %s only; torch %s runs other ops under "
+                       "torch.utils.checkpoint than its trace records (dropout), which a "
+                       "policy would refuse at its first call"
+                       % (", ".join("%d.%d" % v for v in TESTED), torch.__version__))
     try:
         private.check("graph")
     except private.PrivateError as e:

@@ -350,7 +350,23 @@ def check_cache_and_refusals():
             ok("\n" not in str(e), "a budget %s: refused in one line: %s" % (what, e))
 
 
+def untested():
+    """On a torch outside sac.TESTED: sac_policy refuses in one line."""
+    from checkmate_torch import sac
+    try:
+        checkmate_torch.sac_policy(torch.nn.Linear(4, 4), (torch.randn(2, 4),), budget="90%")
+        ok(False, "torch %s: sac_policy refused" % torch.__version__)
+    except sac.SACError as e:
+        ok("tested on torch" in str(e) and "\n" not in str(e),
+           "torch %s, outside the versions tested: sac_policy refused in one line: %s"
+           % (torch.__version__, e))
+    finish()
+
+
 def main():
+    from checkmate_torch import private, sac
+    if private.version()[:2] not in sac.TESTED:
+        untested()
     for case in (mlp_case, gpt_case, hf_gpt2_case, hf_llama_case):
         got = case()
         if got is None:
