@@ -1,6 +1,7 @@
 #include "plan.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 struct plan *plan_new(void)
 {
@@ -36,6 +37,33 @@ int plan_push(struct plan *p, enum plan_op op, int node, int stage)
 	}
 	p->steps[p->n++] = (struct plan_step){ op, node, stage };
 	return 0;
+}
+
+struct plan *plan_edited(const struct plan *cur, const struct plan_edit *e, int ne, int drop)
+{
+	struct plan *t = plan_new();
+	int k = 0;
+
+	if (t == NULL)
+		return NULL;
+	memcpy(t->strategy, cur->strategy, sizeof(t->strategy));
+	memcpy(t->solver, cur->solver, sizeof(t->solver));
+	memcpy(t->param, cur->param, sizeof(t->param));
+	memcpy(t->status, cur->status, sizeof(t->status));
+	t->budget = cur->budget;
+	for (int i = 0; i <= cur->n; i++) {
+		for (; k < ne && e[k].at == i; k++)
+			if (plan_push(t, (enum plan_op)e[k].op, e[k].node, -1))
+				goto oom;
+		if (i < cur->n && i != drop &&
+		    plan_push(t, (enum plan_op)cur->steps[i].op, cur->steps[i].node,
+			      cur->steps[i].stage))
+			goto oom;
+	}
+	return t;
+oom:
+	plan_free(t);
+	return NULL;
 }
 
 int plan_first_computes(const struct plan *p, int n, int *order)

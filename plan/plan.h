@@ -52,6 +52,16 @@ void plan_clear(struct plan *p);
 /* Appends a step; -1 when out of memory. */
 int plan_push(struct plan *p, enum plan_op op, int node, int stage);
 
+/* A step to insert before step at of a plan (at == n: at its end). */
+struct plan_edit {
+	int at, op, node;
+};
+
+/* A copy of p (its description too) with the ne edits inserted (sorted by
+ * at; several at one place go in their order) and without step drop (-1:
+ * none); NULL when out of memory. */
+struct plan *plan_edited(const struct plan *p, const struct plan_edit *e, int ne, int drop);
+
 /* The nodes of a graph of n nodes in the order p first computes them:
  * order[k] is the k-th distinct node computed. Returns how many distinct
  * nodes p computes (n when it computes them all; order holds n ints), or

@@ -1,7 +1,6 @@
 #include "offload.h"
 
 #include <stdlib.h>
-#include <string.h>
 
 #include "../../common/num.h"
 
@@ -28,33 +27,21 @@ static int replay(struct pass *s, const struct plan *pl, struct sim_result *res,
 }
 
 /* cur with an offload of v after step c (c < 0: none), and the compute at
- * step j made a fetch at position k (before the step now at k). NULL when
- * out of memory. */
+ * step j made a fetch at position k (before the step now at k; k < 0:
+ * none). NULL when out of memory. */
 static struct plan *variant(const struct plan *cur, int v, int c, int k, int j)
 {
-	struct plan *t = plan_new();
+	struct plan_edit e[2];
+	int ne = 0;
 
-	if (t == NULL)
-		return NULL;
-	memcpy(t->strategy, cur->strategy, sizeof(t->strategy));
-	memcpy(t->solver, cur->solver, sizeof(t->solver));
-	memcpy(t->param, cur->param, sizeof(t->param));
-	memcpy(t->status, cur->status, sizeof(t->status));
-	t->budget = cur->budget;
-	for (int i = 0; i < cur->n; i++) {
-		const struct plan_step *s = &cur->steps[i];
-
-		if (i == k && plan_push(t, PLAN_FETCH, v, -1))
-			goto oom;
-		if (i != j && plan_push(t, (enum plan_op)s->op, s->node, s->stage))
-			goto oom;
-		if (i == c && plan_push(t, PLAN_OFFLOAD, v, -1))
-			goto oom;
-	}
-	return t;
-oom:
-	plan_free(t);
-	return NULL;
+	/* sorted by position; at one place the offload goes first */
+	if (c >= 0 && (k < 0 || c + 1 <= k))
+		e[ne++] = (struct plan_edit){ c + 1, PLAN_OFFLOAD, v };
+	if (k >= 0)
+		e[ne++] = (struct plan_edit){ k, PLAN_FETCH, v };
+	if (c >= 0 && k >= 0 && c + 1 > k)
+		e[ne++] = (struct plan_edit){ c + 1, PLAN_OFFLOAD, v };
+	return plan_edited(cur, e, ne, j);
 }
 
 /* Keeps t as the plan when its replay is valid, fits and is shorter; 1

@@ -17,40 +17,6 @@ struct spill {
 	struct cm_error *err;
 };
 
-/* A step to insert before step at of the plan (at == n: at its end). */
-struct edit {
-	int at, op, node;
-};
-
-/* cur with the edits (sorted by at; several at one place go in their
- * order) and without step drop (-1: none). NULL when out of memory. */
-static struct plan *edited(const struct plan *cur, const struct edit *e, int ne, int drop)
-{
-	struct plan *t = plan_new();
-	int k = 0;
-
-	if (t == NULL)
-		return NULL;
-	memcpy(t->strategy, cur->strategy, sizeof(t->strategy));
-	memcpy(t->solver, cur->solver, sizeof(t->solver));
-	memcpy(t->param, cur->param, sizeof(t->param));
-	memcpy(t->status, cur->status, sizeof(t->status));
-	t->budget = cur->budget;
-	for (int i = 0; i <= cur->n; i++) {
-		for (; k < ne && e[k].at == i; k++)
-			if (plan_push(t, (enum plan_op)e[k].op, e[k].node, -1))
-				goto oom;
-		if (i < cur->n && i != drop &&
-		    plan_push(t, (enum plan_op)cur->steps[i].op, cur->steps[i].node,
-			      cur->steps[i].stage))
-			goto oom;
-	}
-	return t;
-oom:
-	plan_free(t);
-	return NULL;
-}
-
 /* Makes t the plan when its replay is valid and keep says so (0: only
  * valid; 1: also no slower); 1 when kept, 0 when not (t freed), -1 on
  * error. */
@@ -150,7 +116,7 @@ static int pick(struct spill *s, int i, int *a, int *b)
 static int spill_once(struct spill *s)
 {
 	const struct plan *cur = s->cur;
-	struct edit e[3];
+	struct plan_edit e[3];
 	int i = 0, a = 0, b = 0, v, c, ne = 0;
 
 	while (i < cur->n && s->memory[i] != s->res.peak)
@@ -158,18 +124,18 @@ static int spill_once(struct spill *s)
 	if (i == cur->n || (v = pick(s, i, &a, &b)) < 0)
 		return 0;
 	if (b == cur->n || cur->steps[b].op == PLAN_FREE) {
-		e[0] = (struct edit){ a + 1, PLAN_FREE, v };
-		return adopt(s, edited(cur, e, 1, b < cur->n ? b : -1), 0);
+		e[0] = (struct plan_edit){ a + 1, PLAN_FREE, v };
+		return adopt(s, plan_edited(cur, e, 1, b < cur->n ? b : -1), 0);
 	}
 	for (c = a; !(cur->steps[c].node == v && (cur->steps[c].op == PLAN_COMPUTE ||
 						   cur->steps[c].op == PLAN_FETCH)); c--)
 		;
 	if (!s->host[v])
-		e[ne++] = (struct edit){ c + 1, PLAN_OFFLOAD, v };
-	e[ne++] = (struct edit){ a + 1, PLAN_FREE, v };
+		e[ne++] = (struct plan_edit){ c + 1, PLAN_OFFLOAD, v };
+	e[ne++] = (struct plan_edit){ a + 1, PLAN_FREE, v };
 	if (b < cur->n)
-		e[ne++] = (struct edit){ b, PLAN_FETCH, v };
-	return adopt(s, edited(cur, e, ne, -1), 0);
+		e[ne++] = (struct plan_edit){ b, PLAN_FETCH, v };
+	return adopt(s, plan_edited(cur, e, ne, -1), 0);
 }
 
 /* Moves each fetch as early as the budget and its free allow, where that
@@ -179,7 +145,7 @@ static int fetch_early(struct spill *s)
 	for (int j = 0; j < s->cur->n; j++) {
 		const struct plan_step *st = &s->cur->steps[j];
 		uint64_t mv = s->g->nodes[st->node].memory;
-		struct edit e;
+		struct plan_edit e;
 		int k = j, v = st->node, rc;
 
 		if (st->op != PLAN_FETCH)
@@ -189,8 +155,8 @@ static int fetch_early(struct spill *s)
 			k--;
 		if (k == j)
 			continue;
-		e = (struct edit){ k, PLAN_FETCH, v };
-		rc = adopt(s, edited(s->cur, &e, 1, j), 1);
+		e = (struct plan_edit){ k, PLAN_FETCH, v };
+		rc = adopt(s, plan_edited(s->cur, &e, 1, j), 1);
 		if (rc < 0)
 			return -1;
 	}
@@ -214,7 +180,7 @@ struct plan *spill_to_budget(const struct graph *g, const struct plan *p,
 		cm_errorf(err, "out of memory");
 		goto fail;
 	}
-	rc = adopt(&s, edited(p, NULL, 0, -1), 0);
+	rc = adopt(&s, plan_edited(p, NULL, 0, -1), 0);
 	if (rc < 0)
 		goto fail;
 	if (rc == 0) {
