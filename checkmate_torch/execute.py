@@ -15,11 +15,9 @@ import torch
 from . import private
 from .functional import clone_strided
 from .graph import Synthetic, _formula_contiguous, nbytes
-from .lower import ABSENT, Clone, Elem, Factor, Lowered, PlanError, Reg, Zeros, device_of, \
+from .lower import Clone, Elem, Factor, Lowered, PlanError, Reg, Zeros, device_of, \
     is_rng_register, split_at_tangents
 from .trace import tensors_of
-
-__all__ = ["ABSENT", "PlanError", "Interpreter"]
 
 
 def rng_state(device):

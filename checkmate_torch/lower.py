@@ -140,40 +140,6 @@ class Ins:
                                                  if kv[0] != "kind"))
 
 
-def operand_names(x, out):
-    """Adds to out the register names operand x reads."""
-    if isinstance(x, (Reg, Elem, Factor)):
-        out.add(x.name)
-    elif isinstance(x, Clone):
-        operand_names(x.arg, out)
-    elif isinstance(x, (list, tuple)):
-        for y in x:
-            operand_names(y, out)
-    elif isinstance(x, dict):
-        for y in x.values():
-            operand_names(y, out)
-    return out
-
-
-def reads(ins):
-    """The register names instruction ins reads."""
-    k, out = ins.kind, set()
-    if k == "snapshot":
-        out.add(ins.src)
-    elif k == "call":
-        operand_names(ins.args, out)
-        operand_names(ins.kwargs, out)
-    elif k in ("bind", "rng_set", "grad", "keep"):
-        operand_names(ins.src, out)
-        if k == "grad":
-            out.update(name for name, _ in ins.release)
-    elif k == "write_back":
-        for t, v in ins.pairs:
-            out.add(t)
-            operand_names(v, out)
-    return out
-
-
 # --- which writes run in place -------------------------------------------
 
 def _dense(t):
