@@ -11,7 +11,7 @@ import warnings
 import torch
 
 from . import alias, private, solve as solvemod
-from .cache import cost_key, kept_or_measured, open_cache
+from .cache import cost_key, kept_or_measured, open_cache, shape_key
 from .codegen import Program
 from .execute import Interpreter, PlanError, measure_costs, resolve
 from .functional import op_of
@@ -40,11 +40,13 @@ class Compiled:
     """One plan for one input signature: the traced step, its graph, the
     plan's steps split where the backward starts, and the plan's figures.
 
-    prior: the plans made for other signatures, the latest first. One
-    whose graph has this one's structure (the same ops, each reading the
-    same nodes: another sequence length, say) gives its steps, without a
-    solve, when they fit its budget at this signature's sizes (replayed:
-    steps_peak); else the graph is solved."""
+    prior: the plans made for other signatures, the latest first, then
+    those the cache keeps for this graph's structure (cache.shape_key: an
+    earlier run's). One whose graph has this one's structure (the same
+    ops, each reading the same nodes: another sequence length, say) gives
+    its steps, without a solve, when they fit its budget at this
+    signature's sizes (replayed: steps_peak); else the graph is solved,
+    and the plan kept in the cache for its structure."""
 
     def __init__(self, model, args, kwargs, budget, strategy, time_limit, binary, cache, cost,
                  prior=()):
@@ -67,8 +69,17 @@ class Compiled:
                                        "cost_unit": a.cost_unit,
                                        "fixed_memory_parts": a.fixed_parts}})
             self.structure = structure(a)
+            skey = None if cache is None else shape_key(binary, self.structure, budget,
+                                                        strategy, time_limit, cost)
+            kept = _Kept.load(cache, skey, self.structure)
             plan, steps = _reused(a, self.structure, prior)
             hit = False
+            # an earlier run's plan for other sizes, where the cache has
+            # none for these
+            if plan is None and kept and solvemod.cached(binary, doc, arg, strategy,
+                                                         time_limit, cache) is None:
+                plan, steps = _reused(a, self.structure, kept)
+                hit = plan is not None
             if plan is None:
                 try:
                     plan, hit = solvemod.solve(binary, doc, arg, strategy, time_limit, cache)
@@ -88,6 +99,8 @@ class Compiled:
         self.traced, self.analysis = traced, a
         index = {r: i for i, r in enumerate(a.real)}
         self.step_indices = [(op, index[r]) for op, r in steps]
+        if not plan.get("reused") and plan.get("budget") is not None:
+            _Kept.store(cache, skey, kept, self.step_indices, plan)
         # The forward ends where the tangents are first computed (they may
         # be freed and computed again: the same gradients, bound again).
         at = next((k for k, (op, r) in enumerate(steps) if op == "compute" and r is a.tangents),
@@ -201,10 +214,11 @@ def structure(a):
 
 
 def _reused(a, shape, prior):
-    """(plan figures, steps) of the first of prior (Compiled) whose graph
-    has structure `shape` and whose steps, replayed at a's sizes, fit the
-    budget it was made for; (None, None) when none does. The figures are
-    the replayed ones; the status is 'feasible' (proven at no size here)."""
+    """(plan figures, steps) of the first of prior (Compiled or _Kept)
+    whose graph has structure `shape` and whose steps, replayed at a's
+    sizes, fit the budget it was made for; (None, None) when none does.
+    The figures are the replayed ones; the status is 'feasible' (proven at
+    no size here)."""
     for c in prior:
         if c.structure != shape:
             continue
@@ -217,6 +231,46 @@ def _reused(a, shape, prior):
         return {"budget": budget, "peak_memory": peak, "cost": cost, "status": "feasible",
                 "strategy": c.info["strategy"], "param": c.info["param"], "reused": True}, steps
     return None, None
+
+
+class _Kept:
+    """A plan an earlier run made for a graph structure, as the cache
+    keeps it under shape_key: its steps (op, node index) and the budget
+    in bytes it was made for."""
+    LIMIT = 8   # plans kept per structure, the latest first
+
+    def __init__(self, structure, step_indices, info):
+        self.structure, self.step_indices, self.info = structure, step_indices, info
+
+    @classmethod
+    def load(cls, cache, key, structure):
+        """The plans kept under key for structure (none without a cache or
+        key); an entry that does not read as one is left out."""
+        value = cache.get(key) if cache is not None and key is not None else None
+        entries = value.get("plans") if isinstance(value, dict) else None
+        out = []
+        for e in entries if isinstance(entries, list) else []:
+            try:
+                steps = [(op, int(i)) for op, i in e["steps"]]
+                info = {"budget": int(e["budget"]), "strategy": str(e["strategy"]),
+                        "param": e.get("param")}
+            except (KeyError, TypeError, ValueError):
+                continue
+            if all(op in ("compute", "free") and 0 <= i < len(structure) for op, i in steps):
+                out.append(cls(structure, steps, info))
+        return out
+
+    @classmethod
+    def store(cls, cache, key, kept, step_indices, plan):
+        """Keeps a new plan first under key, the LIMIT - 1 latest after it."""
+        if cache is None or key is None:
+            return
+        def entry(steps, info):
+            return {"steps": [list(s) for s in steps], "budget": info["budget"],
+                    "strategy": info.get("strategy"), "param": info.get("param")}
+        new = entry(step_indices, plan)
+        rest = [e for e in (entry(k.step_indices, k.info) for k in kept) if e != new]
+        cache.put(key, {"plans": [new] + rest[:cls.LIMIT - 1]})
 
 
 def _device_name(tensors):

@@ -4,9 +4,13 @@ new sequence length whose graph has the structure of a planned one runs
 that plan's steps without a solve when they fit its budget at the new
 sizes, bit for bit as an ordinary loop; a longer one that does not fit,
 and one that traces to another graph, are solved anew, each saying so
-once."""
+once. Across runs, the plan cache gives a run whose sizes it has no plan
+for one made for the graph's structure at other sizes."""
+import glob
+import json
 import os
 import sys
+import tempfile
 import warnings
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -95,7 +99,70 @@ def main():
        and not by[44][7],
        "length 48 takes another branch: solved anew, saying so once; length 44 reuses "
        "its plan: %s" % (by[48][7] or "no warning"))
+    across_runs()
     finish()
+
+
+def steps(r, ref, length, gen, n=2):
+    """n AdamW steps of r and of ref at length: whether every loss is
+    equal bit for bit."""
+    opts = [torch.optim.AdamW(m.parameters(), lr=1e-2) for m in (r, ref)]
+    same = True
+    for k in range(n):
+        xb = torch.randint(0, 64, (2, length), generator=gen)
+        losses = []
+        for m, opt in zip((r, ref), opts):
+            torch.manual_seed(k)
+            loss = m(xb).float().pow(2).mean()
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            losses.append(loss)
+        same = same and torch.equal(*losses)
+    return same
+
+
+def across_runs():
+    """Three runs sharing a cache directory, each a new remat of a new
+    model: the first solves at length 32; the second, whose example is
+    24 long, takes that plan (cache.shape_key); the third, at 32 again,
+    gets the solver's own plan from the cache."""
+    gen = torch.Generator().manual_seed(3)
+    with tempfile.TemporaryDirectory() as d:
+        runs = []
+        for length in (32, 24, 32, 24):
+            torch.manual_seed(0)
+            model, ref = GPT(vocab=64, context=64, d=32, heads=4, layers=2), \
+                GPT(vocab=64, context=64, d=32, heads=4, layers=2)
+            ref.load_state_dict(model.state_dict())
+            before = len(solves)
+            x = torch.randint(0, 64, (2, length), generator=gen)
+            r = checkmate_torch.remat(model, (x,), budget=lambda f, p: f + (p - f) // 2,
+                                      cache=d, strategy="dtr")
+            runs.append((len(solves) - before, r.plan_info, steps(r, ref, length, gen)))
+            if len(runs) == 3:
+                # the plans kept by structure, made unreadable: a miss
+                for f in glob.glob(os.path.join(d, "shapes", "*", "*.json")):
+                    with open(f) as fh:
+                        entry = json.load(fh)
+                    if "plans" in entry["value"]:
+                        entry["value"]["plans"][0]["steps"][0][1] = -1
+                        with open(f, "w") as fh:
+                            json.dump(entry, fh)
+    first, second, third, fourth = runs
+    ok(first[0] == 1 and not first[1]["reused"] and first[2]
+       and second[0] == 0 and second[1]["reused"] and second[1]["cached"]
+       and second[1]["status"] == "feasible" and second[1]["peak"] <= first[1]["budget"]
+       and second[2],
+       "a second run whose example is shorter (24) takes the first run's plan (made at 32) "
+       "from the cache, without a solve, within its budget, bit for bit as an ordinary loop")
+    ok(not third[1]["reused"] and third[1]["cached"]
+       and third[1]["status"] == first[1]["status"] and third[2],
+       "a third run at 32 takes the solver's own plan from the cache (status %s)"
+       % third[1]["status"])
+    ok(fourth[0] == 1 and not fourth[1]["reused"] and not fourth[1]["cached"] and fourth[2],
+       "a kept plan that does not read back (a step of node -1): solved anew (%d solves)"
+       % fourth[0])
 
 
 if __name__ == "__main__":
