@@ -13,6 +13,7 @@ import torch
 from . import alias, private, solve as solvemod
 from .cache import cost_key, kept_or_measured, open_cache, shape_key
 from .codegen import Program
+from .dynamic import DynamicError, grown
 from .execute import Interpreter, PlanError, measure_costs, resolve
 from .functional import op_of
 from .graph import Analysis, Synthetic, steps_peak
@@ -662,7 +663,7 @@ def _ours(filename):
 
 
 def remat(model, example_args, example_kwargs=None, *, budget, strategy="auto",
-          time_limit=60.0, cache=True, cost="flops", compile=False):
+          time_limit=60.0, cache=True, cost="flops", compile=False, dynamic=None):
     """A module sharing model's parameters and buffers that, in training
     mode with gradients enabled, runs each forward and backward under a
     checkmate plan for budget: bytes, a string as the CLI takes it ("8G",
@@ -670,7 +671,11 @@ def remat(model, example_args, example_kwargs=None, *, budget, strategy="auto",
     bytes. The plan is solved by the `checkmate` binary (found on PATH,
     beside the package, or as $CHECKMATE) with strategy and time_limit
     seconds; a call whose inputs differ in shape, dtype or constants from
-    the example gets a plan of its own, solved on first use. Plans are
+    the example is traced on first use and runs the steps of a plan made
+    for larger sizes of the same graph where they fit its budget, else
+    gets a plan of its own. dynamic={input: {dim: max}} (an input by
+    position or keyword) plans the example grown to those maxima
+    (dynamic.py), so that one plan serves every size up to them. Plans are
     kept on disk (cache.py): cache=True in $CHECKMATE_CACHE_DIR or
     ~/.cache/checkmate, a string names the directory, False keeps none.
     cost: what the plan minimizes, "flops" (from a table) or "time" (each
@@ -715,6 +720,14 @@ def remat(model, example_args, example_kwargs=None, *, budget, strategy="auto",
         if strategy != "auto":
             raise RematError("compile=True solves `checkmate partition`, which takes no "
                              "strategy; got strategy=%r" % (strategy,))
+        if dynamic is not None:
+            raise RematError("dynamic= is for eager mode: compile=True compiles each input "
+                             "signature (torch.compile's dynamic=False)")
         return RematCompiled(model, backend(budget, time_limit, find_checkmate(), plans, cost))
+    if dynamic is not None:
+        try:
+            example_args, example_kwargs = grown(example_args, example_kwargs or {}, dynamic)
+        except DynamicError as e:
+            raise RematError(str(e)) from None
     return Remat(model, example_args, example_kwargs, budget, strategy, time_limit,
                  find_checkmate(), plans, cost)

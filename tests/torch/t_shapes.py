@@ -5,7 +5,8 @@ that plan's steps without a solve when they fit its budget at the new
 sizes, bit for bit as an ordinary loop; a longer one that does not fit,
 and one that traces to another graph, are solved anew, each saying so
 once. Across runs, the plan cache gives a run whose sizes it has no plan
-for one made for the graph's structure at other sizes."""
+for one made for the graph's structure at other sizes. Sizes declared
+with their maxima (remat's dynamic=) are planned at the maxima."""
 import glob
 import json
 import os
@@ -100,6 +101,7 @@ def main():
        "length 48 takes another branch: solved anew, saying so once; length 44 reuses "
        "its plan: %s" % (by[48][7] or "no warning"))
     across_runs()
+    declared()
     finish()
 
 
@@ -163,6 +165,55 @@ def across_runs():
     ok(fourth[0] == 1 and not fourth[1]["reused"] and not fourth[1]["cached"] and fourth[2],
        "a kept plan that does not read back (a step of node -1): solved anew (%d solves)"
        % fourth[0])
+
+
+def declared():
+    """remat(dynamic=...): an example 16 long declared up to 48 is planned
+    at 48, as an example 48 long is; every length up to 48 then runs that
+    plan without a solve; declarations that do not fit are one line."""
+    gen = torch.Generator().manual_seed(4)
+    torch.manual_seed(0)
+    model, ref = GPT(vocab=64, context=64, d=32, heads=4, layers=2), \
+        GPT(vocab=64, context=64, d=32, heads=4, layers=2)
+    ref.load_state_dict(model.state_dict())
+    half = lambda f, p: f + (p - f) // 2  # noqa: E731
+    before = len(solves)
+    x = torch.randint(0, 64, (2, 16), generator=gen)
+    r = checkmate_torch.remat(model, (x,), budget=half, cache=False, strategy="dtr",
+                              dynamic={0: {1: 48}})
+    at48 = checkmate_torch.remat(GPT(vocab=64, context=64, d=32, heads=4, layers=2),
+                                 (torch.randint(0, 64, (2, 48), generator=gen),),
+                                 budget=half, cache=False, strategy="dtr")
+    made = len(solves) - before
+    ok(x.shape == (2, 16) and r.plan_info["budget"] == at48.plan_info["budget"]
+       and r.plan_info["checkpoint_all_peak"] == at48.plan_info["checkpoint_all_peak"],
+       "dynamic={0: {1: 48}} on an example 16 long: planned at 48 (budget %d, as an example "
+       "48 long), the example itself untouched" % r.plan_info["budget"])
+    rows = []
+    for length in (16, 40, 48, 9):
+        before = len(solves)
+        same = steps(r, ref, length, gen, n=1)
+        rows.append((length, same, r.plan_info["reused"], len(solves) - before))
+    ok(made == 2 and all(row[1] and (row[2] or row[0] == 48) and row[3] == 0 for row in rows),
+       "lengths 16, 40, 48, 9: the plan made at 48 (reused at the others), without a solve, "
+       "bit for bit as an ordinary loop (%s)" % rows)
+    bad = [({0: {2: 48}}, "no dimension 2"), ({0: {1: 8}}, "at least that"),
+           ({"ids": {1: 48}}, "no keyword input 'ids'"), ({0: 48}, "needs {dim: max}")]
+    said = []
+    for d, want in bad:
+        try:
+            checkmate_torch.remat(model, (x,), budget=half, cache=False, dynamic=d)
+            said.append(None)
+        except checkmate_torch.train.RematError as e:
+            said.append(str(e) if want in str(e) and "\n" not in str(e) else "other: %s" % e)
+    try:
+        checkmate_torch.remat(model, (x,), budget=half, compile=True, dynamic={0: {1: 48}})
+        said.append(None)
+    except checkmate_torch.train.RematError as e:
+        said.append(str(e) if "eager mode" in str(e) else "other: %s" % e)
+    ok(all(m and not m.startswith("other") for m in said),
+       "declarations that do not fit the example, and dynamic= with compile=True: one line "
+       "each (%s)" % "; ".join(map(str, said)))
 
 
 if __name__ == "__main__":
