@@ -197,6 +197,15 @@ def declared():
     ok(made == 2 and all(row[1] and (row[2] or row[0] == 48) and row[3] == 0 for row in rows),
        "lengths 16, 40, 48, 9: the plan made at 48 (reused at the others), without a solve, "
        "bit for bit as an ordinary loop (%s)" % rows)
+    before = len(solves)
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        same = steps(r, ref, 60, gen, n=2)
+    anew = [str(w.message) for w in said if "planned anew" in str(w.message)]
+    ok(same and len(solves) - before == 1 and not r.plan_info["reused"] and len(anew) == 1
+       and r.plan_info["peak"] <= r.plan_info["budget"],
+       "length 60, past the declared 48: solved anew (its own budget), saying so once: %s"
+       % anew)
     bad = [({0: {2: 48}}, "no dimension 2"), ({0: {1: 8}}, "at least that"),
            ({"ids": {1: 48}}, "no keyword input 'ids'"), ({0: 48}, "needs {dim: max}")]
     said = []
