@@ -586,7 +586,8 @@ class RematCompiled(_Wrapper):
         except private.dynamo_exc("FailOnRecompileLimitHit"):
             raise RematError("compile=True: a step of a new input signature (shapes, dtypes) "
                              "over torch._dynamo.config.recompile_limit (%d) signatures "
-                             "compiled for this module"
+                             "compiled for this module (raise it, or leave compile=False, "
+                             "whose plans serve other sequence lengths)"
                              % private.dynamo_config().recompile_limit) from None
         except private.dynamo_exc("TorchDynamoException") as e:
             raise RematError(_dynamo_refusal(e)) from None
