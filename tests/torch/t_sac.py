@@ -15,7 +15,10 @@ one), the policy runs no more FLOPs again and its step peaks no higher;
 under torch.compile (MLP blocks; GPT in the long suite), 3 AdamW steps'
 losses are torch.compile's without the policy within 1e-4 over 6 budgets,
 and on the MLP blocks the measured peak does not rise as the budget falls
-(GPT's peaks are printed: they need not fall); a region whose ops differ
+(GPT's peaks are printed: they need not fall); per block under FSDP2
+(fully_shard) on 2 gloo processes (sac_fsdp.py), 3 AdamW steps equal
+those with the blocks checkpointed fully and those without checkpointing,
+bit for bit; a region whose ops differ
 from the example's (a branch taken or not) is a one-line error, in the
 forward where it runs another op, in the backward where it runs fewer.
 Run on torch 2.13 and 2.14 (sac.TESTED).
@@ -32,8 +35,11 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 from tap import finish, long_checks, ok, remat_or_finish, skip, torch_setup  # noqa: E402
 
-torch = torch_setup()
-remat_or_finish()
+if __name__ == "__main__":
+    torch = torch_setup()
+    remat_or_finish()
+else:   # a process of check_fsdp's spawn, which imports this program again
+    import torch
 
 from torch import nn  # noqa: E402
 from torch.nn import functional as F  # noqa: E402
@@ -342,6 +348,41 @@ def check_compiled(name, base, blocks_of, args, kwargs, loss_of, peaks=True):
         print("# %s under torch.compile, the step's peaks: %s" % (name, rows))
 
 
+FSDP_FRACTION = 0.5
+
+
+def check_fsdp():
+    """Per block under FSDP2 (fully_shard) on 2 gloo processes on the CPU
+    (sac_fsdp.py): 3 AdamW steps with each block's policy equal those with
+    each block checkpointed fully, and without checkpointing, bit for bit
+    (each process's losses, the full parameters after)."""
+    import tempfile
+    import torch.distributed as dist
+    what = "GPT per block under FSDP2 on 2 gloo processes"
+    try:
+        from torch.distributed.fsdp import fully_shard  # noqa: F401
+    except ImportError as e:
+        return skip(what, "torch %s has no torch.distributed.fsdp.fully_shard (%s)"
+                    % (torch.__version__, e))
+    if not dist.is_available() or not dist.is_gloo_available():
+        return skip(what, "torch %s is built without gloo" % torch.__version__)
+    import sac_fsdp
+    with tempfile.TemporaryDirectory(prefix="checkmate-fsdp-") as d:
+        torch.multiprocessing.spawn(sac_fsdp.worker, args=(2, os.path.join(d, "init"), d,
+                                                           FSDP_FRACTION), nprocs=2)
+        got = [torch.load(os.path.join(d, "rank%d.pt" % r)) for r in range(2)]
+    for other in ("checkpoint", "plain"):
+        equal = all(same(g["policy"][0], g[other][0]) and same(g["policy"][1], g[other][1])
+                    for g in got)
+        ok(equal and not same(got[0]["policy"][0], got[1]["policy"][0]),
+           "%s, budget fixed + %.0f%% (saves %s ops a block): 3 AdamW steps equal those with "
+           "the blocks %s, bit for bit (each process's losses, the parameters after)"
+           % (what, 100 * FSDP_FRACTION, got[0]["policy"][2],
+              "checkpointed fully" if other == "checkpoint" else "not checkpointed"),
+           "losses %s vs %s" % ([[float(v) for v in g["policy"][0]] for g in got],
+                                [[float(v) for v in g[other][0]] for g in got]))
+
+
 def check_mismatch():
     torch.manual_seed(0)
     blk = MLPBlock(16)
@@ -420,10 +461,12 @@ def main():
     check_compiled(*mlp_case())
     if long_checks("GPT under torch.compile: losses (its peaks are printed)"):
         check_compiled(*gpt_case(), peaks=False)
+    check_fsdp()
     check_mismatch()
     check_again()
     check_cache_and_refusals()
     finish()
 
 
-main()
+if __name__ == "__main__":
+    main()
