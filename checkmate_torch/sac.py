@@ -309,9 +309,12 @@ def sac_policy(module, example_args, example_kwargs=None, *, budget, time_limit=
     `checkmate partition` (time_limit seconds), kept in the plan cache
     (cache as remat's). The returned Policy's info: budget, fixed_memory,
     peak, model_peak (fixed + saved bytes), saved_bytes, saved and ops
-    (counts), recompute (FLOPs run again), overhead (the step's FLOPs with
-    the recompute over those without), full_overhead (the same for
-    plain checkpointing), status and cached."""
+    (counts, eager mode's), compile_saved and compile_ops (the same under
+    torch.compile, where only matmuls, convolutions and attentions are
+    saved: WRITTEN_UNDER_COMPILE), recompute (FLOPs run again), overhead
+    (the step's FLOPs with the recompute over those without),
+    full_overhead (the same for plain checkpointing), status and
+    cached."""
     from .binary import find_checkmate
     if private.version() < MIN_TORCH:
         raise SACError("sac_policy needs torch >= %d.%d (this is torch %s)"
