@@ -4,7 +4,7 @@ torch's op-list selective checkpointing, eager, at matched measured peaks
 (issue 63).
 
 Usage: build/venv-torch2/bin/python bench/torch_sac.py
-           [--dropout 0.1] [--rounds 7] [--warmup 2] [--threads 1]
+           [--dropout 0.1] [--rounds 11] [--warmup 2] [--threads 1]
            [--tries 4] [--lr 1e-3] [--time-limit 30]
            [--gpt-layers 8] [--gpt-d 256] [--gpt-context 128] [--gpt-batch 4]
            [--json FILE] [--markdown FILE]
@@ -38,8 +38,9 @@ checkmate_torch.measure.step_peak on the CPU after --warmup steps: "peak
 MB" its between_ops (live tensor bytes at the end of each top-level ATen
 op, workspaces out, as bench/torch_peers.py matches), "in-op MB" its
 peak. Time: --rounds rounds of one step of every variant, the order
-rotating, torch.manual_seed(round) before each; the median wall time over
-eager's. The losses of every round are compared with eager's (equal bit
+rotating, torch.manual_seed(round) before each; the median process CPU
+time (time.process_time: one thread, so less moved by other processes on
+a shared machine than the wall time, also reported) over eager's. The losses of every round are compared with eager's (equal bit
 for bit expected: checkpointing keeps the generator's state). 1 MB = 10^6
 bytes."""
 import argparse
@@ -100,7 +101,7 @@ class Variant:
         for p in self.params:
             p.grad = torch.zeros_like(p)
         self.opt = torch.optim.SGD(self.params, lr=lr)
-        self.wall, self.losses, self.mem, self.extra = [], [], None, {}
+        self.wall, self.cpu, self.losses, self.mem, self.extra = [], [], [], None, {}
 
     def fwd_bwd(self, case):
         for p in self.params:
@@ -178,8 +179,9 @@ def rounds(variants, init, case, n):
         for j in range(len(variants)):
             v = variants[(j + k) % len(variants)]
             torch.manual_seed(k)
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             loss = v.fwd_bwd(case)
+            v.cpu.append((time.process_time() - c0) * 1e3)
             v.wall.append((time.perf_counter() - t0) * 1e3)
             v.losses.append(loss.item())
             v.opt.step()
@@ -196,7 +198,7 @@ def commit():
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--dropout", type=float, default=0.1)
-    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--rounds", type=int, default=11)
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--tries", type=int, default=4)
@@ -237,21 +239,25 @@ def main():
     variants = peers + ours
     rounds(variants, init, case, args.rounds)
     t_eager = statistics.median(eager.wall)
+    c_eager = statistics.median(eager.cpu)
     rows = []
     for v in variants:
         med = statistics.median(v.wall)
         rows.append({"variant": v.label, "peak_mb": v.mem["between_ops"] / 1e6,
                      "in_op_mb": v.mem["peak"] / 1e6, "median_ms": med,
-                     "time_vs_eager": med / t_eager,
+                     "time_vs_eager": med / t_eager, "wall_ms": v.wall, "cpu_ms": v.cpu,
+                     "cpu_median_ms": statistics.median(v.cpu),
+                     "cpu_vs_eager": statistics.median(v.cpu) / c_eager,
                      "losses_equal_eager": v.losses == eager.losses, **v.extra})
-    md = [head, "", "| variant | peak MB | in-op MB | time / eager | saved a block | "
-          "losses = eager's |", "|---|---|---|---|---|---|"]
+    md = [head, "", "| variant | peak MB | in-op MB | CPU time / eager | wall / eager | "
+          "saved a block | losses = eager's |", "|---|---|---|---|---|---|---|"]
     for r in rows:
         saved = ("%d of %d ops" % (max(r["saved"]), r["ops"]) if "saved" in r else "")
         if "fits" in r and not r["fits"]:
             saved += " (over the peer's peak)"
-        md.append("| %s | %.3f | %.3f | %.3f | %s | %s |"
-                  % (r["variant"], r["peak_mb"], r["in_op_mb"], r["time_vs_eager"], saved,
+        md.append("| %s | %.3f | %.3f | %.3f | %.3f | %s | %s |"
+                  % (r["variant"], r["peak_mb"], r["in_op_mb"], r["cpu_vs_eager"],
+                     r["time_vs_eager"], saved,
                      "yes" if r["losses_equal_eager"] else "no"))
     out = {"command": " ".join([os.path.basename(sys.executable)] + sys.argv), "head": head,
            "commit": commit(), "torch": torch.__version__, "args": vars(args), "rows": rows,
