@@ -26,9 +26,11 @@ the sequence torch's checkpoint dispatches: recorded on the example, once
 as eager mode runs it and once as torch.compile's AOTAutograd traces it
 (with the Python dispatcher on, where dropout is native_dropout), each
 aligned with the trace's ops so that a saved op of the trace is saved
-where it runs. The policy checks each call against the sequence of its
-mode, and a region whose ops differ is a one-line SACError, never
-another policy.
+where it runs. In eager mode the policy checks each call against the
+sequence, and a region whose ops differ is a one-line SACError, never
+another policy; under torch.compile, whose inductor decomposes some ops
+further (attention), it saves the k-th call of an op as torch's op-list
+policies do.
 
 Under torch.compile dynamo takes a context_fn that is a function or a
 functools.partial whose arguments it can hold as constants: a Policy is
@@ -37,6 +39,7 @@ its policy function keeps its count in the context that each checkpoint
 call makes. There the policy's answers are tags that the partitioner
 honours: MUST_SAVE is saved, PREFER_RECOMPUTE recomputed unless the
 partitioner finds it cheaper to keep."""
+import collections
 import contextlib
 import difflib
 import functools
@@ -178,7 +181,7 @@ def _knapsack_doc(region, fixed):
 class _Plan:
     """What a policy answers, per mode ("eager", "compile"): the region's
     op overloads in the order torch's checkpoint dispatches them there,
-    and the positions whose outputs it keeps."""
+    and what it keeps: positions in eager mode, (op, k) under compile."""
 
     def __init__(self, name, modes):
         self.name = name
@@ -191,23 +194,33 @@ def _mode():
 
 def _contexts(plan):
     """The (forward, recompute) contexts of one checkpoint call: torch's
-    selective checkpoint contexts around a policy that checks each call
-    against the plan's sequence of the mode it runs in; in eager mode the
-    recompute's checks that the forward ran them all (under torch.compile,
-    which takes torch's contexts only, a region that runs fewer ops than
-    the example is not refused). A plan that saves nothing is plain
-    checkpointing in eager mode, whatever ops run."""
-    if not plan.modes["eager"][1] and _mode() == "eager":
+    selective checkpoint contexts around the plan's policy for the mode it
+    runs in. In eager mode the policy checks each call against the
+    example's sequence, and the recompute's context that the forward ran
+    them all; a plan that saves nothing is plain checkpointing there,
+    whatever ops run. Under torch.compile (which takes torch's contexts
+    only) the policy saves the k-th call of an op where the plan does, as
+    torch's op-list policies do, without the check: inductor's
+    decompositions change the sequence (HF GPT-2's attention)."""
+    mode = _mode()
+    ops, save = plan.modes[mode]
+    if mode == "compile":
+        seen = collections.Counter()
+
+        def compiled_fn(ctx, op, *args, **kwargs):
+            k = seen[op]
+            seen[op] = k + 1
+            return (torch_checkpoint.CheckpointPolicy.MUST_SAVE if (op, k) in save
+                    else torch_checkpoint.CheckpointPolicy.PREFER_RECOMPUTE)
+        return torch_checkpoint.create_selective_checkpoint_contexts(compiled_fn)
+    if not save:
         # nothing saved: plain checkpointing, without the dispatch mode
         # (11% of a CPU step's time on bench/torch_sac.py's GPT)
         return torch_checkpoint.noop_context_fn()
-    state = {"at": 0, "mode": None}
+    state = {"at": 0}
     name = plan.name
 
     def policy_fn(ctx, op, *args, **kwargs):
-        if state["mode"] is None:
-            state["mode"] = _mode()
-        ops, save = plan.modes[state["mode"]]
         i = state["at"]
         state["at"] = i + 1
         if i >= len(ops) or ops[i] is not op:
@@ -218,9 +231,7 @@ def _contexts(plan):
         return (torch_checkpoint.CheckpointPolicy.MUST_SAVE if i in save
                 else torch_checkpoint.CheckpointPolicy.PREFER_RECOMPUTE)
     forward, recompute = torch_checkpoint.create_selective_checkpoint_contexts(policy_fn)
-    if _mode() == "compile":   # torch.compile takes its own dispatch modes only
-        return forward, recompute
-    return forward, _Counted(recompute, state, plan)
+    return forward, _Counted(recompute, state, len(ops), name)
 
 
 class Policy(functools.partial):
@@ -245,15 +256,14 @@ class _Counted:
     """The recompute's context, entered at the backward's first unpack:
     first a region that ran fewer ops than the example is refused."""
 
-    def __init__(self, inner, state, plan):
-        self.inner, self.state, self.plan = inner, state, plan
+    def __init__(self, inner, state, want, name):
+        self.inner, self.state, self.want, self.name = inner, state, want, name
 
     def __enter__(self):
-        want = len(self.plan.modes[self.state["mode"] or _mode()][0])
-        if self.state["at"] != want:
+        if self.state["at"] != self.want:
             raise SACError("%s: the region ran %d ops where the example ran %d: its ops differ "
                            "from the example's (another shape or branch); make a policy for "
-                           "this call" % (self.plan.name, self.state["at"], want))
+                           "this call" % (self.name, self.state["at"], self.want))
         return self.inner.__enter__()
 
     def __exit__(self, *exc):
@@ -359,7 +369,8 @@ def sac_policy(module, example_args, example_kwargs=None, *, budget, time_limit=
             at = _alignment(traced, ran)
             keep = [i for i in want if i in at and (
                 mode == "eager" or str(traced[i].overloadpacket) in WRITTEN_UNDER_COMPILE)]
-            modes[mode] = (tuple(ran), frozenset(at[i] for i in keep))
+            modes[mode] = (tuple(ran), frozenset(at[i] for i in keep) if mode == "eager"
+                           else frozenset(_key(ran, at[i]) for i in keep))
             if mode == "eager":    # the trace's saved ops that eager mode saves
                 mine = [i for i in want if i in at]
     except private.PrivateError as e:
