@@ -4,13 +4,14 @@ torch's op-list selective checkpointing, eager, at matched measured peaks
 (issue 63).
 
 Usage: build/venv-torch2/bin/python bench/torch_sac.py
-           [--dropout 0.1] [--rounds 11] [--warmup 2] [--threads 1]
+           [--model gpt|hf-gpt2] [--dropout 0.1] [--rounds 11] [--warmup 2] [--threads 1]
            [--tries 4] [--lr 1e-3] [--time-limit 30]
            [--gpt-layers 8] [--gpt-d 256] [--gpt-context 128] [--gpt-batch 4]
            [--json FILE] [--markdown FILE]
 
-The model: bench/torch_cases.py's gpt (checkmate_torch/examples/gpt.py,
-vocab 256, heads 4, the sizes above) with --dropout. Variants, each on
+The model (--model): gpt, bench/torch_cases.py's gpt
+(checkmate_torch/examples/gpt.py, vocab 256, heads 4, the sizes above)
+with --dropout; hf-gpt2, Hugging Face's GPT-2 at the same sizes. Variants, each on
 its own copy of the model (seeded the same):
   eager           no checkpointing;
   ckpt-block      torch.utils.checkpoint.checkpoint(block, ...,
@@ -125,7 +126,7 @@ class Variant:
 def build(case, base, label, args, context_fn=None, checkpointed=True):
     model = copy.deepcopy(base)
     if checkpointed:
-        for blk in model.blocks:
+        for blk in case["block_list"](model):
             blk.forward = functools.partial(_checkpointed, blk.forward, context_fn)
     return Variant(label, model, args.lr)
 
@@ -134,7 +135,7 @@ def build_policy(case, base, label, args, allowance):
     model = copy.deepcopy(base)
     t0 = time.perf_counter()
     pols = checkmate_torch.sac_blocks(
-        model, model.blocks, case["args"], case["kwargs"], time_limit=args.time_limit,
+        model, case["block_list"](model), case["args"], case["kwargs"], time_limit=args.time_limit,
         budget=lambda fixed, peak: fixed + max(0, int(allowance)))
     v = Variant(label, model, args.lr)
     v.extra = {"build_s": time.perf_counter() - t0, "allowance": int(allowance),
@@ -187,6 +188,32 @@ def rounds(variants, init, case, n):
             v.opt.step()
 
 
+def hf_gpt2(args):
+    """Hugging Face's GPT2LMHeadModel at the --gpt-* sizes (vocab 256,
+    heads 4, dropout --dropout in attention, residuals and embeddings),
+    the loss as the GPT's."""
+    import transformers
+    from torch.nn import functional as F
+    gen = torch.Generator().manual_seed(2)
+    b, t = args.gpt_batch, args.gpt_context
+    ids = torch.randint(0, 256, (b, t), generator=gen)
+    torch.manual_seed(0)
+    d = args.dropout
+    model = transformers.GPT2LMHeadModel(transformers.GPT2Config(
+        vocab_size=256, n_positions=t, n_embd=args.gpt_d, n_layer=args.gpt_layers, n_head=4,
+        resid_pdrop=d, embd_pdrop=d, attn_pdrop=d, bos_token_id=0, eos_token_id=0))
+    model.train()
+
+    def loss_fn(out):
+        logits = out.logits
+        return F.cross_entropy(logits[:, :-1].reshape(-1, logits.shape[-1]),
+                               ids[:, 1:].reshape(-1))
+    return dict(desc="HF GPT-2 (vocab=256, context=%d, d=%d, heads=4, layers=%d, dropout=%g), "
+                "batch %d" % (t, args.gpt_d, args.gpt_layers, d, b),
+                model=model, args=(), kwargs={"input_ids": ids, "use_cache": False},
+                loss=loss_fn, block_list=lambda m: list(m.transformer.h))
+
+
 def commit():
     try:
         return subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
@@ -197,6 +224,7 @@ def commit():
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--model", default="gpt", choices=("gpt", "hf-gpt2"))
     ap.add_argument("--dropout", type=float, default=0.1)
     ap.add_argument("--rounds", type=int, default=11)
     ap.add_argument("--warmup", type=int, default=2)
@@ -210,9 +238,13 @@ def main():
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     t_all = time.perf_counter()
-    case = torch_cases.gpt(args, torch.device("cpu"), args.dropout)
+    if args.model == "gpt":
+        case = torch_cases.gpt(args, torch.device("cpu"), args.dropout)
+        case["block_list"] = lambda m: list(m.blocks)
+    else:
+        case = hf_gpt2(args)
     base = case["model"]
-    blocks = len(base.blocks)
+    blocks = len(case["block_list"](base))
     init = [t.detach().clone() for t in list(base.parameters()) + list(base.buffers())]
     cpu = platform.processor() or platform.machine()
     try:
