@@ -247,6 +247,12 @@ class Policy(functools.partial):
         self.info = info
         return self
 
+    def __copy__(self):          # nothing in it changes: copies of a model share it
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
     def __repr__(self):
         return "<sac policy %s: saves %d of %d ops, %d bytes>" % (
             self.args[0].name, len(self.saved), len(self.ops), self.info["saved_bytes"])

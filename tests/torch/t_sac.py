@@ -422,6 +422,20 @@ def check_again():
        and same(want[2], have[2]),
        "sac_blocks again on the same blocks: the new policies replace the old (saved %d, "
        "then %d), training as before" % (first[0].info["saved"], second[0].info["saved"]))
+    # a copy of a model with policies (an EMA copy, say): its blocks run theirs
+    name, base, blocks_of, args, kwargs, loss_of = mlp_case()
+    ref = copy.deepcopy(base)
+    pols = checkmate_torch.sac_blocks(base, blocks_of(base), args, kwargs, budget=budget_at(0.5))
+    twin = copy.deepcopy(base)
+    calls = []
+    for blk in blocks_of(twin):
+        blk.register_forward_hook(lambda m, a, out: calls.append(m))
+    want, have = train(ref, args, kwargs, loss_of, 2), train(twin, args, kwargs, loss_of, 2)
+    ok(pols[0].info["saved"] > 0 and same(want[0], have[0]) and same(want[2], have[2])
+       and copy.deepcopy(pols[0]) is pols[0] and len(calls) == 2 * len(pols),
+       "copy.deepcopy of a model with policies: its copy trains as the ordinary model, "
+       "each block through its own forward and the same policy (saves %d)"
+       % pols[0].info["saved"])
 
 
 def check_cache_and_refusals():
