@@ -6,11 +6,12 @@ same seeds.
 
 Usage: PYTHON bench/torch_shapes.py [--model gpt2|llama] [--steps 100]
            [--batch 4] [--min 16] [--max 256] [--time-limit 10]
-           [--frac 0.5] [--json FILE]
+           [--frac 0.5] [--cache DIR] [--json FILE]
 
 remat's example is a batch at --max (so that its plan serves every
 shorter length: docs/torch.md, "Other sizes, one solve"); the budget is
-fixed memory + frac of the activations there. Prints: the total time of
+fixed memory + frac of the activations there; --cache keeps plans in DIR
+(run twice: the second run solves nothing). Prints: the total time of
 the steps, first calls included, for each loop and their ratio; the
 distinct lengths; how many were solved and how many reused a plan; the
 mean time of a step at a new length; and whether every loss equals the
@@ -47,6 +48,8 @@ def main():
     ap.add_argument("--max", type=int, default=256)
     ap.add_argument("--time-limit", type=float, default=10)
     ap.add_argument("--frac", type=float, default=0.5)
+    ap.add_argument("--cache", default=False,
+                    help="the plan cache's directory (default: none)")
     ap.add_argument("--json")
     args = ap.parse_args()
     import torch
@@ -59,8 +62,10 @@ def main():
     solve = solvemod.solve
 
     def counted(*a, **k):
-        solves.append(1)
-        return solve(*a, **k)
+        plan, hit = solve(*a, **k)
+        if not hit:
+            solves.append(1)
+        return plan, hit
     solvemod.solve = counted
 
     torch.manual_seed(0)
@@ -98,7 +103,7 @@ def main():
         warnings.simplefilter("ignore")
         m = checkmate_torch.remat(model, (), {"input_ids": example, "labels": example},
                                   budget=lambda f, p: int(f + (p - f) * args.frac),
-                                  time_limit=args.time_limit, cache=False)
+                                  time_limit=args.time_limit, cache=args.cache)
         remat_s = time.perf_counter() - t0
         loop_s, got, new_times = loop(m, model.parameters(), True)
     remat_s += loop_s
@@ -107,7 +112,7 @@ def main():
            "lengths": "%d-%d" % (args.min, args.max), "distinct": len(set(lengths)),
            "ordinary_s": round(plain_s, 1), "remat_s": round(remat_s, 1),
            "ratio": round(remat_s / plain_s, 2), "solves": len(solves),
-           "plans_reused": reused,
+           "plans_reused": reused, "cache": bool(args.cache),
            "new_length_step_s": round(sum(new_times) / max(len(new_times), 1), 2),
            "equal": all(torch.equal(a, b) for a, b in zip(got, want)),
            "torch": torch.__version__}

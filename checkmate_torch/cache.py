@@ -1,6 +1,6 @@
 """Plans and measured op times kept on disk, so that a second run of the
 same training neither solves nor measures again. One JSON file per key,
-under ROOT/plans or ROOT/costs:
+under ROOT/plans, ROOT/shapes or ROOT/costs:
   plan_key   the graph the binary is given (every node's op, size, cost
              and inputs: any change to the model, the inputs' shapes, the
              costs or the memory model is another key), the budget, the
@@ -13,7 +13,13 @@ under ROOT/plans or ROOT/costs:
              version (jointcost.rates);
   info_key   a compiled graph's partition figures (plan_info), by
              partition_uuid, the graph dynamo gives the backend with its
-             inputs' sizes, and autocast's state.
+             inputs' sizes, and autocast's state;
+  shape_key  the plans made for a graph's structure (train.structure:
+             its ops and edges, sizes aside) with the budget as given (a
+             function by _function_text), the strategy, the time limit,
+             the costs, the binary and this package's code: a later run
+             whose inputs have other sizes takes one of them where it
+             fits (train._reused) instead of solving.
 partition_uuid is also the compiled mode's partitioner's uuid in
 AOTAutograd's cache key (compiled.py): everything that decides a
 partition besides the joint graph.
@@ -143,6 +149,18 @@ def partition_uuid(binary, budget, time_limit, cost):
     return "checkmate-" + _digest({"budget": b, "time_limit": float(time_limit), "cost": cost,
                                    "binary": _binary_digest(binary),
                                    "package": _package_digest()})
+
+
+def shape_key(binary, structure, budget, strategy, time_limit, cost):
+    """The key of the plans kept for a graph structure (see above), or
+    None for a budget function _function_text cannot tell apart."""
+    b = _function_text(budget) if callable(budget) else str(budget)
+    if b is None:
+        return None
+    return "shapes", _digest({"budget": b,
+                             "strategy": strategy, "time_limit": float(time_limit),
+                             "cost": cost, "binary": _binary_digest(binary),
+                             "package": _package_digest()}, structure)
 
 
 def info_key(uuid, graph_code, inputs, modes):

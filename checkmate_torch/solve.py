@@ -94,17 +94,22 @@ def partition(binary, doc, budget, time_limit, cache=None):
                     lambda: _partition(binary, doc, budget, time_limit))
 
 
+def cached(binary, doc, budget, kind, time_limit, cache):
+    """The answer cache holds for these settings (kind: the strategy, or
+    "partition"), or None."""
+    return None if cache is None else \
+        cache.get(cachemod.plan_key(binary, doc, budget, kind, time_limit))
+
+
 def _through(cache, binary, doc, budget, kind, time_limit, run):
     """(run(), False), or (the cached answer, True) where cache holds the
-    one for these settings (kind: the strategy, or "partition")."""
-    if cache is None:
-        return run(), False
-    k = cachemod.plan_key(binary, doc, budget, kind, time_limit)
-    answer = cache.get(k)
+    one for these settings."""
+    answer = cached(binary, doc, budget, kind, time_limit, cache)
     if answer is not None:
         return answer, True
     answer = run()
-    cache.put(k, answer)
+    if cache is not None:
+        cache.put(cachemod.plan_key(binary, doc, budget, kind, time_limit), answer)
     return answer, False
 
 

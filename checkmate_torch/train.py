@@ -11,8 +11,9 @@ import warnings
 import torch
 
 from . import alias, private, solve as solvemod
-from .cache import cost_key, kept_or_measured, open_cache
+from .cache import cost_key, kept_or_measured, open_cache, shape_key
 from .codegen import Program
+from .dynamic import DynamicError, grown
 from .execute import Interpreter, PlanError, measure_costs, resolve
 from .functional import op_of
 from .graph import Analysis, Synthetic, steps_peak
@@ -40,11 +41,13 @@ class Compiled:
     """One plan for one input signature: the traced step, its graph, the
     plan's steps split where the backward starts, and the plan's figures.
 
-    prior: the plans made for other signatures, the latest first. One
-    whose graph has this one's structure (the same ops, each reading the
-    same nodes: another sequence length, say) gives its steps, without a
-    solve, when they fit its budget at this signature's sizes (replayed:
-    steps_peak); else the graph is solved."""
+    prior: the plans made for other signatures, the latest first, then
+    those the cache keeps for this graph's structure (cache.shape_key: an
+    earlier run's). One whose graph has this one's structure (the same
+    ops, each reading the same nodes: another sequence length, say) gives
+    its steps, without a solve, when they fit its budget at this
+    signature's sizes (replayed: steps_peak); else the graph is solved,
+    and the plan kept in the cache for its structure."""
 
     def __init__(self, model, args, kwargs, budget, strategy, time_limit, binary, cache, cost,
                  prior=()):
@@ -67,8 +70,17 @@ class Compiled:
                                        "cost_unit": a.cost_unit,
                                        "fixed_memory_parts": a.fixed_parts}})
             self.structure = structure(a)
+            skey = None if cache is None else shape_key(binary, self.structure, budget,
+                                                        strategy, time_limit, cost)
+            kept = _Kept.load(cache, skey, self.structure)
             plan, steps = _reused(a, self.structure, prior)
             hit = False
+            # an earlier run's plan for other sizes, where the cache has
+            # none for these
+            if plan is None and kept and solvemod.cached(binary, doc, arg, strategy,
+                                                         time_limit, cache) is None:
+                plan, steps = _reused(a, self.structure, kept)
+                hit = plan is not None
             if plan is None:
                 try:
                     plan, hit = solvemod.solve(binary, doc, arg, strategy, time_limit, cache)
@@ -88,6 +100,8 @@ class Compiled:
         self.traced, self.analysis = traced, a
         index = {r: i for i, r in enumerate(a.real)}
         self.step_indices = [(op, index[r]) for op, r in steps]
+        if not plan.get("reused") and plan.get("budget") is not None:
+            _Kept.store(cache, skey, kept, self.step_indices, plan)
         # The forward ends where the tangents are first computed (they may
         # be freed and computed again: the same gradients, bound again).
         at = next((k for k, (op, r) in enumerate(steps) if op == "compute" and r is a.tangents),
@@ -201,10 +215,11 @@ def structure(a):
 
 
 def _reused(a, shape, prior):
-    """(plan figures, steps) of the first of prior (Compiled) whose graph
-    has structure `shape` and whose steps, replayed at a's sizes, fit the
-    budget it was made for; (None, None) when none does. The figures are
-    the replayed ones; the status is 'feasible' (proven at no size here)."""
+    """(plan figures, steps) of the first of prior (Compiled or _Kept)
+    whose graph has structure `shape` and whose steps, replayed at a's
+    sizes, fit the budget it was made for; (None, None) when none does.
+    The figures are the replayed ones; the status is 'feasible' (proven at
+    no size here)."""
     for c in prior:
         if c.structure != shape:
             continue
@@ -217,6 +232,46 @@ def _reused(a, shape, prior):
         return {"budget": budget, "peak_memory": peak, "cost": cost, "status": "feasible",
                 "strategy": c.info["strategy"], "param": c.info["param"], "reused": True}, steps
     return None, None
+
+
+class _Kept:
+    """A plan an earlier run made for a graph structure, as the cache
+    keeps it under shape_key: its steps (op, node index) and the budget
+    in bytes it was made for."""
+    LIMIT = 8   # plans kept per structure, the latest first
+
+    def __init__(self, structure, step_indices, info):
+        self.structure, self.step_indices, self.info = structure, step_indices, info
+
+    @classmethod
+    def load(cls, cache, key, structure):
+        """The plans kept under key for structure (none without a cache or
+        key); an entry that does not read as one is left out."""
+        value = cache.get(key) if cache is not None and key is not None else None
+        entries = value.get("plans") if isinstance(value, dict) else None
+        out = []
+        for e in entries if isinstance(entries, list) else []:
+            try:
+                steps = [(op, int(i)) for op, i in e["steps"]]
+                info = {"budget": int(e["budget"]), "strategy": str(e["strategy"]),
+                        "param": e.get("param")}
+            except (KeyError, TypeError, ValueError):
+                continue
+            if all(op in ("compute", "free") and 0 <= i < len(structure) for op, i in steps):
+                out.append(cls(structure, steps, info))
+        return out
+
+    @classmethod
+    def store(cls, cache, key, kept, step_indices, plan):
+        """Keeps a new plan first under key, the LIMIT - 1 latest after it."""
+        if cache is None or key is None:
+            return
+        def entry(steps, info):
+            return {"steps": [list(s) for s in steps], "budget": info["budget"],
+                    "strategy": info.get("strategy"), "param": info.get("param")}
+        new = entry(step_indices, plan)
+        rest = [e for e in (entry(k.step_indices, k.info) for k in kept) if e != new]
+        cache.put(key, {"plans": [new] + rest[:cls.LIMIT - 1]})
 
 
 def _device_name(tensors):
@@ -531,7 +586,8 @@ class RematCompiled(_Wrapper):
         except private.dynamo_exc("FailOnRecompileLimitHit"):
             raise RematError("compile=True: a step of a new input signature (shapes, dtypes) "
                              "over torch._dynamo.config.recompile_limit (%d) signatures "
-                             "compiled for this module"
+                             "compiled for this module (raise it, or leave compile=False, "
+                             "whose plans serve other sequence lengths)"
                              % private.dynamo_config().recompile_limit) from None
         except private.dynamo_exc("TorchDynamoException") as e:
             raise RematError(_dynamo_refusal(e)) from None
@@ -608,7 +664,7 @@ def _ours(filename):
 
 
 def remat(model, example_args, example_kwargs=None, *, budget, strategy="auto",
-          time_limit=60.0, cache=True, cost="flops", compile=False):
+          time_limit=60.0, cache=True, cost="flops", compile=False, dynamic=None):
     """A module sharing model's parameters and buffers that, in training
     mode with gradients enabled, runs each forward and backward under a
     checkmate plan for budget: bytes, a string as the CLI takes it ("8G",
@@ -616,7 +672,11 @@ def remat(model, example_args, example_kwargs=None, *, budget, strategy="auto",
     bytes. The plan is solved by the `checkmate` binary (found on PATH,
     beside the package, or as $CHECKMATE) with strategy and time_limit
     seconds; a call whose inputs differ in shape, dtype or constants from
-    the example gets a plan of its own, solved on first use. Plans are
+    the example is traced on first use and runs the steps of a plan made
+    for larger sizes of the same graph where they fit its budget, else
+    gets a plan of its own. dynamic={input: {dim: max}} (an input by
+    position or keyword) plans the example grown to those maxima
+    (dynamic.py), so that one plan serves every size up to them. Plans are
     kept on disk (cache.py): cache=True in $CHECKMATE_CACHE_DIR or
     ~/.cache/checkmate, a string names the directory, False keeps none.
     cost: what the plan minimizes, "flops" (from a table) or "time" (each
@@ -661,6 +721,14 @@ def remat(model, example_args, example_kwargs=None, *, budget, strategy="auto",
         if strategy != "auto":
             raise RematError("compile=True solves `checkmate partition`, which takes no "
                              "strategy; got strategy=%r" % (strategy,))
+        if dynamic is not None:
+            raise RematError("dynamic= is for eager mode: compile=True compiles each input "
+                             "signature (torch.compile's dynamic=False)")
         return RematCompiled(model, backend(budget, time_limit, find_checkmate(), plans, cost))
+    if dynamic is not None:
+        try:
+            example_args, example_kwargs = grown(example_args, example_kwargs or {}, dynamic)
+        except DynamicError as e:
+            raise RematError(str(e)) from None
     return Remat(model, example_args, example_kwargs, budget, strategy, time_limit,
                  find_checkmate(), plans, cost)

@@ -43,10 +43,11 @@ one() {
 # t_*.py) run under Debian's python3 (torch 1.13) in the first suite, and
 # again under build/venv-torch2 (torch 2.13), when `make torch2` has made
 # it, in the second (the sanitizer suite, which is shorter; its binary) or
-# in the first when there is one build; t_compiled.py under torch 2.13 in
-# the first either way; run.py (the graph mode) under torch 2.13 only with
-# CHECKMATE_LONG=1, its fast suite being torch 1.13's. With TORCH_PY set
-# (make test-long), only the PyTorch programs run, under that python.
+# in the first when there is one build; t_compiled.py and t_private.py
+# under torch 2.13 in the first either way (moved); run.py (the graph
+# mode) under torch 2.13 only with CHECKMATE_LONG=1, its fast suite being
+# torch 1.13's. With TORCH_PY set (make test-long), only the PyTorch
+# programs run, under that python.
 suite() {
 	local build=$1 quick=$2 pass=0 fail=0 broken=0 t py
 	if [ -n "${TORCH_PY:-}" ]; then
@@ -76,9 +77,10 @@ suite() {
 	if [ -x build/venv-torch2/bin/python ] && { [ "$quick" = 1 ] || [ "$nbuilds" = 1 ]; }; then
 		pys+=(build/venv-torch2/bin/python)
 	fi
-	# t_compiled.py and t_fuzz.py, the longest under torch 2.13, run in the
-	# first suite when there are two, to even out their times
-	local moved=(tests/torch/t_compiled.py tests/torch/t_fuzz.py) m
+	# t_compiled.py, the longest under torch 2.13 (its compiles are cold on
+	# a fresh machine), and t_private.py run in the first suite when there
+	# are two, to even out their times
+	local moved=(tests/torch/t_compiled.py tests/torch/t_private.py) m
 	for py in "${pys[@]}"; do
 		for t in tests/torch/run.py tests/torch/t_*.py; do
 			[[ " ${moved[*]} " == *" $t "* ]] && [ "$quick" = 1 ] && [ "$nbuilds" -gt 1 ] &&

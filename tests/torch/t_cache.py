@@ -93,17 +93,24 @@ def main():
         r3 = checkmate_torch.remat(model(), (x,), budget=lambda f, p: p, strategy="dtr", cache=d)
         r4 = checkmate_torch.remat(model(), (x,), budget=lambda f, p: p,
                                    strategy="checkpoint-all", cache=d)
-        r5 = checkmate_torch.remat(model(), (torch.randn(4, 16),), budget=half, strategy="dtr",
-                                   cache=d)
+        r5 = checkmate_torch.remat(model(), (torch.randn(16, 16),), budget=half,
+                                   strategy="dtr", cache=d)
         wide = nn.Sequential(nn.Linear(16, 64), nn.Tanh(), nn.Linear(64, 4))
         r6 = checkmate_torch.remat(wide, (x,), budget=lambda f, p: p, strategy="dtr", cache=d)
         ok([r.plan_info["cached"] for r in (r3, r4, r5, r6)] == [False] * 4
            and len(files(d)) == 5,
-           "another budget, strategy, batch or model solves again (%d files)" % len(files(d)))
+           "another budget, strategy, a larger batch or model solves again (%d files)"
+           % len(files(d)))
+        r7 = checkmate_torch.remat(model(), (torch.randn(4, 16),), budget=half,
+                                   strategy="dtr", cache=d)
+        ok(r7.plan_info["cached"] and r7.plan_info["reused"] and len(files(d)) == 5,
+           "a smaller batch takes a kept plan made for a larger one (cache.shape_key)")
 
-        # a damaged file: a miss, solved again and written again
-        with open(first, "w") as fh:
-            fh.write("{not json")
+        # a damaged file: a miss, solved again and written again (the
+        # plans kept by structure damaged too, or they would serve)
+        for f in [first] + glob.glob(os.path.join(d, "shapes", "*", "*.json")):
+            with open(f, "w") as fh:
+                fh.write("{not json")
         again = [checkmate_torch.remat(model(), (x,), budget=b, strategy="dtr", cache=d)
                  .plan_info["cached"] for b in (half, lambda f_, p: p)]
         ok(again == [False, True], "a damaged file is a miss, another file a hit (%s)" % again)

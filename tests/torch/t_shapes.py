@@ -4,9 +4,14 @@ new sequence length whose graph has the structure of a planned one runs
 that plan's steps without a solve when they fit its budget at the new
 sizes, bit for bit as an ordinary loop; a longer one that does not fit,
 and one that traces to another graph, are solved anew, each saying so
-once."""
+once. Across runs, the plan cache gives a run whose sizes it has no plan
+for one made for the graph's structure at other sizes. Sizes declared
+with their maxima (remat's dynamic=) are planned at the maxima."""
+import glob
+import json
 import os
 import sys
+import tempfile
 import warnings
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -95,7 +100,129 @@ def main():
        and not by[44][7],
        "length 48 takes another branch: solved anew, saying so once; length 44 reuses "
        "its plan: %s" % (by[48][7] or "no warning"))
+    across_runs()
+    declared()
     finish()
+
+
+def steps(r, ref, length, gen, n=2):
+    """n AdamW steps of r and of ref at length: whether every loss is
+    equal bit for bit."""
+    opts = [torch.optim.AdamW(m.parameters(), lr=1e-2) for m in (r, ref)]
+    same = True
+    for k in range(n):
+        xb = torch.randint(0, 64, (2, length), generator=gen)
+        losses = []
+        for m, opt in zip((r, ref), opts):
+            torch.manual_seed(k)
+            loss = m(xb).float().pow(2).mean()
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            losses.append(loss)
+        same = same and torch.equal(*losses)
+    return same
+
+
+def across_runs():
+    """Three runs sharing a cache directory, each a new remat of a new
+    model: the first solves at length 32; the second, whose example is
+    24 long, takes that plan (cache.shape_key); the third, at 32 again,
+    gets the solver's own plan from the cache."""
+    gen = torch.Generator().manual_seed(3)
+    with tempfile.TemporaryDirectory() as d:
+        runs = []
+        for length in (32, 24, 32, 24):
+            torch.manual_seed(0)
+            model, ref = GPT(vocab=64, context=64, d=32, heads=4, layers=2), \
+                GPT(vocab=64, context=64, d=32, heads=4, layers=2)
+            ref.load_state_dict(model.state_dict())
+            before = len(solves)
+            x = torch.randint(0, 64, (2, length), generator=gen)
+            r = checkmate_torch.remat(model, (x,), budget=lambda f, p: f + (p - f) // 2,
+                                      cache=d, strategy="dtr")
+            runs.append((len(solves) - before, r.plan_info, steps(r, ref, length, gen)))
+            if len(runs) == 3:
+                # the plans kept by structure, made unreadable: a miss
+                for f in glob.glob(os.path.join(d, "shapes", "*", "*.json")):
+                    with open(f) as fh:
+                        entry = json.load(fh)
+                    if "plans" in entry["value"]:
+                        entry["value"]["plans"][0]["steps"][0][1] = -1
+                        with open(f, "w") as fh:
+                            json.dump(entry, fh)
+    first, second, third, fourth = runs
+    ok(first[0] == 1 and not first[1]["reused"] and first[2]
+       and second[0] == 0 and second[1]["reused"] and second[1]["cached"]
+       and second[1]["status"] == "feasible" and second[1]["peak"] <= first[1]["budget"]
+       and second[2],
+       "a second run whose example is shorter (24) takes the first run's plan (made at 32) "
+       "from the cache, without a solve, within its budget, bit for bit as an ordinary loop")
+    ok(not third[1]["reused"] and third[1]["cached"]
+       and third[1]["status"] == first[1]["status"] and third[2],
+       "a third run at 32 takes the solver's own plan from the cache (status %s)"
+       % third[1]["status"])
+    ok(fourth[0] == 1 and not fourth[1]["reused"] and not fourth[1]["cached"] and fourth[2],
+       "a kept plan that does not read back (a step of node -1): solved anew (%d solves)"
+       % fourth[0])
+
+
+def declared():
+    """remat(dynamic=...): an example 16 long declared up to 48 is planned
+    at 48, as an example 48 long is; every length up to 48 then runs that
+    plan without a solve; declarations that do not fit are one line."""
+    gen = torch.Generator().manual_seed(4)
+    torch.manual_seed(0)
+    model, ref = GPT(vocab=64, context=64, d=32, heads=4, layers=2), \
+        GPT(vocab=64, context=64, d=32, heads=4, layers=2)
+    ref.load_state_dict(model.state_dict())
+    half = lambda f, p: f + (p - f) // 2  # noqa: E731
+    before = len(solves)
+    x = torch.randint(0, 64, (2, 16), generator=gen)
+    r = checkmate_torch.remat(model, (x,), budget=half, cache=False, strategy="dtr",
+                              dynamic={0: {1: 48}})
+    at48 = checkmate_torch.remat(GPT(vocab=64, context=64, d=32, heads=4, layers=2),
+                                 (torch.randint(0, 64, (2, 48), generator=gen),),
+                                 budget=half, cache=False, strategy="dtr")
+    made = len(solves) - before
+    ok(x.shape == (2, 16) and r.plan_info["budget"] == at48.plan_info["budget"]
+       and r.plan_info["checkpoint_all_peak"] == at48.plan_info["checkpoint_all_peak"],
+       "dynamic={0: {1: 48}} on an example 16 long: planned at 48 (budget %d, as an example "
+       "48 long), the example itself untouched" % r.plan_info["budget"])
+    rows = []
+    for length in (16, 40, 48, 9):
+        before = len(solves)
+        same = steps(r, ref, length, gen, n=1)
+        rows.append((length, same, r.plan_info["reused"], len(solves) - before))
+    ok(made == 2 and all(row[1] and (row[2] or row[0] == 48) and row[3] == 0 for row in rows),
+       "lengths 16, 40, 48, 9: the plan made at 48 (reused at the others), without a solve, "
+       "bit for bit as an ordinary loop (%s)" % rows)
+    before = len(solves)
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        same = steps(r, ref, 60, gen, n=2)
+    anew = [str(w.message) for w in said if "planned anew" in str(w.message)]
+    ok(same and len(solves) - before == 1 and not r.plan_info["reused"] and len(anew) == 1
+       and r.plan_info["peak"] <= r.plan_info["budget"],
+       "length 60, past the declared 48: solved anew (its own budget), saying so once: %s"
+       % anew)
+    bad = [({0: {2: 48}}, "no dimension 2"), ({0: {1: 8}}, "at least that"),
+           ({"ids": {1: 48}}, "no keyword input 'ids'"), ({0: 48}, "needs {dim: max}")]
+    said = []
+    for d, want in bad:
+        try:
+            checkmate_torch.remat(model, (x,), budget=half, cache=False, dynamic=d)
+            said.append(None)
+        except checkmate_torch.train.RematError as e:
+            said.append(str(e) if want in str(e) and "\n" not in str(e) else "other: %s" % e)
+    try:
+        checkmate_torch.remat(model, (x,), budget=half, compile=True, dynamic={0: {1: 48}})
+        said.append(None)
+    except checkmate_torch.train.RematError as e:
+        said.append(str(e) if "eager mode" in str(e) else "other: %s" % e)
+    ok(all(m and not m.startswith("other") for m in said),
+       "declarations that do not fit the example, and dynamic= with compile=True: one line "
+       "each (%s)" % "; ".join(map(str, said)))
 
 
 if __name__ == "__main__":
