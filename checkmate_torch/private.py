@@ -17,8 +17,8 @@ line), looks up every name of the mode: a missing required name is a
 PrivateError, one line naming it and this torch; a missing optional one
 a warning saying what is lost; a torch outside TESTED[mode] one warning.
 The modes: "graph" (a model's graph for the checkmate binary: python3
--m checkmate_torch), "eager" (remat) and "compile" (remat(...,
-compile=True))."""
+-m checkmate_torch), "eager" (remat), "compile" (remat(...,
+compile=True)) and "sac" (sac_policy)."""
 import importlib
 import warnings
 
@@ -30,7 +30,8 @@ import torch
 # test-torch-newest` under torch 2.14 (build/venv-torch-newest).
 TESTED = {"graph": ("1.13", "2.13", "2.14"),
           "eager": ("2.13", "2.14"),
-          "compile": ("2.13", "2.14")}
+          "compile": ("2.13", "2.14"),
+          "sac": ("2.13", "2.14")}
 MODES = tuple(TESTED)
 ALL = MODES
 TRAINING = ("eager", "compile")
@@ -138,6 +139,11 @@ NAMES = {n.key: n for n in (
     Name("torch._C._set_graph_executor_optimize", ("eager",), _SCRIPT_WHY, _SCRIPT),
     Name("torch._C._last_executed_optimized_graph", ("eager",), _SCRIPT_WHY, _SCRIPT),
     Name("torch._C.ScriptList", ("eager",), _SCRIPT_WHY, _SCRIPT),
+    # --- sac_policy -------------------------------------------------------
+    Name("torch._dispatch.python.enable_python_dispatcher", ("sac",),
+         "the ops a checkpointed region dispatches under torch.compile are recorded with "
+         "torch's Python kernels on, as AOTAutograd runs them (dropout as native_dropout); "
+         "torch has no public switch for them"),
     # --- compile=True ------------------------------------------------------
     Name("torch._functorch.partitioners.min_cut_rematerialization_partition", ("compile",),
          "torch's partitioner, which splits the joint graph once checkmate has chosen the "
@@ -294,6 +300,12 @@ def op_function(op):
 def base(tensor):
     """The tensor a view was made of (None: not a view)."""
     return tensor._base
+
+
+def python_dispatcher():
+    """A context in which torch's Python kernels (decompositions) run, as
+    under AOTAutograd."""
+    return get("torch._dispatch.python.enable_python_dispatcher")()
 
 
 def tree_flatten(value):

@@ -21,9 +21,27 @@ that encodes it: a forward node per op that may be saved, without inputs
 own cost), not materialized, all read by one backward node of no memory.
 
 Ops are identified as torch's SAC does: the k-th call of an op overload in
-the region's forward (detach and the ops torch's SAC ignores aside). The
-policy checks each call against the example's sequence, and a region whose
-ops differ is a one-line SACError, never another policy."""
+the region's forward (detach and the ops torch's SAC ignores aside), in
+the sequence torch's checkpoint dispatches: recorded on the example, once
+as eager mode runs it and once as torch.compile's AOTAutograd traces it
+(with the Python dispatcher on, where dropout is native_dropout), each
+aligned with the trace's ops so that a saved op of the trace is saved
+where it runs. In eager mode the policy checks each call against the
+sequence, and a region whose ops differ is a one-line SACError, never
+another policy; under torch.compile, whose inductor decomposes some ops
+further (attention), it saves the k-th call of an op as torch's op-list
+policies do.
+
+Under torch.compile dynamo takes a context_fn that is a function or a
+functools.partial whose arguments it can hold as constants: a Policy is
+a functools.partial of _contexts and its _Plan (held by identity), and
+its policy function keeps its count in the context that each checkpoint
+call makes. There the policy's answers are tags that the partitioner
+honours: MUST_SAVE is saved, PREFER_RECOMPUTE recomputed unless the
+partitioner finds it cheaper to keep."""
+import collections
+import contextlib
+import difflib
 import functools
 
 import torch
@@ -39,10 +57,21 @@ from .trace import TraceError, tensors_of, trace
 # As remat's (train.MIN_TORCH): the traces of older torches can differ
 # from an ordinary step's ops.
 MIN_TORCH = (2, 5)
-# The torches whose ops under torch's checkpoint are the trace's (t_sac.py):
-# on 2.14.1 dropout dispatches other ops there (empty_like where the trace
-# records alias), and every policy would be refused at its first call.
-TESTED = ((2, 13),)
+# The torches t_sac.py runs on (eager, torch.compile, FSDP2): private's.
+TESTED = tuple(tuple(int(x) for x in v.split(".")) for v in private.TESTED["sac"])
+
+
+# Under torch.compile the ops whose outputs inductor writes to memory
+# whatever the policy: it fuses pointwise ops and reductions into their
+# readers, and saving one of those makes it write a buffer it would not
+# have (the eager model's bytes undercount it, and the step's peak need not
+# fall with the budget). There the policy saves only the eager plan's
+# saved ops that are among these.
+WRITTEN_UNDER_COMPILE = frozenset((
+    "aten.mm", "aten.addmm", "aten.bmm", "aten.baddbmm", "aten.convolution",
+    "aten._scaled_dot_product_flash_attention", "aten._scaled_dot_product_efficient_attention",
+    "aten._scaled_dot_product_cudnn_attention",
+    "aten._scaled_dot_product_flash_attention_for_cpu"))
 
 
 class SACError(Exception):
@@ -130,11 +159,6 @@ class Region:
                 and self._root(n) not in written and self._root(n) not in self.outputs
                 and self.cost[n] > 0)
 
-    def key(self, n):
-        """(op, k): n is the k-th call of its op in the forward."""
-        op = op_of(n)
-        return op, sum(1 for m in self.ops[:self.ops.index(n)] if op_of(m) is op)
-
 
 def _budget_bytes(budget, fixed, peak):
     """budget as bytes or a size string the CLI reads; a percentage is of
@@ -154,38 +178,84 @@ def _knapsack_doc(region, fixed):
             "fixed_memory": fixed, "nodes": nodes}
 
 
-class Policy:
-    """The context_fn of torch.utils.checkpoint.checkpoint for one region;
-    info: the plan's figures (see sac_policy); saved: the (op, k) whose
-    outputs the region keeps."""
+class _Plan:
+    """What a policy answers, per mode ("eager", "compile"): the region's
+    op overloads in the order torch's checkpoint dispatches them there,
+    and what it keeps: positions in eager mode, (op, k) under compile."""
 
-    def __init__(self, ops, saved, info, name):
-        self.ops = ops            # the forward's op overloads, in order
-        self.save = frozenset(i for i, _ in saved)
-        self.saved = [k for _, k in saved]
-        self.info = info
-        self._name = name
+    def __init__(self, name, modes):
+        self.name = name
+        self.modes = modes
 
-    def __call__(self):
-        state = {"at": 0}
-        ops, save, name = self.ops, self.save, self._name
 
-        def policy_fn(ctx, op, *args, **kwargs):
-            i = state["at"]
-            state["at"] = i + 1
-            if i >= len(ops) or ops[i] is not op:
-                want = "the end of the region" if i >= len(ops) else str(ops[i])
-                raise SACError("%s: call %d of the region is %s where the example's is %s: "
-                               "its ops differ from the example's (another shape or branch); "
-                               "make a policy for this call" % (name, i + 1, op, want))
-            return (torch_checkpoint.CheckpointPolicy.MUST_SAVE if i in save
+def _mode():
+    return "compile" if torch.compiler.is_compiling() else "eager"
+
+
+def _contexts(plan):
+    """The (forward, recompute) contexts of one checkpoint call: torch's
+    selective checkpoint contexts around the plan's policy for the mode it
+    runs in. In eager mode the policy checks each call against the
+    example's sequence, and the recompute's context that the forward ran
+    them all; a plan that saves nothing is plain checkpointing there,
+    whatever ops run. Under torch.compile (which takes torch's contexts
+    only) the policy saves the k-th call of an op where the plan does, as
+    torch's op-list policies do, without the check: inductor's
+    decompositions change the sequence (HF GPT-2's attention)."""
+    mode = _mode()
+    ops, save = plan.modes[mode]
+    if mode == "compile":
+        seen = collections.Counter()
+
+        def compiled_fn(ctx, op, *args, **kwargs):
+            k = seen[op]
+            seen[op] = k + 1
+            return (torch_checkpoint.CheckpointPolicy.MUST_SAVE if (op, k) in save
                     else torch_checkpoint.CheckpointPolicy.PREFER_RECOMPUTE)
-        forward, recompute = torch_checkpoint.create_selective_checkpoint_contexts(policy_fn)
-        return forward, _Counted(recompute, state, len(ops), name)
+        return torch_checkpoint.create_selective_checkpoint_contexts(compiled_fn)
+    if not save:
+        # nothing saved: plain checkpointing, without the dispatch mode
+        # (11% of a CPU step's time on bench/torch_sac.py's GPT)
+        return torch_checkpoint.noop_context_fn()
+    state = {"at": 0}
+    name = plan.name
+
+    def policy_fn(ctx, op, *args, **kwargs):
+        i = state["at"]
+        state["at"] = i + 1
+        if i >= len(ops) or ops[i] is not op:
+            want = "the end of the region" if i >= len(ops) else str(ops[i])
+            raise SACError("%s: call %d of the region is %s where the example's is %s: "
+                           "its ops differ from the example's (another shape or branch); "
+                           "make a policy for this call" % (name, i + 1, op, want))
+        return (torch_checkpoint.CheckpointPolicy.MUST_SAVE if i in save
+                else torch_checkpoint.CheckpointPolicy.PREFER_RECOMPUTE)
+    forward, recompute = torch_checkpoint.create_selective_checkpoint_contexts(policy_fn)
+    return forward, _Counted(recompute, state, len(ops), name)
+
+
+class Policy(functools.partial):
+    """The context_fn of torch.utils.checkpoint.checkpoint for one region,
+    eager or under torch.compile: functools.partial(_contexts, plan).
+    info: the plan's figures (see sac_policy); saved: the (op, k) whose
+    outputs the region keeps in eager mode; ops: the eager sequence."""
+
+    def __new__(cls, plan, saved, info):
+        self = super().__new__(cls, _contexts, plan)
+        self.ops = list(plan.modes["eager"][0])
+        self.saved = saved
+        self.info = info
+        return self
+
+    def __copy__(self):          # nothing in it changes: copies of a model share it
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
 
     def __repr__(self):
         return "<sac policy %s: saves %d of %d ops, %d bytes>" % (
-            self._name, len(self.saved), len(self.ops), self.info["saved_bytes"])
+            self.args[0].name, len(self.saved), len(self.ops), self.info["saved_bytes"])
 
 
 class _Counted:
@@ -206,6 +276,46 @@ class _Counted:
         return self.inner.__exit__(*exc)
 
 
+def _recorded(module, args, kwargs, compiled):
+    """The op overloads torch's checkpoint dispatches in one checkpointed
+    forward of module on the example (compiled: as AOTAutograd traces it,
+    with the Python dispatcher on), run with the generator's state and
+    the buffers put back after."""
+    ops = []
+
+    def record(ctx, op, *a, **k):
+        ops.append(op)
+        return torch_checkpoint.CheckpointPolicy.PREFER_RECOMPUTE
+
+    def context():
+        return torch_checkpoint.create_selective_checkpoint_contexts(record)
+    flat, spec = private.tree_flatten((tuple(args), dict(kwargs)))
+    a, k = private.tree_unflatten([_kept_leaf(v) for v in flat], spec)
+    with _kept_state(module), torch.enable_grad():
+        if compiled:
+            with private.python_dispatcher():
+                torch_checkpoint.checkpoint(module, *a, use_reentrant=False, context_fn=context,
+                                            **k)
+        else:
+            torch_checkpoint.checkpoint(module, *a, use_reentrant=False, context_fn=context, **k)
+    return ops
+
+
+def _alignment(traced, ran):
+    """{position in traced: position in ran} for the trace's ops (traced)
+    in runs of the same ops as dispatched (ran)."""
+    at = {}
+    for blk in difflib.SequenceMatcher(None, traced, ran, autojunk=False).get_matching_blocks():
+        for d in range(blk.size):
+            at[blk.a + d] = blk.b + d
+    return at
+
+
+def _key(ops, i):
+    """(op, k): ops[i] is the k-th call of its op."""
+    return ops[i], sum(1 for o in ops[:i] if o is ops[i])
+
+
 def sac_policy(module, example_args, example_kwargs=None, *, budget, time_limit=60.0,
                cache=True):
     """The context_fn for checkpoint(module, *args, use_reentrant=False,
@@ -220,20 +330,18 @@ def sac_policy(module, example_args, example_kwargs=None, *, budget, time_limit=
     `checkmate partition` (time_limit seconds), kept in the plan cache
     (cache as remat's). The returned Policy's info: budget, fixed_memory,
     peak, model_peak (fixed + saved bytes), saved_bytes, saved and ops
-    (counts), recompute (FLOPs run again), overhead (the step's FLOPs with
-    the recompute over those without), full_overhead (the same for
-    plain checkpointing), status and cached."""
+    (counts, eager mode's), compile_saved and compile_ops (the same under
+    torch.compile, where only matmuls, convolutions and attentions are
+    saved: WRITTEN_UNDER_COMPILE), recompute (FLOPs run again), overhead
+    (the step's FLOPs with the recompute over those without),
+    full_overhead (the same for plain checkpointing), status and
+    cached."""
     from .binary import find_checkmate
     if private.version() < MIN_TORCH:
         raise SACError("sac_policy needs torch >= %d.%d (this is torch %s)"
                        % (MIN_TORCH + (torch.__version__,)))
-    if private.version()[:2] not in TESTED:
-        raise SACError("sac_policy is tested on torch %s only; torch %s runs other ops under "
-                       "torch.utils.checkpoint than its trace records (dropout), which a "
-                       "policy would refuse at its first call"
-                       % (", ".join("%d.%d" % v for v in TESTED), torch.__version__))
     try:
-        private.check("graph")
+        private.check("sac")
     except private.PrivateError as e:
         raise SACError(str(e)) from None
     if not isinstance(example_args, (tuple, list)):
@@ -258,20 +366,54 @@ def sac_policy(module, example_args, example_kwargs=None, *, budget, time_limit=
     except solvemod.SolveError as e:
         raise SACError("%s: %s (fixed memory %d, peak %d)" % (name, e, fixed, peak)) from None
     chosen = set(part["saved"])
-    saved = [(i, region.key(n)) for i, n in enumerate(region.ops) if n.name in chosen]
-    saved_bytes = sum(region.bytes[region.ops[i]] for i, _ in saved)
+    traced = [op_of(n) for n in region.ops]
+    want = [i for i, n in enumerate(region.ops) if n.name in chosen]
+    modes, mine = {}, want
+    try:
+        for mode in ("eager", "compile"):
+            ran = _recorded(module, example_args, example_kwargs or {}, mode == "compile")
+            at = _alignment(traced, ran)
+            keep = [i for i in want if i in at and (
+                mode == "eager" or str(traced[i].overloadpacket) in WRITTEN_UNDER_COMPILE)]
+            modes[mode] = (tuple(ran), frozenset(at[i] for i in keep) if mode == "eager"
+                           else frozenset(_key(ran, at[i]) for i in keep))
+            if mode == "eager":    # the trace's saved ops that eager mode saves
+                mine = [i for i in want if i in at]
+    except private.PrivateError as e:
+        raise SACError(str(e)) from None
+    saved = [_key(modes["eager"][0], j) for j in sorted(modes["eager"][1])]
+    saved_bytes = sum(region.bytes[region.ops[i]] for i in mine)
     again = [n for i, n in enumerate(region.ops) if i <= region.stop]
-    recompute = sum(region.cost[n] for n in again if n.name not in chosen)
+    recompute = sum(region.cost[n] for i, n in enumerate(region.ops)
+                    if i <= region.stop and i not in mine)
     full = sum(region.cost[n] for n in again)
     step = sum(a.cost.values())
     info = {"budget": part["budget"], "fixed_memory": fixed, "peak": peak,
             "model_peak": fixed + saved_bytes, "saved_bytes": saved_bytes,
-            "saved": len(saved), "ops": len(region.ops), "recompute": recompute,
+            "saved": len(saved), "ops": len(modes["eager"][0]), "recompute": recompute,
             "overhead": (step + recompute) / step if step else 1.0,
             "full_overhead": (step + full) / step if step else 1.0,
+            "compile_saved": len(modes["compile"][1]), "compile_ops": len(modes["compile"][0]),
             "status": part["status"], "cost_unit": "flops",
             "cached": hit if plans is not None else None}
-    return Policy([op_of(n) for n in region.ops], saved, info, name)
+    return Policy(_Plan(name, modes), saved, info)
+
+
+@contextlib.contextmanager
+def _kept_state(model):
+    """The generator's state (CPU and the model's GPUs) and the model's
+    buffers put back after the block."""
+    buffers = [b.detach().clone() for b in model.buffers()]
+    cuda = sorted({t.device.index or 0 for t in tensors_of((list(model.parameters()),
+                                                            list(model.buffers())))
+                   if t.device.type == "cuda"})
+    try:
+        with torch.random.fork_rng(devices=cuda):
+            yield
+    finally:
+        with torch.no_grad():
+            for b, v in zip(model.buffers(), buffers):
+                b.copy_(v)
 
 
 def _captured(model, blocks, args, kwargs):
@@ -286,19 +428,12 @@ def _captured(model, blocks, args, kwargs):
         return None
     handles = [b.register_forward_pre_hook(functools.partial(hook, i), with_kwargs=True)
                for i, b in enumerate(blocks)]
-    buffers = [b.detach().clone() for b in model.buffers()]
     try:
-        cuda = sorted({t.device.index or 0 for t in tensors_of((list(model.parameters()),
-                                                                list(model.buffers())))
-                       if t.device.type == "cuda"})
-        with torch.random.fork_rng(devices=cuda):
+        with _kept_state(model):
             model(*args, **(kwargs or {}))
     finally:
         for h in handles:
             h.remove()
-        with torch.no_grad():
-            for b, v in zip(model.buffers(), buffers):
-                b.copy_(v)
     missing = [i for i in range(len(blocks)) if i not in got]
     if missing:
         raise SACError("block %d (%s) is not called in the model's forward on the example"
