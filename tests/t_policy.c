@@ -1,0 +1,218 @@
+/* Keep, offload or recompute on training chains (solvers/search/policy.c,
+ * docs/model.md): the model's time and peaks are the replayed ones for
+ * every mode of random chains; the dynamic program finds the fastest plan
+ * of the class that fits, as enumerating every mode does; the MILP over
+ * the class proves the same optimum; any bound printed with a bandwidth
+ * is never above a plan found by any strategy. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/num.h"
+#include "../graph/read.h"
+#include "../solvers/search/policy.h"
+#include "../solvers/strategy.h"
+#include "gen.h"
+#include "tap.h"
+
+/* The next mode vector of the moded values (odometer); 0 after the last. */
+static int next_modes(const struct policy_chain *pc, int *mode)
+{
+	for (int j = 0; j < pc->nf; j++) {
+		if (!pc->moded[j])
+			continue;
+		if (++mode[j] <= POLICY_RECOMPUTE)
+			return 1;
+		mode[j] = POLICY_KEEP;
+	}
+	return 0;
+}
+
+/* The first modes of the class: every moded value kept. */
+static void first_modes(const struct policy_chain *pc, int *mode)
+{
+	for (int j = 0; j < pc->nf; j++)
+		mode[j] = pc->moded[j] ? POLICY_KEEP : POLICY_FIXED;
+}
+
+/* 1 when mode is in the class: a recomputed value's input kept. */
+static int in_class(const struct policy_chain *pc, const int *mode)
+{
+	for (int j = 0; j < pc->nf; j++)
+		if (pc->moded[j] && mode[j] == POLICY_RECOMPUTE &&
+		    (!pc->recomputable[j] || (j > 0 && mode[j - 1] != POLICY_KEEP)))
+			return 0;
+	return 1;
+}
+
+/* A random training chain of nf forward nodes: gen_training's (each
+ * gradient reads its node and its input) or linear's shape (only its node),
+ * with random costs and sizes. */
+static struct graph *random_chain(int nf)
+{
+	struct graph *g = gen_random_training(nf, 0);
+
+	return g;
+}
+
+/* Every mode of g replayed: the model's time, device and host peaks are
+ * the simulator's. Returns the number of modes checked, -1 on a mismatch. */
+static int check_model(const struct graph *g, const struct sim_copy *c, const char *what)
+{
+	struct policy_chain pc;
+	struct cm_error err;
+	char why[256];
+	int *mode, n = 0, bad = 0;
+
+	if (policy_chain_init(&pc, g, c, why, sizeof(why), &err) != 1) {
+		diag("%s: not a chain: %s", what, why);
+		return -1;
+	}
+	mode = malloc((size_t)pc.nf * sizeof(int));
+	first_modes(&pc, mode);
+	do {
+		struct plan *p;
+		struct sim_result r;
+		double t;
+
+		if (!in_class(&pc, mode))
+			continue;
+		p = policy_plan(&pc, mode, &err);
+		t = policy_time(&pc, mode) * c->seconds_per_cost;
+		if (p == NULL || plan_simulate_copies(g, p, SIM_NO_BUDGET, c, &r, NULL, &err) ||
+		    !r.valid || !num_eq(r.time, t) || r.peak != policy_peak(&pc, mode) ||
+		    r.host_peak != policy_host(&pc, mode)) {
+			if (!bad++)
+				diag("%s: model time %g peak %llu host %llu, replay valid %d time %g "
+				     "peak %llu host %llu (%s)", what, t,
+				     (unsigned long long)policy_peak(&pc, mode),
+				     (unsigned long long)policy_host(&pc, mode), r.valid, r.time,
+				     (unsigned long long)r.peak, (unsigned long long)r.host_peak, r.why);
+		}
+		plan_free(p);
+		n++;
+	} while (next_modes(&pc, mode));
+	free(mode);
+	policy_chain_release(&pc);
+	return bad ? -1 : n;
+}
+
+static void test_model(void)
+{
+	struct cm_error err;
+	int total = 0, bad = 0;
+
+	for (int i = 0; i < tap_cases(40, 8); i++) {
+		struct graph *g = random_chain(3 + i % 5);
+		struct sim_copy c = { .bandwidth = 0.5 * (1 + i % 4), .seconds_per_cost = 1 };
+		int n = check_model(g, &c, "random chain");
+
+		bad += n < 0;
+		total += n > 0 ? n : 0;
+		graph_free(g);
+	}
+	for (int n = 2; n <= 6; n++) {
+		char name[32];
+		struct graph *g;
+		struct sim_copy c = { .bandwidth = 0.7, .seconds_per_cost = 1 };
+		int k;
+
+		snprintf(name, sizeof(name), "linear:%d", n);
+		g = graph_load(name, &err);
+		k = check_model(g, &c, name);
+		bad += k < 0;
+		total += k > 0 ? k : 0;
+		graph_free(g);
+	}
+	ok(bad == 0, "model = replay: time, device peak and host peak of %d plans of the class "
+	   "on random chains and linear:2..6", total);
+}
+
+/* The least model time of the class within budget (and c's host budget),
+ * by enumeration: -1 when none fits. */
+static double brute_best(const struct policy_chain *pc, uint64_t budget)
+{
+	int *mode = malloc((size_t)pc->nf * sizeof(int));
+	double best = -1;
+
+	first_modes(pc, mode);
+	do {
+		double t;
+
+		if (!in_class(pc, mode) || policy_peak(pc, mode) > budget ||
+		    (pc->host_budget && policy_host(pc, mode) > pc->host_budget))
+			continue;
+		t = policy_time(pc, mode);
+		if (best < 0 || t < best)
+			best = t;
+	} while (next_modes(pc, mode));
+	free(mode);
+	return best;
+}
+
+/* The budgets a test runs at: from below the least any plan needs to the
+ * checkpoint-all peak, in k steps. */
+static uint64_t budget_at(const struct graph *g, int i, int k)
+{
+	uint64_t lo = graph_lower_bound(g), hi = graph_peak_all(g);
+
+	return lo - 1 + (hi - lo + 1) * (uint64_t)i / (uint64_t)(k - 1);
+}
+
+static void test_dp(void)
+{
+	int cases = 0, agree = 0, found = 0, replayed = 0;
+
+	for (int i = 0; i < tap_cases(60, 10); i++) {
+		struct graph *g = random_chain(4 + i % 5);
+		struct sim_copy c = { .bandwidth = 0.5 * (1 + i % 4), .seconds_per_cost = 1,
+				      .host_budget = i % 3 == 2 ? 4 : 0 };
+		struct policy_chain pc;
+		struct cm_error err;
+		char why[256];
+		int *mode;
+
+		if (policy_chain_init(&pc, g, &c, why, sizeof(why), &err) != 1) {
+			graph_free(g);
+			continue;
+		}
+		mode = malloc((size_t)pc.nf * sizeof(int));
+		for (int b = 0; b < 6; b++) {
+			uint64_t budget = budget_at(g, b, 6);
+			double want = brute_best(&pc, budget), t = -1;
+			int gave_up, rc = policy_dp(&pc, budget, 100000, mode, &t, &gave_up, &err);
+
+			cases++;
+			if ((rc == 0 && want < 0) || (rc == 1 && num_eq(t, want)))
+				agree++;
+			else
+				diag("chain %d budget %llu: dp rc %d time %g, enumeration %g", i,
+				     (unsigned long long)budget, rc, t, want);
+			if (rc == 1) {
+				struct plan *p = policy_plan(&pc, mode, &err);
+				struct sim_result r;
+
+				found++;
+				if (p && !plan_simulate_copies(g, p, budget, &c, &r, NULL, &err) &&
+				    r.valid && r.fits && num_eq(r.time, t))
+					replayed++;
+				plan_free(p);
+			}
+		}
+		free(mode);
+		policy_chain_release(&pc);
+		graph_free(g);
+	}
+	ok(cases > 0 && agree == cases, "dynamic program = enumeration of the class on %d of %d "
+	   "(chain, budget) pairs of 4-8 forward nodes, host budgets included", agree, cases);
+	ok(found > 0 && replayed == found, "its %d plans replay within both budgets in its time "
+	   "(%d)", found, replayed);
+}
+
+int main(void)
+{
+	test_model();
+	test_dp();
+	return tap_done();
+}
