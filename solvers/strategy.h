@@ -207,6 +207,8 @@ STRATEGY_RUN(strategy_run_ilp);
 STRATEGY_RUN(strategy_run_approx);
 STRATEGY_RUN(strategy_run_dtr);
 STRATEGY_RUN(strategy_run_dtr_offload);
+STRATEGY_RUN(strategy_run_offload_dp);
+STRATEGY_RUN(strategy_run_offload_ilp);
 STRATEGY_RUN(strategy_run_shave);
 STRATEGY_RUN(strategy_run_tune);
 

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/clock.h"
 #include "../common/num.h"
 #include "../graph/read.h"
 #include "../solvers/search/policy.h"
@@ -210,9 +211,126 @@ static void test_dp(void)
 	   "(%d)", found, replayed);
 }
 
+/* Runs strategy name on g at budget with c's rates into o (time limit
+ * seconds, backend solver or the default). */
+static int run(const struct graph *g, const char *name, const char *solver, uint64_t budget,
+	       const struct sim_copy *c, double seconds, struct solve_outcome *o)
+{
+	struct solve_request rq = { .strategy = name, .budget = budget, .solver = solver,
+				    .time_limit = seconds, .copy = c };
+	struct cm_error err;
+
+	if (strategy_solve(g, &rq, o, &err)) {
+		diag("%s: %s", name, err.msg);
+		memset(o, 0, sizeof(*o));
+		return -1;
+	}
+	return 0;
+}
+
+/* The MILP's proven optimum = the dynamic program's time on random chains
+ * of 4-8 forward nodes, with each backend; every plan within budget. */
+static void test_milp(const char *solver)
+{
+	int chains = 0, pairs = 0, agree = 0, fits = 0, plans = 0;
+	double worst = 0;
+
+	for (int i = 0; i < tap_cases(24, 4); i++) {
+		struct graph *g = random_chain(4 + i % 5);
+		struct sim_copy c = { .bandwidth = 0.5 * (1 + i % 4), .seconds_per_cost = 1,
+				      .host_budget = i % 4 == 3 ? 5 : 0 };
+
+		chains++;
+		for (int b = 1; b < 6; b++) {
+			uint64_t budget = budget_at(g, b, 6);
+			struct solve_outcome d, m;
+			double t0 = cm_clock(), dt;
+
+			if (run(g, "offload-dp", NULL, budget, &c, 10, &d))
+				continue;
+			t0 = cm_clock();
+			if (run(g, "offload-ilp", solver, budget, &c, 10, &m)) {
+				strategy_outcome_release(&d);
+				continue;
+			}
+			dt = cm_clock() - t0;
+			worst = dt > worst ? dt : worst;
+			pairs++;
+			if ((d.plan == NULL && m.plan == NULL && d.status == m.status &&
+			     (d.status == STATUS_NO_PLAN || d.status == STATUS_INFEASIBLE)) ||
+			    (d.plan && m.plan && strstr(m.why, "proven the fastest") &&
+			     num_eq(d.sim.time, m.sim.time) && num_eq(m.objective, m.sim.time)))
+				agree++;
+			else
+				diag("chain %d budget %llu: dp %s %g, milp %s %g (%s)", i,
+				     (unsigned long long)budget, strategy_status_names[d.status],
+				     d.plan ? d.sim.time : -1.0, strategy_status_names[m.status],
+				     m.plan ? m.sim.time : -1.0, m.why);
+			plans += (d.plan != NULL) + (m.plan != NULL);
+			fits += (d.plan && d.sim.fits && d.sim.peak <= budget) +
+				(m.plan && m.sim.fits && m.sim.peak <= budget);
+			strategy_outcome_release(&d);
+			strategy_outcome_release(&m);
+		}
+		graph_free(g);
+	}
+	ok(pairs > 0 && agree == pairs, "%s: the MILP's proven optimum = the dynamic program's "
+	   "time on %d of %d (chain, budget) pairs, %d chains (slowest solve %.2f s)", solver,
+	   agree, pairs, chains, worst);
+	ok(plans > 0 && fits == plans, "%s: all %d plans replayed within budget", solver, plans);
+}
+
+/* On random training graphs (chains and DAGs), with a bandwidth: the bound
+ * any strategy prints is never above the time (or cost) of a plan any
+ * strategy finds. */
+static void test_bounds(void)
+{
+	int graphs = 0, runs = 0, bad = 0;
+
+	for (int i = 0; i < tap_cases(6, 2); i++) {
+		struct graph *g = gen_random_training(4 + i % 3, i % 2 ? 40 : 0);
+		struct sim_copy c = { .bandwidth = 1, .seconds_per_cost = 1 };
+
+		graphs++;
+		for (int b = 1; b < 4; b++) {
+			uint64_t budget = budget_at(g, b, 4);
+			double bound = 0, best = -1, bound_cost = 0, best_cost = -1;
+
+			for (int k = 0; k < strategy_count(); k++) {
+				struct solve_outcome o;
+
+				if (run(g, strategy_at(k)->name, NULL, budget, &c, 1, &o))
+					continue;
+				runs++;
+				if (o.has_lower_bound && o.lower_bound > bound_cost)
+					bound_cost = o.lower_bound;
+				if (o.plan && o.plan->has_lower_bound &&
+				    o.plan->lower_bound * c.seconds_per_cost > bound)
+					bound = o.plan->lower_bound * c.seconds_per_cost;
+				if (o.plan && o.sim.fits && (best < 0 || o.sim.time < best))
+					best = o.sim.time;
+				if (o.plan && o.sim.fits && (best_cost < 0 || o.sim.cost < best_cost))
+					best_cost = o.sim.cost;
+				strategy_outcome_release(&o);
+			}
+			if (best >= 0 && (!num_le(bound, best) || !num_le(bound_cost, best_cost))) {
+				bad++;
+				diag("graph %d budget %llu: bound %g (cost %g) above a plan %g (cost %g)",
+				     i, (unsigned long long)budget, bound, bound_cost, best, best_cost);
+			}
+		}
+		graph_free(g);
+	}
+	ok(runs > 0 && bad == 0, "with a bandwidth, no bound printed is above a plan found: %d "
+	   "runs of every strategy on %d random graphs", runs, graphs);
+}
+
 int main(void)
 {
 	test_model();
 	test_dp();
+	test_milp("cbc");
+	test_milp("glpk");
+	test_bounds();
 	return tap_done();
 }
