@@ -162,8 +162,7 @@ int strategy_run_offload_ilp(const struct strategy *s, const struct graph *g,
 		snprintf(proof, sizeof(proof), "proven the fastest of the");
 	else
 		snprintf(proof, sizeof(proof), "not proven the fastest (bound %.9g s) of the",
-			 (res.has_bound ? res.bound + pc.fixed_time : pc.fixed_time) *
-			 rq->copy->seconds_per_cost);
+			 (res.has_bound ? res.bound : 0) * rq->copy->seconds_per_cost);
 	rc = answer(s, g, rq, &pc, mode, proof, out, err);
 out:
 	milp_result_release(&res);

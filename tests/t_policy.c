@@ -23,7 +23,7 @@ static int next_modes(const struct policy_chain *pc, int *mode)
 	for (int j = 0; j < pc->nf; j++) {
 		if (!pc->moded[j])
 			continue;
-		if (++mode[j] <= POLICY_RECOMPUTE)
+		if (++mode[j] <= POLICY_PREFETCH)
 			return 1;
 		mode[j] = POLICY_KEEP;
 	}
@@ -41,8 +41,9 @@ static void first_modes(const struct policy_chain *pc, int *mode)
 static int in_class(const struct policy_chain *pc, const int *mode)
 {
 	for (int j = 0; j < pc->nf; j++)
-		if (pc->moded[j] && mode[j] == POLICY_RECOMPUTE &&
-		    (!pc->recomputable[j] || (j > 0 && mode[j - 1] != POLICY_KEEP)))
+		if ((pc->moded[j] && mode[j] == POLICY_RECOMPUTE &&
+		     (!pc->recomputable[j] || (j > 0 && mode[j - 1] != POLICY_KEEP))) ||
+		    (pc->moded[j] && mode[j] == POLICY_PREFETCH && !pc->prefetchable[j]))
 			return 0;
 	return 1;
 }

@@ -1,9 +1,8 @@
 /* The MILP over the keep, offload or recompute plans of a training chain
  * (solvers/search/policy.h; docs/model.md, "Keep, offload or recompute on
- * chains"): three binaries a moded value, the memory rows as they are,
- * and the time's maxima as continuous columns. Its optimum plus
- * policy_chain.fixed_time is the least model time of the class, which is
- * the replayed time of the plan of its modes. */
+ * chains"): four binaries a moded value, the memory rows as they are,
+ * and the clocks of the replay as continuous columns. Its optimum is the
+ * least time of the class, the replayed time of the plan of its modes. */
 #ifndef CM_MILP_POLICY_H
 #define CM_MILP_POLICY_H
 
@@ -13,8 +12,9 @@
 struct policy_model {
 	struct milp milp;
 	int nf;
-	int *col;      /* [3 nf]: the column of value j in mode q at 3 j + q
-			* (keep, offload, recompute), -1 when j has no choice */
+	int *col;      /* [4 nf]: the column of value j in mode q at 4 j + q
+			* (keep, offload, recompute, prefetch), -1 when j has
+			* no choice */
 	int hopeless;  /* a memory row without a moded value is over the
 			* budget: no plan of the class fits (milp is empty) */
 };
@@ -28,9 +28,5 @@ void policy_model_release(struct policy_model *pm);
 /* The modes of solution x: for each moded value the mode whose column is
  * largest, POLICY_FIXED elsewhere. */
 void policy_modes_of(const struct policy_model *pm, const double *x, int *mode);
-
-/* The point of the model for mode (pm->milp.ncols values, malloc'd), for
- * a warm start; NULL when out of memory. */
-double *policy_point(const struct policy_model *pm, const int *mode);
 
 #endif

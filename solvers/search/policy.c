@@ -9,15 +9,17 @@ static int counted(const struct policy_chain *pc, int k, int j, int mode)
 {
 	size_t at = (size_t)k * (size_t)pc->nf + (size_t)j;
 
-	if (j < 0 || !pc->moded[j])
+	if (j < 0 || j >= pc->nf || !pc->moded[j])
 		return 0;
-	return mode == POLICY_KEEP ? pc->in_k[at] : pc->in_or[at];
+	return mode == POLICY_KEEP ? pc->in_k[at] : mode == POLICY_PREFETCH ? pc->in_p[at] :
+	       pc->in_or[at];
 }
 
 void policy_chain_release(struct policy_chain *pc)
 {
 	free(pc->moded);
 	free(pc->recomputable);
+	free(pc->prefetchable);
 	free(pc->fb);
 	free(pc->lb);
 	free(pc->c);
@@ -25,6 +27,7 @@ void policy_chain_release(struct policy_chain *pc)
 	free(pc->base);
 	free(pc->in_k);
 	free(pc->in_or);
+	free(pc->in_p);
 	memset(pc, 0, sizeof(*pc));
 }
 
@@ -36,7 +39,8 @@ static void rows_of(struct policy_chain *pc, const int *last)
 
 	for (int k = 0; k < g->n; k++) {
 		uint64_t b = g->fixed_memory + g->nodes[k].memory;
-		char *ik = pc->in_k + (size_t)k * (size_t)nf, *io = pc->in_or + (size_t)k * (size_t)nf;
+		size_t at = (size_t)k * (size_t)nf;
+		char *ik = pc->in_k + at, *io = pc->in_or + at, *ip = pc->in_p + at;
 
 		if (k < nf) {
 			/* After the compute of forward node k: its input, and the
@@ -61,6 +65,7 @@ static void rows_of(struct policy_chain *pc, const int *last)
 				}
 				ik[j] = 1;
 				io[j] = pc->fb[j] <= k;
+				ip[j] = pc->fb[j] - 1 <= k;
 			}
 		}
 		pc->base[k] = b;
@@ -93,6 +98,7 @@ int policy_chain_init(struct policy_chain *pc, const struct graph *g,
 	cells = (size_t)g->n * (size_t)nf;
 	pc->moded = calloc((size_t)nf, 1);
 	pc->recomputable = calloc((size_t)nf, 1);
+	pc->prefetchable = calloc((size_t)nf, 1);
 	pc->fb = malloc((size_t)nf * sizeof(int));
 	pc->lb = malloc((size_t)nf * sizeof(int));
 	pc->c = malloc((size_t)g->n * sizeof(double));
@@ -100,9 +106,10 @@ int policy_chain_init(struct policy_chain *pc, const struct graph *g,
 	pc->base = malloc((size_t)g->n * sizeof(uint64_t));
 	pc->in_k = calloc(cells, 1);
 	pc->in_or = calloc(cells, 1);
+	pc->in_p = calloc(cells, 1);
 	last = malloc((size_t)g->n * sizeof(int));
-	if (!pc->moded || !pc->recomputable || !pc->fb || !pc->lb || !pc->c || !pc->m ||
-	    !pc->base || !pc->in_k || !pc->in_or || !last) {
+	if (!pc->moded || !pc->recomputable || !pc->prefetchable || !pc->fb || !pc->lb ||
+	    !pc->c || !pc->m || !pc->base || !pc->in_k || !pc->in_or || !pc->in_p || !last) {
 		free(last);
 		policy_chain_release(pc);
 		return cm_errorf(err, "out of memory");
@@ -110,7 +117,8 @@ int policy_chain_init(struct policy_chain *pc, const struct graph *g,
 	graph_last_use(g, last);
 	for (int k = 0; k < g->n; k++) {
 		pc->c[k] = g->nodes[k].cost;
-		pc->fixed_time += g->nodes[k].cost;
+		if (k < nf)
+			pc->forward_time += g->nodes[k].cost;
 	}
 	for (int j = 0; j < nf; j++) {
 		pc->fb[j] = pc->lb[j] = -1;
@@ -127,35 +135,65 @@ int policy_chain_init(struct policy_chain *pc, const struct graph *g,
 		pc->moded[j] = pc->fb[j] >= 0 && j + 1 < nf;
 		pc->m[j] = (double)g->nodes[j].memory / copy->bandwidth / copy->seconds_per_cost;
 	}
-	for (int j = 0; j < nf; j++)
+	for (int j = 0; j < nf; j++) {
 		pc->recomputable[j] = pc->moded[j] &&
 				      (j == 0 || (pc->moded[j - 1] && pc->lb[j - 1] >= pc->fb[j]));
+		pc->prefetchable[j] = pc->moded[j] && pc->fb[j] - 1 >= nf;
+	}
 	rows_of(pc, last);
 	free(last);
 	return 1;
 }
 
+/* 1 when value j in mode is copied to the host. */
+static int offloaded(const struct policy_chain *pc, int j, int mode)
+{
+	return pc->moded[j] && (mode == POLICY_OFFLOAD || mode == POLICY_PREFETCH);
+}
+
+/* The forward step after value j: how long the offload of j outlasts the
+ * compute of node j + 1 (the free of j waits for it). */
+static double forward_wait(const struct policy_chain *pc, int j, int mode)
+{
+	if (j + 1 >= pc->nf || !offloaded(pc, j, mode) || pc->m[j] <= pc->c[j + 1])
+		return 0;
+	return pc->m[j] - pc->c[j + 1];
+}
+
+/* The backward step of node b from compute clock *t and copy clock *c:
+ * its own fetches after what the copy stream still runs, then the
+ * prefetches for the next step; its recomputes; its compute, after the
+ * recomputes and after its fetches, own and prefetched (docs/model.md). */
+static void backward_step(const struct policy_chain *pc, int b, const int *mode, double *t,
+			  double *c)
+{
+	double rc = 0, own = 0, next = 0, x = *t > *c ? *t : *c, a, f;
+
+	for (int j = 0; j < pc->nf; j++) {
+		if (!pc->moded[j])
+			continue;
+		if (pc->fb[j] == b && mode[j] == POLICY_RECOMPUTE)
+			rc += pc->c[j];
+		else if (pc->fb[j] == b && mode[j] == POLICY_OFFLOAD)
+			own += pc->m[j];
+		else if (pc->fb[j] == b + 1 && mode[j] == POLICY_PREFETCH)
+			next += pc->m[j];
+	}
+	a = *t + rc;
+	f = x + own;
+	*t = (a > f ? a : f) + pc->c[b];
+	*c = f + next;
+}
+
 double policy_time(const struct policy_chain *pc, const int *mode)
 {
-	const struct graph *g = pc->g;
-	double t = pc->fixed_time;
+	double t = pc->forward_time, c;
 
-	for (int k = 1; k < pc->nf; k++)
-		if (pc->moded[k - 1] && mode[k - 1] == POLICY_OFFLOAD && pc->m[k - 1] > pc->c[k])
-			t += pc->m[k - 1] - pc->c[k];
-	for (int b = pc->nf; b < g->n; b++) {
-		double rc = 0, fe = 0;
-
-		for (int j = 0; j < pc->nf; j++) {
-			if (!pc->moded[j] || pc->fb[j] != b)
-				continue;
-			if (mode[j] == POLICY_RECOMPUTE)
-				rc += pc->c[j];
-			else if (mode[j] == POLICY_OFFLOAD)
-				fe += pc->m[j];
-		}
-		t += rc > fe ? rc : fe;
-	}
+	for (int j = 0; j < pc->nf; j++)
+		t += forward_wait(pc, j, mode[j]);
+	c = t;
+	for (int b = pc->nf; b < pc->g->n; b++)
+		backward_step(pc, b, mode, &t, &c);
 	return t;
 }
 
@@ -180,7 +218,7 @@ struct plan *policy_plan(const struct policy_chain *pc, const int *mode, struct 
 		int j = k - 1;
 
 		push(p, PLAN_COMPUTE, k, &bad);
-		if (pc->moded[k] && mode[k] == POLICY_OFFLOAD)
+		if (offloaded(pc, k, mode[k]))
 			push(p, PLAN_OFFLOAD, k, &bad);
 		/* The input, read by no later forward node, stays only when
 		 * the backward reads it from here. */
@@ -194,6 +232,9 @@ struct plan *policy_plan(const struct policy_chain *pc, const int *mode, struct 
 			if (pc->moded[j] && pc->fb[j] == b && mode[j] == POLICY_OFFLOAD)
 				push(p, PLAN_FETCH, j, &bad);
 		for (int j = 0; j < nf; j++)
+			if (pc->moded[j] && pc->fb[j] == b + 1 && mode[j] == POLICY_PREFETCH)
+				push(p, PLAN_FETCH, j, &bad);
+		for (int j = 0; j < nf; j++)
 			if (pc->moded[j] && pc->fb[j] == b && mode[j] == POLICY_RECOMPUTE)
 				push(p, PLAN_COMPUTE, j, &bad);
 		push(p, PLAN_COMPUTE, b, &bad);
@@ -204,7 +245,7 @@ struct plan *policy_plan(const struct policy_chain *pc, const int *mode, struct 
 				continue;
 			push(p, PLAN_FREE, u, &bad);
 			/* and its host copy */
-			if (u < nf && pc->moded[u] && mode[u] == POLICY_OFFLOAD)
+			if (u < nf && offloaded(pc, u, mode[u]))
 				push(p, PLAN_FREE, u, &bad);
 		}
 		if (graph_nusers(g, b) == 0)
@@ -220,55 +261,29 @@ out:
 	return p;
 }
 
-/* A state of the dynamic program after the value at its level: the
- * mode chosen there, and what the rest of the chain needs of the modes
- * before it. */
+/* A state of the dynamic program, which decides the modes from the last
+ * forward value down to the first, the order in which the backward runs
+ * its steps (POFO's recursion unrolled): the clocks of the backward so
+ * far, and what the steps and memory rows below need of the modes above. */
 struct dp_state {
-	int mode, parent;  /* the mode of this level's value; the state before */
-	uint64_t kmem;     /* bytes of the moded values kept so far */
-	uint64_t hmem;     /* bytes offloaded so far (with a host budget only) */
-	double t;          /* the time so far beyond fixed_time, units of cost */
+	signed char m0, m1; /* the modes of this level's value and the one above */
+	int parent;         /* the state above it */
+	uint64_t below;     /* bytes that the moded values below this level
+			     * keep: guessed at the top, 0 at the bottom */
+	uint64_t hmem;      /* bytes offloaded so far (with a host budget) */
+	double t, c;        /* the compute and copy clocks (units of cost) */
 };
 
-/* What the program checks where a value's mode is chosen: the memory rows
- * and the backward steps whose last moded value it is. */
+/* What the program does where a value's mode is chosen: the memory rows
+ * it completes, and the backward steps it lets run (in file order). */
 struct dp_level {
-	int *rows, nrows;   /* memory rows (nodes) */
-	int *steps, nsteps; /* backward nodes whose step fetches or recomputes */
+	int *rows, nrows;
+	int *steps, nsteps;
 	struct dp_state *s;
 	int n;
+	uint64_t *sums;     /* the kept bytes the moded values below it can add up to, sorted */
+	int nsums;
 };
-
-/* The last moded value of row k, -1 for none; POLICY_UNORDERED when a
- * value before its last two is counted other than when kept. */
-static int row_level(const struct policy_chain *pc, int k)
-{
-	size_t at = (size_t)k * (size_t)pc->nf;
-	int hi = -1;
-
-	for (int j = 0; j < pc->nf; j++)
-		if (pc->moded[j] && (pc->in_k[at + j] || pc->in_or[at + j]))
-			hi = j;
-	for (int j = 0; j + 1 < hi; j++)
-		if (pc->moded[j] && (!pc->in_k[at + j] || pc->in_or[at + j]))
-			return POLICY_UNORDERED;
-	return hi;
-}
-
-/* The last moded value that backward node b fetches or recomputes, -1 for
- * none; POLICY_UNORDERED when another is more than one before it. */
-static int step_level(const struct policy_chain *pc, int b)
-{
-	int lo = -1, hi = -1;
-
-	for (int j = 0; j < pc->nf; j++)
-		if (pc->moded[j] && pc->fb[j] == b) {
-			if (lo < 0)
-				lo = j;
-			hi = j;
-		}
-	return lo >= 0 && lo + 1 < hi ? POLICY_UNORDERED : hi;
-}
 
 static int add_to(int **a, int *n, int v)
 {
@@ -281,133 +296,250 @@ static int add_to(int **a, int *n, int v)
 	return 0;
 }
 
-/* Files every row and step under its level; POLICY_UNORDERED, -1 when out
- * of memory, 1 when a row without moded values is over budget, else 0. */
+/* The level of memory row k: its moded values but the last three are
+ * counted when kept only, and the row is checked where the first of those
+ * three is decided (-1: no moded value, nf: none at all);
+ * POLICY_UNORDERED when a value before them counts otherwise. */
+static int row_level(const struct policy_chain *pc, int k)
+{
+	size_t at = (size_t)k * (size_t)pc->nf;
+	int hi = -1, lo;
+
+	for (int j = 0; j < pc->nf; j++)
+		if (pc->moded[j] && (pc->in_k[at + j] || pc->in_or[at + j] || pc->in_p[at + j]))
+			hi = j;
+	if (hi < 0)
+		return -1;
+	lo = hi >= 2 ? hi - 2 : 0;
+	for (int j = 0; j < lo; j++)
+		if (pc->moded[j] && (!pc->in_k[at + j] || pc->in_or[at + j] || pc->in_p[at + j]))
+			return POLICY_UNORDERED;
+	return lo;
+}
+
+/* The moded values whose mode backward step b depends on: those it
+ * fetches, recomputes or prefetches for. Their least and greatest into
+ * *lo and *hi (nf and -1 for none). */
+static void step_values(const struct policy_chain *pc, int b, int *lo, int *hi)
+{
+	*lo = pc->nf;
+	*hi = -1;
+	for (int j = 0; j < pc->nf; j++)
+		if (pc->moded[j] && (pc->fb[j] == b || pc->fb[j] == b + 1)) {
+			*lo = j < *lo ? j : *lo;
+			*hi = j;
+		}
+}
+
+/* Files every row and step under its level (level nf: the start); 1 when
+ * a row without moded values is over budget, POLICY_UNORDERED, -1 when out
+ * of memory, else 0. */
 static int levels_of(const struct policy_chain *pc, uint64_t budget, struct dp_level *lv)
 {
 	const struct graph *g = pc->g;
+	int at = pc->nf;
 
 	for (int k = 0; k < g->n; k++) {
-		int r = row_level(pc, k), s = k >= pc->nf ? step_level(pc, k) : -1;
+		int r = row_level(pc, k);
 
-		if (r == POLICY_UNORDERED || s == POLICY_UNORDERED)
-			return POLICY_UNORDERED;
+		if (r == POLICY_UNORDERED)
+			return r;
 		if (r < 0 && pc->base[k] > budget)
 			return 1;
-		if ((r >= 0 && add_to(&lv[r].rows, &lv[r].nrows, k)) ||
-		    (s >= 0 && add_to(&lv[s].steps, &lv[s].nsteps, k)))
+		if (r >= 0 && add_to(&lv[r].rows, &lv[r].nrows, k))
+			return -1;
+	}
+	for (int b = pc->nf; b < g->n; b++) {
+		int lo, hi;
+
+		step_values(pc, b, &lo, &hi);
+		at = lo < at ? lo : at;
+		if (hi > at + 2)
+			return POLICY_UNORDERED;
+		if (add_to(&lv[at].steps, &lv[at].nsteps, b))
 			return -1;
 	}
 	return 0;
 }
 
-/* Bytes kept of value j in mode. */
-static uint64_t kept(const struct policy_chain *pc, int j, int mode)
+static int cmp_u64(const void *a, const void *b)
 {
-	return j >= 0 && pc->moded[j] && mode == POLICY_KEEP ? pc->g->nodes[j].memory : 0;
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
 }
 
-/* The state after value j in mode from state s (mode ps at j - 1); 0 when
- * it breaks a row of level j. */
+/* The sums of each level: lv[j] those of the moded values below j. 0, -1
+ * when out of memory, 1 when a level has more than max. */
+static int sums_of(const struct policy_chain *pc, struct dp_level *lv, long max)
+{
+	lv[0].sums = malloc(sizeof(uint64_t));
+	if (lv[0].sums == NULL)
+		return -1;
+	lv[0].sums[0] = 0;
+	lv[0].nsums = 1;
+	for (int j = 1; j <= pc->nf; j++) {
+		const struct dp_level *p = &lv[j - 1];
+		uint64_t mj = pc->moded[j - 1] ? pc->g->nodes[j - 1].memory : 0;
+		int n = 0;
+
+		if ((lv[j].sums = malloc(2 * (size_t)p->nsums * sizeof(uint64_t))) == NULL)
+			return -1;
+		for (int i = 0; i < p->nsums; i++) {
+			lv[j].sums[n++] = p->sums[i];
+			if (mj)
+				lv[j].sums[n++] = p->sums[i] + mj;
+		}
+		qsort(lv[j].sums, (size_t)n, sizeof(uint64_t), cmp_u64);
+		lv[j].nsums = 0;
+		for (int i = 0; i < n; i++)
+			if (i == 0 || lv[j].sums[i] != lv[j].sums[i - 1])
+				lv[j].sums[lv[j].nsums++] = lv[j].sums[i];
+		if (lv[j].nsums > max)
+			return 1;
+	}
+	return 0;
+}
+
+static int has_sum(const struct dp_level *l, uint64_t v)
+{
+	return bsearch(&v, l->sums, (size_t)l->nsums, sizeof(uint64_t), cmp_u64) != NULL;
+}
+
+/* Backward step b with the modes of values j, j + 1, j + 2 only (w). */
+static void window_step(const struct policy_chain *pc, int b, int j, const int *w, double *t,
+			double *c)
+{
+	int mode[3];
+	double rc = 0, own = 0, next = 0, x = *t > *c ? *t : *c, a, f;
+
+	memcpy(mode, w, sizeof(mode));
+	for (int q = 0; q < 3 && j + q < pc->nf; q++) {
+		int v = j + q;
+
+		if (!pc->moded[v])
+			continue;
+		if (pc->fb[v] == b && mode[q] == POLICY_RECOMPUTE)
+			rc += pc->c[v];
+		else if (pc->fb[v] == b && mode[q] == POLICY_OFFLOAD)
+			own += pc->m[v];
+		else if (pc->fb[v] == b + 1 && mode[q] == POLICY_PREFETCH)
+			next += pc->m[v];
+	}
+	a = *t + rc;
+	f = x + own;
+	*t = (a > f ? a : f) + pc->c[b];
+	*c = f + next;
+}
+
+/* The state after value j in mode q from s (which holds the modes of
+ * j + 1 and j + 2); 0 when it breaks a row, the class or the sums. */
 static int step_to(const struct policy_chain *pc, uint64_t budget, const struct dp_level *l,
-		   int j, int mode, const struct dp_state *s, int ps, struct dp_state *to)
+		   int j, int q, const struct dp_state *s, struct dp_state *to)
 {
 	const struct graph *g = pc->g;
-	uint64_t mj = g->nodes[j].memory;
+	uint64_t mj = pc->moded[j] ? g->nodes[j].memory : 0, k = q == POLICY_KEEP ? mj : 0;
+	int w[3] = { q, s->m0, s->m1 };
+	double wait = forward_wait(pc, j, q);
 
-	to->mode = mode;
-	to->kmem = s->kmem + kept(pc, j, mode);
-	to->hmem = s->hmem + (mode == POLICY_OFFLOAD && pc->host_budget ? mj : 0);
-	to->t = s->t;
-	if (pc->host_budget && to->hmem > pc->host_budget)
+	if (j + 1 < pc->nf && pc->moded[j + 1] && s->m0 == POLICY_RECOMPUTE && q != POLICY_KEEP)
 		return 0;
-	if (mode == POLICY_OFFLOAD && j + 1 < pc->nf && pc->m[j] > pc->c[j + 1])
-		to->t += pc->m[j] - pc->c[j + 1];
+	if (k > s->below || !has_sum(l, s->below - k))
+		return 0;
+	*to = (struct dp_state){ .m0 = (signed char)q, .m1 = s->m0, .below = s->below - k,
+				 .hmem = s->hmem, .t = s->t + wait, .c = s->c + wait };
+	if (pc->host_budget && offloaded(pc, j, q)) {
+		to->hmem += mj;
+		if (to->hmem > pc->host_budget)
+			return 0;
+	}
 	for (int i = 0; i < l->nrows; i++) {
-		int k = l->rows[i];
-		uint64_t v = pc->base[k] + to->kmem - kept(pc, j - 1, ps) - kept(pc, j, mode);
+		uint64_t v = pc->base[l->rows[i]] + to->below;
 
-		if (counted(pc, k, j - 1, ps))
-			v += g->nodes[j - 1].memory;
-		if (counted(pc, k, j, mode))
-			v += mj;
+		for (int d = 0; d < 3; d++)
+			if (counted(pc, l->rows[i], j + d, w[d]))
+				v += g->nodes[j + d].memory;
 		if (v > budget)
 			return 0;
 	}
-	for (int i = 0; i < l->nsteps; i++) {
-		int b = l->steps[i];
-		double rc = 0, fe = 0;
-
-		for (int q = j - 1; q <= j; q++) {
-			int mq = q == j ? mode : ps;
-
-			if (q < 0 || !pc->moded[q] || pc->fb[q] != b)
-				continue;
-			if (mq == POLICY_RECOMPUTE)
-				rc += pc->c[q];
-			else if (mq == POLICY_OFFLOAD)
-				fe += pc->m[q];
-		}
-		to->t += rc > fe ? rc : fe;
-	}
+	for (int i = 0; i < l->nsteps; i++)
+		window_step(pc, l->steps[i], j, w, &to->t, &to->c);
 	return 1;
 }
 
-static int by_mode_time(const void *a, const void *b)
+static int by_key(const void *a, const void *b)
 {
 	const struct dp_state *x = a, *y = b;
 
-	if (x->mode != y->mode)
-		return x->mode - y->mode;
+	if (x->m0 != y->m0)
+		return x->m0 - y->m0;
+	if (x->m1 != y->m1)
+		return x->m1 - y->m1;
+	if (x->below != y->below)
+		return x->below < y->below ? -1 : 1;
 	return (x->t > y->t) - (x->t < y->t);
 }
 
-/* Drops the states that another of the same mode dominates (no more time,
- * kept bytes or host bytes): what follows depends on nothing else. */
+/* Drops the states that another with the same modes and kept bytes below
+ * dominates (clocks and host bytes no later, no more): the rest of the
+ * backward is monotone in its clocks. */
 static void prune(struct dp_level *l)
 {
-	int n = 0;
+	int n = 0, from = 0;
 
-	qsort(l->s, (size_t)l->n, sizeof(*l->s), by_mode_time);
+	qsort(l->s, (size_t)l->n, sizeof(*l->s), by_key);
 	for (int i = 0; i < l->n; i++) {
+		const struct dp_state *x = &l->s[i];
 		int dominated = 0;
 
-		for (int k = n - 1; k >= 0 && l->s[k].mode == l->s[i].mode && !dominated; k--)
-			dominated = l->s[k].kmem <= l->s[i].kmem && l->s[k].hmem <= l->s[i].hmem;
+		if (n > 0 && (l->s[n - 1].m0 != x->m0 || l->s[n - 1].m1 != x->m1 ||
+			      l->s[n - 1].below != x->below))
+			from = n;
+		for (int k = from; k < n && !dominated; k++)
+			dominated = l->s[k].c <= x->c && l->s[k].hmem <= x->hmem;
 		if (!dominated)
-			l->s[n++] = l->s[i];
+			l->s[n++] = *x;
 	}
 	l->n = n;
 }
 
-/* Level j's states from level j - 1's (prev; NULL: the start). 0, or -1
- * when out of memory. */
+/* Level j's states from those above (prev). 0, or -1 when out of memory. */
 static int expand(const struct policy_chain *pc, uint64_t budget, const struct dp_level *prev,
 		  struct dp_level *l, int j)
 {
-	static const struct dp_state start = { .mode = POLICY_FIXED, .parent = -1 };
-	int np = prev ? prev->n : 1, cap = 3 * np;
-
-	l->s = malloc((size_t)cap * sizeof(*l->s));
+	l->s = malloc(4 * (size_t)(prev->n ? prev->n : 1) * sizeof(*l->s));
 	l->n = 0;
 	if (l->s == NULL)
 		return -1;
-	for (int i = 0; i < np; i++) {
-		const struct dp_state *s = prev ? &prev->s[i] : &start;
-
-		for (int mode = 0; mode < POLICY_MODES; mode++) {
-			if (pc->moded[j] ? mode == POLICY_FIXED : mode != POLICY_FIXED)
+	for (int i = 0; i < prev->n; i++)
+		for (int q = 0; q < POLICY_MODES; q++) {
+			if (pc->moded[j] ? q == POLICY_FIXED : q != POLICY_FIXED)
 				continue;
-			if (mode == POLICY_RECOMPUTE &&
-			    (!pc->recomputable[j] || (j > 0 && s->mode != POLICY_KEEP)))
+			if ((q == POLICY_RECOMPUTE && !pc->recomputable[j]) ||
+			    (q == POLICY_PREFETCH && !pc->prefetchable[j]))
 				continue;
-			if (step_to(pc, budget, l, j, mode, s, s->mode, &l->s[l->n])) {
-				l->s[l->n].parent = i;
-				l->n++;
-			}
+			if (step_to(pc, budget, l, j, q, &prev->s[i], &l->s[l->n]))
+				l->s[l->n++].parent = i;
 		}
-	}
 	prune(l);
+	return 0;
+}
+
+/* The states at the top: every sum of kept bytes the values can make,
+ * the backward's steps that depend on no mode run. 0, or -1. */
+static int start(const struct policy_chain *pc, struct dp_level *top)
+{
+	top->s = malloc((size_t)top->nsums * sizeof(*top->s));
+	if (top->s == NULL)
+		return -1;
+	top->n = top->nsums;
+	for (int i = 0; i < top->n; i++) {
+		top->s[i] = (struct dp_state){ .m0 = POLICY_FIXED, .m1 = POLICY_FIXED,
+					       .parent = -1, .below = top->sums[i],
+					       .t = pc->forward_time, .c = pc->forward_time };
+		for (int k = 0; k < top->nsteps; k++)
+			backward_step(pc, top->steps[k], NULL, &top->s[i].t, &top->s[i].c);
+	}
 	return 0;
 }
 
@@ -415,45 +547,56 @@ int policy_dp(const struct policy_chain *pc, uint64_t budget, long max_states, i
 	      double *time, int *gave_up, struct cm_error *err)
 {
 	int nf = pc->nf, rc;
-	struct dp_level *lv = calloc((size_t)nf, sizeof(*lv));
+	struct dp_level *lv = calloc((size_t)nf + 1, sizeof(*lv));
 
 	*gave_up = 0;
 	if (lv == NULL)
 		return cm_errorf(err, "out of memory");
-	rc = levels_of(pc, budget, lv);
-	if (rc) {
-		rc = rc == 1 ? 0 : rc;
-		goto out;
+	if ((rc = levels_of(pc, budget, lv)) != 0)
+		goto none;
+	if ((rc = sums_of(pc, lv, max_states)) != 0) {
+		*gave_up = rc == 1;
+		goto none;
 	}
-	for (int j = 0; j < nf; j++) {
-		if (expand(pc, budget, j ? &lv[j - 1] : NULL, &lv[j], j)) {
-			rc = -1;
+	rc = -1;
+	if (start(pc, &lv[nf]))
+		goto out;
+	for (int j = nf - 1; j >= 0; j--) {
+		if (expand(pc, budget, &lv[j + 1], &lv[j], j))
 			goto out;
-		}
 		if (lv[j].n > max_states)
 			*gave_up = 1;
-		if (lv[j].n == 0 || *gave_up)
+		if (lv[j].n == 0 || *gave_up) {
+			rc = 0;
 			goto out;
-	}
-	{
-		int best = 0, at;
-
-		for (int i = 1; i < lv[nf - 1].n; i++)
-			if (lv[nf - 1].s[i].t < lv[nf - 1].s[best].t)
-				best = i;
-		*time = pc->fixed_time + lv[nf - 1].s[best].t;
-		at = best;
-		for (int j = nf - 1; j >= 0; j--) {
-			mode[j] = lv[j].s[at].mode;
-			at = lv[j].s[at].parent;
 		}
-		rc = 1;
 	}
+	rc = 0;
+	{
+		int best = -1, at;
+
+		for (int i = 0; i < lv[0].n; i++)
+			if (lv[0].s[i].below == 0 && (best < 0 || lv[0].s[i].t < lv[0].s[best].t))
+				best = i;
+		if (best >= 0) {
+			*time = lv[0].s[best].t;
+			at = best;
+			for (int j = 0; j < nf; j++) {
+				mode[j] = lv[j].s[at].m0;
+				at = lv[j].s[at].parent;
+			}
+			rc = 1;
+		}
+	}
+	goto out;
+none:
+	rc = rc == 1 ? 0 : rc;
 out:
-	for (int j = 0; j < nf; j++) {
+	for (int j = 0; j <= nf; j++) {
 		free(lv[j].rows);
 		free(lv[j].steps);
 		free(lv[j].s);
+		free(lv[j].sums);
 	}
 	free(lv);
 	if (rc == -1)
@@ -483,7 +626,7 @@ uint64_t policy_host(const struct policy_chain *pc, const int *mode)
 	uint64_t h = 0;
 
 	for (int j = 0; j < pc->nf; j++)
-		if (pc->moded[j] && mode[j] == POLICY_OFFLOAD)
+		if (offloaded(pc, j, mode[j]))
 			h += pc->g->nodes[j].memory;
 	return h;
 }

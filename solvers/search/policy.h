@@ -18,6 +18,9 @@ enum policy_mode {
 	POLICY_RECOMPUTE, /* freed after its forward reader, computed again
 			   * before its first backward reader from its input,
 			   * which is kept */
+	POLICY_PREFETCH,  /* offloaded as POLICY_OFFLOAD, fetched one backward
+			   * step earlier: during the backward node before its
+			   * first backward reader */
 	POLICY_FIXED,     /* no choice: kept when the backward reads it (the
 			   * last forward value), else freed after its readers */
 	POLICY_MODES
@@ -33,6 +36,8 @@ struct policy_chain {
 			    * node and a backward node read it */
 	char *recomputable; /* [nf] moded and its input (if any) moded and still
 			    * resident at its first backward reader */
+	char *prefetchable; /* [nf] moded and a backward node comes before its
+			    * first backward reader */
 	int *fb, *lb;      /* [nf] first and last backward reader, -1 for none */
 	double *c;         /* [n] a compute, in units of cost */
 	double *m;         /* [nf] a copy, in units of cost (seconds / seconds
@@ -40,12 +45,11 @@ struct policy_chain {
 	/* Memory rows, one a node k (after its compute): the row holds
 	 * base[k] + the sum over moded j of memory[j] times
 	 * (in_k[k][j] and j kept) or (in_or[k][j] and j offloaded or
-	 * recomputed). nf columns a row. */
+	 * recomputed) or (in_p[k][j] and j prefetched). nf columns a row. */
 	uint64_t *base;
-	char *in_k, *in_or;
+	char *in_k, *in_or, *in_p;
 	uint64_t host_budget; /* 0: none */
-	double fixed_time;  /* the computes that every plan of the class runs
-			     * once (units of cost): all but the recomputes */
+	double forward_time; /* the forward's computes (units of cost) */
 };
 
 /* Analyses g for the class at copy's rates: 1 when g is a training chain
