@@ -82,7 +82,8 @@ int strategy_run_offload_dp(const struct strategy *s, const struct graph *g,
 		rc = cm_errorf(err, "out of memory");
 		goto out;
 	}
-	rc = policy_dp(&pc, rq->budget, POLICY_MAX_STATES, mode, &t, &gave_up, err);
+	rc = policy_dp(&pc, rq->budget, POLICY_MAX_STATES, strategy_deadline(rq), mode, &t,
+		       &gave_up, err);
 	if (rc == 1) {
 		rc = answer(s, g, rq, &pc, mode, "the fastest of the", out, err);
 	} else if (rc == POLICY_UNORDERED) {
@@ -91,8 +92,8 @@ int strategy_run_offload_dp(const struct strategy *s, const struct graph *g,
 			 "order (offload-ilp covers it)", s->name);
 		rc = 0;
 	} else if (rc == 0) {
-		none(out, gave_up ? "the dynamic program gave up (too many states)" :
-		     "no plan of the class fits");
+		none(out, gave_up ? "the dynamic program gave up (too many states, or the "
+		     "time limit)" : "no plan of the class fits");
 	}
 out:
 	free(mode);

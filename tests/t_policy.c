@@ -183,7 +183,7 @@ static void test_dp(void)
 		for (int b = 0; b < 6; b++) {
 			uint64_t budget = budget_at(g, b, 6);
 			double want = brute_best(&pc, budget), t = -1;
-			int gave_up, rc = policy_dp(&pc, budget, 100000, mode, &t, &gave_up, &err);
+			int gave_up, rc = policy_dp(&pc, budget, 100000, 0, mode, &t, &gave_up, &err);
 
 			cases++;
 			if ((rc == 0 && want < 0) || (rc == 1 && num_eq(t, want)))

@@ -4,6 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../common/clock.h"
+#include "../../common/stop.h"
+
 /* Forward value j, with the given mode, counted in memory row k. */
 static int counted(const struct policy_chain *pc, int k, int j, int mode)
 {
@@ -86,6 +89,10 @@ int policy_chain_init(struct policy_chain *pc, const struct graph *g,
 				 "(the class needs the forward first)", g->nodes[k].name);
 			return 0;
 		}
+	if (nf >= g->n) {
+		snprintf(why, len, "the graph has no backward node");
+		return 0;
+	}
 	if (nf < 1 || !graph_forward_chain(g, &bad)) {
 		snprintf(why, len, "the forward nodes are not a chain%s%.80s%s",
 			 nf < 1 ? "" : " (node '", nf < 1 ? "" : g->nodes[bad].name,
@@ -369,9 +376,9 @@ static int cmp_u64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* The sums of each level: lv[j] those of the moded values below j. 0, -1
- * when out of memory, 1 when a level has more than max. */
-static int sums_of(const struct policy_chain *pc, struct dp_level *lv, long max)
+/* The sums of each level: lv[j] those of the moded values below j, up to
+ * cap. 0, -1 when out of memory, 1 when a level has more than max. */
+static int sums_of(const struct policy_chain *pc, struct dp_level *lv, uint64_t cap, long max)
 {
 	lv[0].sums = malloc(sizeof(uint64_t));
 	if (lv[0].sums == NULL)
@@ -387,7 +394,7 @@ static int sums_of(const struct policy_chain *pc, struct dp_level *lv, long max)
 			return -1;
 		for (int i = 0; i < p->nsums; i++) {
 			lv[j].sums[n++] = p->sums[i];
-			if (mj)
+			if (mj && p->sums[i] + mj <= cap)
 				lv[j].sums[n++] = p->sums[i] + mj;
 		}
 		qsort(lv[j].sums, (size_t)n, sizeof(uint64_t), cmp_u64);
@@ -543,8 +550,8 @@ static int start(const struct policy_chain *pc, struct dp_level *top)
 	return 0;
 }
 
-int policy_dp(const struct policy_chain *pc, uint64_t budget, long max_states, int *mode,
-	      double *time, int *gave_up, struct cm_error *err)
+int policy_dp(const struct policy_chain *pc, uint64_t budget, long max_states,
+	      double deadline, int *mode, double *time, int *gave_up, struct cm_error *err)
 {
 	int nf = pc->nf, rc;
 	struct dp_level *lv = calloc((size_t)nf + 1, sizeof(*lv));
@@ -552,9 +559,11 @@ int policy_dp(const struct policy_chain *pc, uint64_t budget, long max_states, i
 	*gave_up = 0;
 	if (lv == NULL)
 		return cm_errorf(err, "out of memory");
-	if ((rc = levels_of(pc, budget, lv)) != 0)
+	if ((rc = levels_of(pc, budget, lv)) != 0 || (rc = pc->base[nf] > budget) != 0)
 		goto none;
-	if ((rc = sums_of(pc, lv, max_states)) != 0) {
+	/* The first backward node's row counts every kept moded value: no
+	 * more can be kept than its room. */
+	if ((rc = sums_of(pc, lv, budget - pc->base[nf], max_states)) != 0) {
 		*gave_up = rc == 1;
 		goto none;
 	}
@@ -564,7 +573,8 @@ int policy_dp(const struct policy_chain *pc, uint64_t budget, long max_states, i
 	for (int j = nf - 1; j >= 0; j--) {
 		if (expand(pc, budget, &lv[j + 1], &lv[j], j))
 			goto out;
-		if (lv[j].n > max_states)
+		if (lv[j].n > max_states || stop_requested() ||
+		    (deadline > 0 && cm_clock() > deadline))
 			*gave_up = 1;
 		if (lv[j].n == 0 || *gave_up) {
 			rc = 0;

@@ -80,12 +80,13 @@ struct plan *policy_plan(const struct policy_chain *pc, const int *mode,
  * device peak is within budget (and host peak within the host budget)
  * into mode and its model time into *time. Returns 1 when there is one, 0
  * when no plan of the class fits (or the states of one value exceed
- * max_states: then *gave_up is set), POLICY_UNORDERED when a memory row
+ * max_states, or the cm_clock() time deadline passed (0: none), or a stop
+ * was requested: then *gave_up is set), POLICY_UNORDERED when a memory row
  * or a backward step involves moded values other than a prefix kept and
  * two neighbours (a backward that reads the chain out of order: the MILP
  * still covers it), -1 with err set when out of memory. */
 #define POLICY_UNORDERED (-2)
-int policy_dp(const struct policy_chain *pc, uint64_t budget, long max_states, int *mode,
-	      double *time, int *gave_up, struct cm_error *err);
+int policy_dp(const struct policy_chain *pc, uint64_t budget, long max_states,
+	      double deadline, int *mode, double *time, int *gave_up, struct cm_error *err);
 
 #endif
