@@ -377,7 +377,8 @@ static int cmp_u64(const void *a, const void *b)
 }
 
 /* The sums of each level: lv[j] those of the moded values below j, up to
- * cap. 0, -1 when out of memory, 1 when a level has more than max. */
+ * cap. 0, -1 when out of memory, 1 when the levels have more than max in
+ * all. */
 static int sums_of(const struct policy_chain *pc, struct dp_level *lv, uint64_t cap, long max)
 {
 	lv[0].sums = malloc(sizeof(uint64_t));
@@ -386,6 +387,7 @@ static int sums_of(const struct policy_chain *pc, struct dp_level *lv, uint64_t 
 	lv[0].sums[0] = 0;
 	lv[0].nsums = 1;
 	for (int j = 1; j <= pc->nf; j++) {
+		max -= lv[j - 1].nsums;
 		const struct dp_level *p = &lv[j - 1];
 		uint64_t mj = pc->moded[j - 1] ? pc->g->nodes[j - 1].memory : 0;
 		int n = 0;
@@ -571,9 +573,16 @@ int policy_dp(const struct policy_chain *pc, uint64_t budget, long max_states,
 	if (start(pc, &lv[nf]))
 		goto out;
 	for (int j = nf - 1; j >= 0; j--) {
+		/* expand takes room for four states each before it prunes */
+		if (4L * lv[j + 1].n > max_states) {
+			*gave_up = 1;
+			rc = 0;
+			goto out;
+		}
 		if (expand(pc, budget, &lv[j + 1], &lv[j], j))
 			goto out;
-		if (lv[j].n > max_states || stop_requested() ||
+		max_states -= lv[j].n;
+		if (max_states < 0 || stop_requested() ||
 		    (deadline > 0 && cm_clock() > deadline))
 			*gave_up = 1;
 		if (lv[j].n == 0 || *gave_up) {

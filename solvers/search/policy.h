@@ -79,8 +79,8 @@ struct plan *policy_plan(const struct policy_chain *pc, const int *mode,
 /* The dynamic program: the modes of the fastest plan of the class whose
  * device peak is within budget (and host peak within the host budget)
  * into mode and its model time into *time. Returns 1 when there is one, 0
- * when no plan of the class fits (or the states of one value exceed
- * max_states, or the cm_clock() time deadline passed (0: none), or a stop
+ * when no plan of the class fits (or its states, or the sums of kept
+ * bytes it tries, exceed max_states in all, or the cm_clock() time deadline passed (0: none), or a stop
  * was requested: then *gave_up is set), POLICY_UNORDERED when a memory row
  * or a backward step involves moded values other than a prefix kept and
  * two neighbours (a backward that reads the chain out of order: the MILP
