@@ -873,9 +873,18 @@ for s in offload-dp offload-ilp; do
 	ok $? "solve --strategy $s without --bandwidth: exit 2: $err"
 	# shellcheck disable=SC2086
 	run solve $OFF --budget 100% --strategy $s --bandwidth 1KB/s
-	[ "$rc" -eq 1 ] && grep -q '^status *unsupported$' <<<"$out" && grep -q 'training chains only' <<<"$out"
-	ok $? "solve --strategy $s on a graph that is not a training chain: unsupported, exit 1"
+	[ "$rc" -eq 1 ] && grep -q '^status *unsupported$' <<<"$out" && grep -q 'plans training graphs whose forward nodes come first' <<<"$out"
+	ok $? "solve --strategy $s on a graph without a backward: unsupported, exit 1"
 done
+run solve examples/graphs/resnet18.json --budget 80% --bandwidth 25GB/s --rate 100T --strategy offload-dp
+[ "$rc" -eq 1 ] && grep -q '^status *unsupported$' <<<"$out" && grep -q 'plans chains only' <<<"$out"
+ok $? "solve --strategy offload-dp on a training DAG: unsupported (chains only)"
+run solve examples/graphs/resnet18.json --budget 80% --bandwidth 25GB/s --rate 100T --strategy offload-ilp \
+	--plan "$TMP/r18.json"
+[ "$rc" -eq 0 ] && grep -q '^reason *proven the fastest of the keep, offload or recompute' <<<"$out" &&
+	run check examples/graphs/resnet18.json "$TMP/r18.json" --bandwidth 25GB/s --rate 100T --budget 80% &&
+	[ "$rc" -eq 0 ]
+ok $? "solve --strategy offload-ilp on a training DAG (resnet18): proven over the class, check agrees"
 # shellcheck disable=SC2086
 run compare linear:8 --budgets 3,5 --strategies dtr $BW --csv - --quiet -t 2
 [ "$rc" -eq 0 ] && [ "$(head -1 <<<"$out")" = "graph,strategy,param,solver,budget,feasible,cost,overhead,peak_memory,lower_bound,gap,solve_seconds,status,time,wait,host_peak_memory" ] &&

@@ -41,10 +41,14 @@ static void first_modes(const struct policy_chain *pc, int *mode)
 static int in_class(const struct policy_chain *pc, const int *mode)
 {
 	for (int j = 0; j < pc->nf; j++)
-		if ((pc->moded[j] && mode[j] == POLICY_RECOMPUTE &&
-		     (!pc->recomputable[j] || (j > 0 && mode[j - 1] != POLICY_KEEP))) ||
+		if ((pc->moded[j] && mode[j] == POLICY_RECOMPUTE && !pc->recomputable[j]) ||
 		    (pc->moded[j] && mode[j] == POLICY_PREFETCH && !pc->prefetchable[j]))
 			return 0;
+	for (int j = 0; j < pc->nf; j++)
+		for (int e = pc->g->dep_off[j]; pc->moded[j] && mode[j] == POLICY_RECOMPUTE &&
+		     e < pc->g->dep_off[j + 1]; e++)
+			if (mode[pc->g->deps[e]] != POLICY_KEEP)
+				return 0;
 	return 1;
 }
 
@@ -129,6 +133,18 @@ static void test_model(void)
 	}
 	ok(bad == 0, "model = replay: time, device peak and host peak of %d plans of the class "
 	   "on random chains and linear:2..6", total);
+	total = bad = 0;
+	for (int i = 0; i < tap_cases(40, 8); i++) {
+		struct graph *g = gen_random_training(3 + i % 4, 30 + i % 3 * 20);
+		struct sim_copy c = { .bandwidth = 0.5 * (1 + i % 4), .seconds_per_cost = 1 };
+		int n = check_model(g, &c, "random DAG");
+
+		bad += n < 0;
+		total += n > 0 ? n : 0;
+		graph_free(g);
+	}
+	ok(bad == 0, "model = replay on %d plans of the class on random training DAGs of 3-6 "
+	   "forward nodes", total);
 }
 
 /* The least model time of the class within budget (and c's host budget),
@@ -281,6 +297,52 @@ static void test_milp(const char *solver)
 	ok(plans > 0 && fits == plans, "%s: all %d plans replayed within budget", solver, plans);
 }
 
+/* The MILP's proven optimum = the best of the class, enumerated, on random
+ * training DAGs of 3-6 forward nodes, with each backend. */
+static void test_milp_dags(const char *solver)
+{
+	int pairs = 0, agree = 0;
+	double worst = 0;
+
+	for (int i = 0; i < tap_cases(20, 4); i++) {
+		struct graph *g = gen_random_training(3 + i % 4, 40);
+		struct sim_copy c = { .bandwidth = 0.5 * (1 + i % 4), .seconds_per_cost = 1,
+				      .host_budget = i % 4 == 3 ? 5 : 0 };
+		struct policy_chain pc;
+		struct cm_error err;
+		char why[256];
+
+		if (policy_chain_init(&pc, g, &c, why, sizeof(why), &err) != 1) {
+			graph_free(g);
+			continue;
+		}
+		for (int b = 1; b < 6; b++) {
+			uint64_t budget = budget_at(g, b, 6);
+			double want = brute_best(&pc, budget), t0 = cm_clock();
+			struct solve_outcome m;
+
+			if (run(g, "offload-ilp", solver, budget, &c, 10, &m))
+				continue;
+			worst = fmax(worst, cm_clock() - t0);
+			pairs++;
+			if (want < 0 ? m.plan == NULL :
+			    m.plan && m.sim.fits && strstr(m.why, "proven the fastest") &&
+			    num_eq(m.sim.time, want))
+				agree++;
+			else
+				diag("DAG %d budget %llu: enumeration %g, milp %s %g (%s)", i,
+				     (unsigned long long)budget, want, strategy_status_names[m.status],
+				     m.plan ? m.sim.time : -1.0, m.why);
+			strategy_outcome_release(&m);
+		}
+		policy_chain_release(&pc);
+		graph_free(g);
+	}
+	ok(pairs > 0 && agree == pairs, "%s: on random training DAGs the MILP's proven optimum = "
+	   "the enumerated best of the class on %d of %d (graph, budget) pairs (slowest %.2f s)",
+	   solver, agree, pairs, worst);
+}
+
 /* On random training graphs (chains and DAGs), with a bandwidth: the bound
  * any strategy prints is never above the time (or cost) of a plan any
  * strategy finds. */
@@ -332,6 +394,8 @@ int main(void)
 	test_dp();
 	test_milp("cbc");
 	test_milp("glpk");
+	test_milp_dags("cbc");
+	test_milp_dags("glpk");
 	test_bounds();
 	return tap_done();
 }

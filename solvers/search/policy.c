@@ -25,6 +25,8 @@ void policy_chain_release(struct policy_chain *pc)
 	free(pc->prefetchable);
 	free(pc->fb);
 	free(pc->lb);
+	free(pc->ff);
+	free(pc->end);
 	free(pc->c);
 	free(pc->m);
 	free(pc->base);
@@ -46,12 +48,14 @@ static void rows_of(struct policy_chain *pc, const int *last)
 		char *ik = pc->in_k + at, *io = pc->in_or + at, *ip = pc->in_p + at;
 
 		if (k < nf) {
-			/* After the compute of forward node k: its input, and the
-			 * values kept from before it. */
-			if (k >= 1)
-				b += g->nodes[k - 1].memory;
-			for (int j = 0; j + 2 <= k; j++)
-				ik[j] = pc->moded[j];
+			/* After the compute of forward node k: the values a
+			 * forward node from k on reads, the last forward value,
+			 * and those kept from before. */
+			for (int j = 0; j < k; j++)
+				if (pc->ff[j] >= k || (pc->ff[j] < 0 && pc->fb[j] >= 0))
+					b += g->nodes[j].memory;
+				else if (pc->moded[j])
+					ik[j] = 1;
 		} else {
 			/* After the compute of backward node k: the backward
 			 * values still to be read, the last forward value, and
@@ -79,7 +83,7 @@ int policy_chain_init(struct policy_chain *pc, const struct graph *g,
 		      const struct sim_copy *copy, char *why, size_t len,
 		      struct cm_error *err)
 {
-	int nf = graph_nforward(g), bad, *last = NULL;
+	int nf = graph_nforward(g), bad = 0, *last = NULL;
 	size_t cells;
 
 	memset(pc, 0, sizeof(*pc));
@@ -93,14 +97,13 @@ int policy_chain_init(struct policy_chain *pc, const struct graph *g,
 		snprintf(why, len, "the graph has no backward node");
 		return 0;
 	}
-	if (nf < 1 || !graph_forward_chain(g, &bad)) {
-		snprintf(why, len, "the forward nodes are not a chain%s%.80s%s",
-			 nf < 1 ? "" : " (node '", nf < 1 ? "" : g->nodes[bad].name,
-			 nf < 1 ? "" : "')");
+	if (nf < 1) {
+		snprintf(why, len, "the graph has no forward node");
 		return 0;
 	}
 	pc->g = g;
 	pc->nf = nf;
+	pc->chain = graph_forward_chain(g, &bad);
 	pc->host_budget = copy->host_budget;
 	cells = (size_t)g->n * (size_t)nf;
 	pc->moded = calloc((size_t)nf, 1);
@@ -108,6 +111,8 @@ int policy_chain_init(struct policy_chain *pc, const struct graph *g,
 	pc->prefetchable = calloc((size_t)nf, 1);
 	pc->fb = malloc((size_t)nf * sizeof(int));
 	pc->lb = malloc((size_t)nf * sizeof(int));
+	pc->ff = malloc((size_t)nf * sizeof(int));
+	pc->end = malloc((size_t)nf * sizeof(double));
 	pc->c = malloc((size_t)g->n * sizeof(double));
 	pc->m = malloc((size_t)nf * sizeof(double));
 	pc->base = malloc((size_t)g->n * sizeof(uint64_t));
@@ -116,6 +121,7 @@ int policy_chain_init(struct policy_chain *pc, const struct graph *g,
 	pc->in_p = calloc(cells, 1);
 	last = malloc((size_t)g->n * sizeof(int));
 	if (!pc->moded || !pc->recomputable || !pc->prefetchable || !pc->fb || !pc->lb ||
+	    !pc->ff || !pc->end ||
 	    !pc->c || !pc->m || !pc->base || !pc->in_k || !pc->in_or || !pc->in_p || !last) {
 		free(last);
 		policy_chain_release(pc);
@@ -128,23 +134,30 @@ int policy_chain_init(struct policy_chain *pc, const struct graph *g,
 			pc->forward_time += g->nodes[k].cost;
 	}
 	for (int j = 0; j < nf; j++) {
-		pc->fb[j] = pc->lb[j] = -1;
+		pc->fb[j] = pc->lb[j] = pc->ff[j] = -1;
 		for (int e = g->user_off[j]; e < g->user_off[j + 1]; e++) {
 			int u = g->users[e];
 
-			if (u < nf)
+			if (u < nf) {
+				pc->ff[j] = u > pc->ff[j] ? u : pc->ff[j];
 				continue;
+			}
 			if (pc->fb[j] < 0 || u < pc->fb[j])
 				pc->fb[j] = u;
 			if (u > pc->lb[j])
 				pc->lb[j] = u;
 		}
-		pc->moded[j] = pc->fb[j] >= 0 && j + 1 < nf;
+		pc->moded[j] = pc->fb[j] >= 0 && pc->ff[j] >= 0;
 		pc->m[j] = (double)g->nodes[j].memory / copy->bandwidth / copy->seconds_per_cost;
 	}
 	for (int j = 0; j < nf; j++) {
-		pc->recomputable[j] = pc->moded[j] &&
-				      (j == 0 || (pc->moded[j - 1] && pc->lb[j - 1] >= pc->fb[j]));
+		pc->recomputable[j] = pc->moded[j];
+		for (int e = g->dep_off[j]; e < g->dep_off[j + 1]; e++) {
+			int u = g->deps[e];
+
+			if (!pc->moded[u] || pc->lb[u] < pc->fb[j])
+				pc->recomputable[j] = 0;
+		}
 		pc->prefetchable[j] = pc->moded[j] && pc->fb[j] - 1 >= nf;
 	}
 	rows_of(pc, last);
@@ -192,14 +205,34 @@ static void backward_step(const struct policy_chain *pc, int b, const int *mode,
 	*c = f + next;
 }
 
+/* 1 when forward value v is freed after its last forward reader. */
+static int freed_in_forward(const struct policy_chain *pc, int v, int mode)
+{
+	return pc->fb[v] < 0 || (pc->moded[v] && mode != POLICY_KEEP);
+}
+
 double policy_time(const struct policy_chain *pc, const int *mode)
 {
-	double t = pc->forward_time, c;
+	const struct graph *g = pc->g;
+	double t = 0, c = 0;
 
-	for (int j = 0; j < pc->nf; j++)
-		t += forward_wait(pc, j, mode[j]);
-	c = t;
-	for (int b = pc->nf; b < pc->g->n; b++)
+	/* The forward: each compute, the offload of its value after what
+	 * the copy stream still runs, then the frees of the inputs it read
+	 * last, each waiting for its offload. */
+	for (int k = 0; k < pc->nf; k++) {
+		t += pc->c[k];
+		if (offloaded(pc, k, mode[k])) {
+			c = (t > c ? t : c) + pc->m[k];
+			pc->end[k] = c;
+		}
+		for (int e = g->dep_off[k]; e < g->dep_off[k + 1]; e++) {
+			int v = g->deps[e];
+
+			if (pc->ff[v] == k && offloaded(pc, v, mode[v]) && pc->end[v] > t)
+				t = pc->end[v];
+		}
+	}
+	for (int b = pc->nf; b < g->n; b++)
 		backward_step(pc, b, mode, &t, &c);
 	return t;
 }
@@ -222,15 +255,17 @@ struct plan *policy_plan(const struct policy_chain *pc, const int *mode, struct 
 		goto out;
 	graph_last_use(g, last);
 	for (int k = 0; k < nf; k++) {
-		int j = k - 1;
-
 		push(p, PLAN_COMPUTE, k, &bad);
 		if (offloaded(pc, k, mode[k]))
 			push(p, PLAN_OFFLOAD, k, &bad);
-		/* The input, read by no later forward node, stays only when
-		 * the backward reads it from here. */
-		if (j >= 0 && (pc->fb[j] < 0 || (pc->moded[j] && mode[j] != POLICY_KEEP)))
-			push(p, PLAN_FREE, j, &bad);
+		/* An input read by no later forward node stays only when the
+		 * backward reads it from here. */
+		for (int e = g->dep_off[k]; e < g->dep_off[k + 1]; e++) {
+			int v = g->deps[e];
+
+			if (pc->ff[v] == k && freed_in_forward(pc, v, mode[v]))
+				push(p, PLAN_FREE, v, &bad);
+		}
 		if (graph_nusers(g, k) == 0)
 			push(p, PLAN_FREE, k, &bad);
 	}
@@ -561,6 +596,10 @@ int policy_dp(const struct policy_chain *pc, uint64_t budget, long max_states,
 	*gave_up = 0;
 	if (lv == NULL)
 		return cm_errorf(err, "out of memory");
+	if (!pc->chain) {
+		free(lv);
+		return POLICY_UNORDERED;
+	}
 	if ((rc = levels_of(pc, budget, lv)) != 0 || (rc = pc->base[nf] > budget) != 0)
 		goto none;
 	/* The first backward node's row counts every kept moded value: no

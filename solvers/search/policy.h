@@ -1,4 +1,4 @@
-/* Keep, offload or recompute: the plans of training chains in which each
+/* Keep, offload or recompute: the plans of training graphs in which each
  * activation gets one of the three policies that PyTorch's selective
  * checkpointing names (MUST_SAVE, MUST_CPU_OFFLOAD, PREFER_RECOMPUTE), the
  * forward and the backward each run once in file order, and a recomputed
@@ -30,15 +30,20 @@ enum policy_mode {
  * choice costs in memory and time. */
 struct policy_chain {
 	const struct graph *g;
-	int nf;            /* forward nodes: 0 .. nf - 1, a chain, before every
-			    * backward node */
+	int nf;            /* forward nodes: 0 .. nf - 1, before every backward
+			    * node */
+	int chain;         /* the forward nodes are a chain (the dynamic
+			    * program's domain) */
 	char *moded;       /* [nf] 1 when the value has a choice: a later forward
 			    * node and a backward node read it */
-	char *recomputable; /* [nf] moded and its input (if any) moded and still
-			    * resident at its first backward reader */
+	char *recomputable; /* [nf] moded, and each input moded and still
+			    * resident at its first backward reader (when
+			    * kept) */
 	char *prefetchable; /* [nf] moded and a backward node comes before its
 			    * first backward reader */
 	int *fb, *lb;      /* [nf] first and last backward reader, -1 for none */
+	int *ff;           /* [nf] last forward reader, -1 for none */
+	double *end;       /* [nf] scratch: the end of each offload */
 	double *c;         /* [n] a compute, in units of cost */
 	double *m;         /* [nf] a copy, in units of cost (seconds / seconds
 			    * a unit of cost) */
@@ -52,10 +57,10 @@ struct policy_chain {
 	double forward_time; /* the forward's computes (units of cost) */
 };
 
-/* Analyses g for the class at copy's rates: 1 when g is a training chain
- * the class covers (pc filled; release with policy_chain_release), 0 when
- * not (why says which node breaks it; nothing to release), -1 with err
- * set when out of memory. */
+/* Analyses g for the class at copy's rates: 1 when g is a training graph
+ * the class covers, its forward nodes first (pc filled; release with
+ * policy_chain_release), 0 when not (why says which node breaks it;
+ * nothing to release), -1 with err set when out of memory. */
 int policy_chain_init(struct policy_chain *pc, const struct graph *g,
 		      const struct sim_copy *copy, char *why, size_t len,
 		      struct cm_error *err);
@@ -83,8 +88,9 @@ struct plan *policy_plan(const struct policy_chain *pc, const int *mode,
  * bytes it tries, exceed max_states in all, or the cm_clock() time deadline passed (0: none), or a stop
  * was requested: then *gave_up is set), POLICY_UNORDERED when a memory row
  * or a backward step involves moded values other than a prefix kept and
- * two neighbours (a backward that reads the chain out of order: the MILP
- * still covers it), -1 with err set when out of memory. */
+ * two neighbours (a backward that reads the chain out of order), or the
+ * forward is not a chain (the MILP still covers both), -1 with err set
+ * when out of memory. */
 #define POLICY_UNORDERED (-2)
 int policy_dp(const struct policy_chain *pc, uint64_t budget, long max_states,
 	      double deadline, int *mode, double *time, int *gave_up, struct cm_error *err);
