@@ -79,6 +79,41 @@ static void rows_of(struct policy_chain *pc, const int *last)
 	}
 }
 
+/* Each forward value's readers, choices and copy time. */
+static void readers_of(struct policy_chain *pc, const struct sim_copy *copy)
+{
+	const struct graph *g = pc->g;
+	int nf = pc->nf;
+
+	for (int j = 0; j < nf; j++) {
+		pc->fb[j] = pc->lb[j] = pc->ff[j] = -1;
+		for (int e = g->user_off[j]; e < g->user_off[j + 1]; e++) {
+			int u = g->users[e];
+
+			if (u < nf) {
+				pc->ff[j] = u > pc->ff[j] ? u : pc->ff[j];
+				continue;
+			}
+			if (pc->fb[j] < 0 || u < pc->fb[j])
+				pc->fb[j] = u;
+			if (u > pc->lb[j])
+				pc->lb[j] = u;
+		}
+		pc->moded[j] = pc->fb[j] >= 0 && pc->ff[j] >= 0;
+		pc->m[j] = (double)g->nodes[j].memory / copy->bandwidth / copy->seconds_per_cost;
+	}
+	for (int j = 0; j < nf; j++) {
+		pc->recomputable[j] = pc->moded[j];
+		for (int e = g->dep_off[j]; e < g->dep_off[j + 1]; e++) {
+			int u = g->deps[e];
+
+			if (!pc->moded[u] || pc->lb[u] < pc->fb[j])
+				pc->recomputable[j] = 0;
+		}
+		pc->prefetchable[j] = pc->moded[j] && pc->fb[j] - 1 >= nf;
+	}
+}
+
 int policy_chain_init(struct policy_chain *pc, const struct graph *g,
 		      const struct sim_copy *copy, char *why, size_t len,
 		      struct cm_error *err)
@@ -133,33 +168,7 @@ int policy_chain_init(struct policy_chain *pc, const struct graph *g,
 		if (k < nf)
 			pc->forward_time += g->nodes[k].cost;
 	}
-	for (int j = 0; j < nf; j++) {
-		pc->fb[j] = pc->lb[j] = pc->ff[j] = -1;
-		for (int e = g->user_off[j]; e < g->user_off[j + 1]; e++) {
-			int u = g->users[e];
-
-			if (u < nf) {
-				pc->ff[j] = u > pc->ff[j] ? u : pc->ff[j];
-				continue;
-			}
-			if (pc->fb[j] < 0 || u < pc->fb[j])
-				pc->fb[j] = u;
-			if (u > pc->lb[j])
-				pc->lb[j] = u;
-		}
-		pc->moded[j] = pc->fb[j] >= 0 && pc->ff[j] >= 0;
-		pc->m[j] = (double)g->nodes[j].memory / copy->bandwidth / copy->seconds_per_cost;
-	}
-	for (int j = 0; j < nf; j++) {
-		pc->recomputable[j] = pc->moded[j];
-		for (int e = g->dep_off[j]; e < g->dep_off[j + 1]; e++) {
-			int u = g->deps[e];
-
-			if (!pc->moded[u] || pc->lb[u] < pc->fb[j])
-				pc->recomputable[j] = 0;
-		}
-		pc->prefetchable[j] = pc->moded[j] && pc->fb[j] - 1 >= nf;
-	}
+	readers_of(pc, copy);
 	rows_of(pc, last);
 	free(last);
 	return 1;
