@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The keep, offload or recompute class on the paper's chain graphs
-# (docs/model.md, "Keep, offload or recompute on chains"): offload-dp,
+# (docs/model.md, "Keep, offload or recompute"): offload-dp,
 # offload-ilp, dtr-offload, and without copies dtr and ilp, at five budgets
 # from the least any plan needs to the checkpoint-all peak (bytes), at 25 and
 # 50 GB/s, costs read at RATE units a second. One line a run:

@@ -1,9 +1,10 @@
-/* Keep, offload or recompute on training chains (solvers/search/policy.c,
- * docs/model.md): the model's time and peaks are the replayed ones for
- * every mode of random chains; the dynamic program finds the fastest plan
- * of the class that fits, as enumerating every mode does; the MILP over
- * the class proves the same optimum; any bound printed with a bandwidth
- * is never above a plan found by any strategy. */
+/* Keep, offload or recompute (solvers/search/policy.c, docs/model.md):
+ * the model's time and peaks are the replayed ones for every mode of
+ * random chains and training DAGs; the dynamic program finds the fastest
+ * plan of the class that fits on chains, as enumerating every mode does;
+ * the MILP over the class proves the same optimum on chains and DAGs; any
+ * bound printed with a bandwidth is never above a plan found by any
+ * strategy. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /* The MILP over the keep, offload or recompute plans of a training graph
- * (solvers/search/policy.h; docs/model.md, "Keep, offload or recompute on
- * training graphs"): four binaries a moded value, the memory rows as they are,
+ * (solvers/search/policy.h; docs/model.md, "Keep, offload or
+ * recompute"): four binaries a moded value, the memory rows as they are,
  * and the clocks of the replay as continuous columns. Its optimum is the
  * least time of the class (times scale, in units of cost), the replayed
  * time of the plan of its modes. */

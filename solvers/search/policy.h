@@ -1,11 +1,12 @@
 /* Keep, offload or recompute: the plans of training graphs in which each
- * activation gets one of the three policies that PyTorch's selective
- * checkpointing names (MUST_SAVE, MUST_CPU_OFFLOAD, PREFER_RECOMPUTE), the
- * forward and the backward each run once in file order, and a recomputed
- * value is rebuilt from a kept input (docs/model.md, "Keep, offload or
- * recompute on chains"). Their replayed time is a sum of per-step maxima,
- * so that a dynamic program over the chain (after POFO, Beaumont et al.,
- * NeurIPS 2021) and a MILP (solvers/milp/policy.c) find the fastest exactly. */
+ * activation gets one of the policies that PyTorch's selective
+ * checkpointing names (MUST_SAVE, MUST_CPU_OFFLOAD, PREFER_RECOMPUTE; and
+ * an offload fetched one step early), the forward and the backward each
+ * run once in file order, and a recomputed value is rebuilt from kept
+ * inputs (docs/model.md, "Keep, offload or recompute"). Their replayed
+ * time is a pass of two clocks with a closed form, so that a dynamic
+ * program on chains (after POFO, Beaumont et al., NeurIPS 2021) and a MILP
+ * (solvers/milp/policy.c) find the fastest exactly. */
 #ifndef CM_POLICY_H
 #define CM_POLICY_H
 
