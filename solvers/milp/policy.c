@@ -169,6 +169,36 @@ static int forward_clocks(const struct policy_chain *pc, struct policy_model *pm
 	return t_prev;
 }
 
+/* The forward of a chain in closed form (docs/model.md): a column per
+ * offload that may outlast the next compute, at least its excess, and
+ * the forward's end S = its computes + their sum. Tighter than
+ * forward_clocks' big-M rows, and as exact on a chain. Returns S's
+ * column. */
+static int chain_forward(const struct policy_chain *pc, struct policy_model *pm)
+{
+	struct milp *m = &pm->milp;
+	struct milp_row r = { 0 }, end = { 0 };
+	int s = time_col(m, "S", pc->nf);
+
+	milp_row_add(&end, s, 1);
+	for (int j = 0; j + 1 < pc->nf; j++) {
+		int w;
+
+		if (!pc->moded[j] || pc->m[j] <= pc->c[j + 1])
+			continue;
+		w = time_col(m, "wf", j + 1);
+		milp_row_add(&r, w, 1);
+		milp_row_add(&r, pm->col[4 * j + POLICY_OFFLOAD], -(pc->m[j] - pc->c[j + 1]) / pm->scale);
+		milp_row_add(&r, pm->col[4 * j + POLICY_PREFETCH], -(pc->m[j] - pc->c[j + 1]) / pm->scale);
+		milp_row_emit(m, &r, 0, MILP_INF);
+		milp_row_add(&end, w, -1);
+	}
+	milp_row_emit(m, &end, pc->forward_time / pm->scale, MILP_INF);
+	milp_row_release(&r);
+	milp_row_release(&end);
+	return s;
+}
+
 /* Adds -coef times the columns of mode q of the moded values whose first
  * backward reader is b to r. */
 static void add_reading(const struct policy_chain *pc, const struct policy_model *pm, int b,
@@ -247,7 +277,10 @@ int policy_build(const struct policy_chain *pc, uint64_t budget, struct policy_m
 	if (!(pm->scale > 0))
 		pm->scale = 1;
 	big /= pm->scale;
-	t = forward_clocks(pc, pm, big + 1, &c);
+	if (pc->chain)
+		t = chain_forward(pc, pm);
+	else
+		t = forward_clocks(pc, pm, big + 1, &c);
 	backward_clocks(pc, pm, t, c);
 	return milp_ok(&pm->milp, err);
 }
