@@ -885,6 +885,12 @@ run solve examples/graphs/resnet18.json --budget 80% --bandwidth 25GB/s --rate 1
 	run check examples/graphs/resnet18.json "$TMP/r18.json" --bandwidth 25GB/s --rate 100T --budget 80% &&
 	[ "$rc" -eq 0 ]
 ok $? "solve --strategy offload-ilp on a training DAG (resnet18): proven over the class, check agrees"
+for p in "examples/graphs/resnet18.json $TMP/r18.json 25e9 1e-14" \
+	"linear:8 $TMP/offload-ilp.json 1000 1" "linear:8 $TMP/offload-dp.json 1000 1"; do
+	# shellcheck disable=SC2086
+	out=$(/usr/bin/python3 tests/offload_replay.py --plan $p 2>&1)
+	ok $? "the plan of ${p#* } in the independent replay (tests/offload_replay.py): $out"
+done
 # shellcheck disable=SC2086
 run compare linear:8 --budgets 3,5 --strategies dtr $BW --csv - --quiet -t 2
 [ "$rc" -eq 0 ] && [ "$(head -1 <<<"$out")" = "graph,strategy,param,solver,budget,feasible,cost,overhead,peak_memory,lower_bound,gap,solve_seconds,status,time,wait,host_peak_memory" ] &&
