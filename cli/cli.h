@@ -155,10 +155,12 @@ void out_unlink_temps(void);
 void cli_catch_interrupts(int quiet);
 int cli_interrupted(void);
 
-/* The CSV header and rows (docs/formats.md, CSV columns). */
+/* The CSV header and rows (docs/formats.md, CSV columns); with_time adds
+ * the columns of a run with --bandwidth (a row's time, wait and host peak,
+ * empty when it has none). */
 struct strategy_row;
-void csv_header(FILE *f);
-void csv_row(FILE *f, const struct strategy_row *r);
+void csv_header(FILE *f, int with_time);
+void csv_row(FILE *f, const struct strategy_row *r, int with_time);
 /* 1 and *gap = (cost - lower_bound) / cost when r has a gap (a bound and
  * a plan that fits); 0 otherwise. */
 int cli_row_gap(const struct strategy_row *r, double *gap);

@@ -17,7 +17,7 @@
 static const char compare_usage[] =
 	"usage: checkmate compare [GRAPH] [--strategies all|LIST] [--ilp] [--approx]\n"
 	"                         [--bound] [--budgets LIST | --sweep N] [--csv FILE|-]\n"
-	"                         [--plot FILE]\n\n"
+	"                         [--plot FILE] [--bandwidth B [--rate R] [--host-budget SIZE]]\n\n"
 	"Runs strategies (by default the paper's heuristics; --ilp adds the optimal\n"
 	"MILP) on GRAPH (default: the built-in example " CLI_DEFAULT_GRAPH ") at each budget,\n"
 	"and prints per budget each strategy's overhead (cost over the\n"
@@ -38,6 +38,13 @@ static const char compare_usage[] =
 	"                           .png)\n"
 	"  -j, --jobs N             budgets solved by N processes at once (default:\n"
 	"                           one a core); the same rows, in budget order\n"
+	"      --bandwidth B        copies to host memory at B (25GB/s): every plan is\n"
+	"                           replayed in time, the strategies that offload join\n"
+	"                           the columns, and the table compares step times\n"
+	"      --rate R             cost units a second, for a graph whose cost_unit\n"
+	"                           is flops or absent (with --bandwidth)\n"
+	"      --host-budget SIZE   the most host memory copies may hold (with\n"
+	"                           --bandwidth)\n"
 	CLI_JSON_HELP
 	"The CSV has every result, swept baseline points included; -t applies to\n"
 	"each solve. A first SIGINT or SIGTERM ends the run with the rows done,\n"
@@ -56,6 +63,9 @@ int cmd_compare_parse(int argc, char **argv, struct cli_args *a)
 		{ "sweep", required_argument, NULL, 'n' },
 		{ "plot", required_argument, NULL, 'P' },
 		{ "jobs", required_argument, NULL, 'j' },
+		{ "bandwidth", required_argument, NULL, 'K' },
+		{ "rate", required_argument, NULL, 'E' },
+		{ "host-budget", required_argument, NULL, 'O' },
 		CLI_JSON_LONGOPT,
 		CLI_SHARED_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
@@ -67,6 +77,9 @@ int cmd_compare_parse(int argc, char **argv, struct cli_args *a)
 		return rc;
 	if (a->budgets && a->sweep)
 		return cli_usage("compare", "--budgets and --sweep exclude each other");
+	if ((a->rate || a->host_budget) && !a->bandwidth)
+		return cli_usage("compare", "%s needs --bandwidth",
+				 a->rate ? "--rate" : "--host-budget");
 	if (a->plot && cli_plot_name("compare", a->plot))
 		return CM_EXIT_USAGE;
 	if (!a->sweep)
@@ -134,13 +147,19 @@ static int make_budgets(const struct cli_args *a, const struct graph *g,
 }
 
 /* The columns: --strategies (or --baselines) in table order, with --ilp
- * and --approx. */
+ * and --approx, and with --bandwidth the rows that make plans with
+ * copies. */
 static int make_columns(const struct cli_args *a, const struct strategy ***cols, int *ncols)
 {
 	char list[1024];
+	size_t used;
 
-	snprintf(list, sizeof(list), "%s%s%s", a->strategies ? a->strategies : "all",
-		 a->ilp ? ",ilp" : "", a->approx ? ",approx" : "");
+	used = (size_t)snprintf(list, sizeof(list), "%s%s%s", a->strategies ? a->strategies : "all",
+				a->ilp ? ",ilp" : "", a->approx ? ",approx" : "");
+	for (int i = 0; a->bandwidth && i < strategy_count() && used < sizeof(list); i++)
+		if (strategy_at(i)->flags & STRATEGY_COPIES)
+			used += (size_t)snprintf(list + used, sizeof(list) - used, ",%s",
+						 strategy_at(i)->name);
 	struct solve_request rq = { 0 };
 	struct cm_error err;
 	int rc;
@@ -149,6 +168,10 @@ static int make_columns(const struct cli_args *a, const struct strategy ***cols,
 			       STRATEGY_PAPER, cols, ncols);
 	if (rc == 0 && *ncols == 0)
 		rc = cli_usage("compare", "nothing to compare: no baseline, no --ilp, no --approx");
+	for (int c = 0; rc == 0 && c < *ncols; c++)
+		if (((*cols)[c]->flags & STRATEGY_COPIES) && !a->bandwidth)
+			rc = cli_usage("compare", "strategy '%s' makes plans with copies: it needs "
+				       "--bandwidth", (*cols)[c]->name);
 	cli_request(a, &rq);
 	if (rc == 0 && strategy_check_params(*cols, *ncols, &rq, &err))
 		rc = cli_usage("compare", "%s", err.msg);
@@ -159,6 +182,7 @@ static int make_columns(const struct cli_args *a, const struct strategy ***cols,
 struct sink {
 	FILE *csv, *json;
 	int quiet;
+	int with_time; /* --bandwidth: the CSV's time columns */
 };
 
 static void on_note(void *ctx, const char *what)
@@ -173,13 +197,14 @@ static int on_row(void *ctx, const struct strategy_row *r)
 
 	cli_progress_clear();
 	if (k->csv)
-		csv_row(k->csv, r);
+		csv_row(k->csv, r, k->with_time);
 	return k->json ? jsonl_row(k->json, r, NULL, &err) : 0;
 }
 
 /* What the table and the plot show: the columns' best overheads. */
 struct view {
 	const struct graph *g;
+	const struct sim_copy *copy; /* --bandwidth: overheads in time; else NULL */
 	const struct strategy **cols;
 	int ncols;
 	const uint64_t *budgets;
@@ -207,10 +232,17 @@ static void print_table(FILE *f, const struct view *v)
 	char h[32];
 	int bounds = has_bounds(v);
 
-	fprintf(f, "%s: overhead (cost / checkpoint-all cost %.17g) of each strategy's\n"
-		"cheapest plan that fits; * best, - none fits, n/a unsupported%s%s\n\n",
-		v->g->id, graph_total_cost(v->g), v->res.interrupted ? ", ? interrupted" : "",
-		bounds ? ";\nlower bound: no plan that fits costs less" : "");
+	if (v->copy)
+		fprintf(f, "%s: overhead in time (step time / checkpoint-all time %.9g s) of each\n"
+			"strategy's fastest plan that fits; * best, - none fits, n/a unsupported%s%s\n\n",
+			v->g->id, graph_total_cost(v->g) * v->copy->seconds_per_cost,
+			v->res.interrupted ? ", ? interrupted" : "",
+			bounds ? ";\nlower bound: no plan that fits is faster" : "");
+	else
+		fprintf(f, "%s: overhead (cost / checkpoint-all cost %.17g) of each strategy's\n"
+			"cheapest plan that fits; * best, - none fits, n/a unsupported%s%s\n\n",
+			v->g->id, graph_total_cost(v->g), v->res.interrupted ? ", ? interrupted" : "",
+			bounds ? ";\nlower bound: no plan that fits costs less" : "");
 	fprintf(f, "%-12s", "budget");
 	for (int c = 0; c < v->ncols; c++)
 		fprintf(f, " %9s", v->cols[c]->name);
@@ -334,9 +366,10 @@ static void plot_script(FILE *gp, void *ctx)
 	cli_plot_string(gp, v->g->id);
 	fprintf(gp, ".': overhead against memory budget' noenhanced\n"
 		"set xlabel 'budget (%s); a plan''s overhead holds until the next budget'\n"
-		"set ylabel 'overhead (cost / checkpoint-all cost)'\n"
+		"set ylabel '%s'\n"
 		"set key outside right\nset grid\nset offsets graph 0.02, graph 0.02, graph 0.05, "
-		"graph 0.05\n", unit);
+		"graph 0.05\n", unit, v->copy ? "overhead in time (step time / checkpoint-all time)" :
+		"overhead (cost / checkpoint-all cost)");
 	plot_data(gp, v, scale);
 	for (int c = 0; c < v->ncols; c++)
 		curves += has_curve(v, c);
@@ -367,6 +400,7 @@ int cmd_compare_main(int argc, char **argv)
 	struct out csv = { 0 }, json = { 0 };
 	struct sink sink = { 0 };
 	struct solve_request settings = { 0 };
+	struct sim_copy copy;
 	struct compare_request rq = { 0 };
 	struct cm_error err;
 	struct graph *g;
@@ -392,15 +426,18 @@ int cmd_compare_main(int argc, char **argv)
 			goto out;
 		}
 		if (a.header)
-			csv_header(csv.f);
+			csv_header(csv.f, a.bandwidth != NULL);
 	}
 	if (a.json && out_open(&json, a.json, &err)) {
 		rc = cli_error("%s", err.msg);
 		goto out;
 	}
 	cli_request(&a, &settings);
+	if (a.bandwidth && (rc = cli_copy_rates("compare", &a, g, &copy)) != 0)
+		goto out;
+	settings.copy = v.copy = a.bandwidth ? &copy : NULL;
 	cli_progress_setup(a.progress, graph_total_cost(v.g), settings.time_limit);
-	sink = (struct sink){ csv.f, json.f, a.quiet };
+	sink = (struct sink){ csv.f, json.f, a.quiet, a.bandwidth != NULL };
 	rq = (struct compare_request){ .columns = v.cols, .ncols = v.ncols, .budgets = budgets,
 				       .nb = v.nb, .bound = a.bound, .settings = &settings,
 				       .note = on_note, .row = on_row, .ctx = &sink,

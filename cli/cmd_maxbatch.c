@@ -120,13 +120,13 @@ static int write_rows(const struct cli_args *a, struct out *csv, struct out *jso
 	struct cm_error err;
 
 	if (a->csv && a->header)
-		csv_header(csv->f);
+		csv_header(csv->f, 0);
 	for (int i = 0; i < n; i++) {
 		struct strategy_row r;
 
 		batch_row_of_answer(&r, g, budget, &ans[i]);
 		if (a->csv)
-			csv_row(csv->f, &r);
+			csv_row(csv->f, &r, 0);
 		if (a->json && jsonl_row(json->f, &r, NULL, &err))
 			return cli_error("%s", err.msg);
 	}

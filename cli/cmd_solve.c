@@ -198,8 +198,8 @@ static int write_outputs(const struct cli_args *a, struct outputs *out, const st
 	out_abort(&out->plan);
 	if (a->csv) {
 		if (a->header)
-			csv_header(out->csv.f);
-		csv_row(out->csv.f, &row);
+			csv_header(out->csv.f, rq->copy != NULL);
+		csv_row(out->csv.f, &row, rq->copy != NULL);
 		if (out_commit(&out->csv, &err))
 			return cli_error("%s", err.msg);
 	}

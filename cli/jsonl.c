@@ -106,6 +106,14 @@ int jsonl_row(FILE *f, const struct strategy_row *r, const struct jsonl_plan *p,
 		json_decref(o);
 		o = NULL;
 	}
+	/* compare's and maxbatch's rows: the time when there is one */
+	if (o && p == NULL && r->has_time &&
+	    (json_object_set_new(o, "time", json_real(r->time)) ||
+	     json_object_set_new(o, "wait", json_real(r->wait)) ||
+	     json_object_set_new(o, "host_peak_memory", bytes(r->host_peak)))) {
+		json_decref(o);
+		o = NULL;
+	}
 	return put(f, o, err);
 }
 

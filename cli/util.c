@@ -106,10 +106,11 @@ int cli_parse_whole(const char *opt, const char *s, double lo, double hi, double
 	return 0;
 }
 
-void csv_header(FILE *f)
+void csv_header(FILE *f, int with_time)
 {
 	fputs("graph,strategy,param,solver,budget,feasible,cost,overhead,"
-	      "peak_memory,lower_bound,gap,solve_seconds,status\n", f);
+	      "peak_memory,lower_bound,gap,solve_seconds,status", f);
+	fputs(with_time ? ",time,wait,host_peak_memory\n" : "\n", f);
 }
 
 /* A text field, quoted when it holds a comma, quote or line break. */
@@ -139,7 +140,7 @@ int cli_row_gap(const struct strategy_row *r, double *gap)
 	return 1;
 }
 
-void csv_row(FILE *f, const struct strategy_row *r)
+void csv_row(FILE *f, const struct strategy_row *r, int with_time)
 {
 	double gap;
 
@@ -164,6 +165,10 @@ void csv_row(FILE *f, const struct strategy_row *r)
 		fprintf(f, "%.6g", gap);
 	fprintf(f, ",%.3f,", r->seconds);
 	csv_text(f, strategy_status_names[r->status]);
+	if (with_time && r->has_time)
+		fprintf(f, ",%.9g,%.9g,%llu", r->time, r->wait, (unsigned long long)r->host_peak);
+	else if (with_time)
+		fputs(",,,", f);
 	fputc('\n', f);
 }
 

@@ -104,7 +104,8 @@ static int emit(const struct run *w, int c, int bi, const struct strategy_row *r
  * without a bound of its own. */
 static int needs_bound(const struct compare_request *rq)
 {
-	for (int c = 0; rq->bound && c < rq->ncols; c++)
+	/* With a bandwidth, the LP bounds plans without copies only. */
+	for (int c = 0; rq->bound && !rq->settings->copy && c < rq->ncols; c++)
 		if (!(rq->columns[c]->flags & STRATEGY_BOUND))
 			return 1;
 	return 0;
@@ -224,6 +225,11 @@ static void point_row(const struct run *w, struct strategy_row *r, const char *n
 				    .cost = p->cost, .overhead = p->cost / w->floor_cost,
 				    .peak = p->peak, .seconds = p->seconds,
 				    .status = fits ? STATUS_FEASIBLE : STATUS_OVER_BUDGET };
+	/* With a bandwidth, a plan without copies takes its cost's time. */
+	if (w->rq->settings->copy) {
+		r->has_time = 1;
+		r->time = p->cost * w->rq->settings->copy->seconds_per_cost;
+	}
 	/* Without --bound, only the checkpoint-all floor, when met, is one. */
 	if (bound || (fits && num_le(p->cost, w->floor_cost))) {
 		r->has_lower_bound = 1;
@@ -265,8 +271,10 @@ static int column_rows(struct run *w, int c, int bi, const double *bound,
 		strategy_set_bound(w->g, &w->outs[c], fmax(*bound, w->floor_cost));
 	w->res->unsupported[c] = w->outs[c].status == STATUS_UNSUPPORTED;
 	strategy_row_of_outcome(&r, w->g, s->name, budget, &w->outs[c]);
+	/* With a bandwidth, the best is in time: what copies change. */
 	if (r.feasible)
-		*best = r.overhead;
+		*best = r.has_time ? r.time / (w->floor_cost *
+					       w->rq->settings->copy->seconds_per_cost) : r.overhead;
 	if (r.status == STATUS_INTERRUPTED) {
 		*best = COMPARE_NOT_RUN;
 		w->res->interrupted = 1;

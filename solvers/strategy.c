@@ -347,5 +347,9 @@ void strategy_row_of_outcome(struct strategy_row *r, const struct graph *g,
 		r->cost = o->sim.cost;
 		r->overhead = o->sim.cost / (floor_cost > 0 ? floor_cost : 1);
 		r->peak = o->sim.peak;
+		r->has_time = o->plan->has_time;
+		r->time = o->sim.time;
+		r->wait = o->sim.wait;
+		r->host_peak = o->sim.host_peak;
 	}
 }

@@ -207,6 +207,8 @@ STRATEGY_RUN(strategy_run_ilp);
 STRATEGY_RUN(strategy_run_approx);
 STRATEGY_RUN(strategy_run_dtr);
 STRATEGY_RUN(strategy_run_dtr_offload);
+STRATEGY_RUN(strategy_run_offload_dp);
+STRATEGY_RUN(strategy_run_offload_ilp);
 STRATEGY_RUN(strategy_run_shave);
 STRATEGY_RUN(strategy_run_tune);
 
@@ -332,10 +334,15 @@ struct strategy_row {
 	int has_lower_bound;
 	double lower_bound;    /* the gap, (cost - bound) / cost, follows */
 	double seconds;
+	/* With a bandwidth (solve_request.copy): the plan's replay in time. */
+	int has_time;
+	double time, wait;     /* seconds */
+	uint64_t host_peak;    /* bytes */
 };
 
 /* The row of one strategy's outcome at one budget: cost, overhead and peak
- * when it produced a plan (replayed), its bound when it has one. */
+ * when it produced a plan (replayed), its bound when it has one, and its
+ * time when the plan was replayed in time (the overhead stays the cost's). */
 void strategy_row_of_outcome(struct strategy_row *r, const struct graph *g,
 			     const char *strategy, uint64_t budget,
 			     const struct solve_outcome *o);

@@ -858,6 +858,55 @@ run solve linear:8 --budget 3 --strategy dtr-offload $BW --host-budget 1 --plan 
 # shellcheck disable=SC2086
 [ "$rc" -eq 0 ] && grep -q '^host peak *[01] ' <<<"$out" && run check linear:8 "$TMP/h1.json" $BW --host-budget 1 && [ "$rc" -eq 0 ]
 ok $? "solve --host-budget 1: within it, check agrees: $out"
+# offload-dp and offload-ilp (their own checks are in t_policy)
+for s in offload-dp offload-ilp; do
+	# shellcheck disable=SC2086
+	run solve linear:8 --budget 3 --strategy $s $BW --plan "$TMP/$s.json"
+	t=$(printf '%s\n' "$out" | sed -n 's/^step time *\([0-9.e+-]*\) s .*/\1/p')
+	# shellcheck disable=SC2086
+	[ "$rc" -eq 0 ] && grep -q '^reason .*of the keep, offload or recompute plans' <<<"$out" &&
+		grep -q '^lower bound  17 (step time 17 s' <<<"$out" &&
+		run check linear:8 "$TMP/$s.json" $BW && [ "$rc" -eq 0 ] && [[ "$out" == *", time $t s ("* ]]
+	ok $? "solve --strategy $s --bandwidth: a plan of the class, the floor as bound, check agrees ($t s)"
+	run solve linear:8 --budget 3 --strategy $s
+	[ "$rc" -eq 2 ] && [[ "$err" == *"makes plans with copies: it needs --bandwidth"* ]]
+	ok $? "solve --strategy $s without --bandwidth: exit 2: $err"
+	# shellcheck disable=SC2086
+	run solve $OFF --budget 100% --strategy $s --bandwidth 1KB/s
+	[ "$rc" -eq 1 ] && grep -q '^status *unsupported$' <<<"$out" && grep -q 'plans training graphs whose forward nodes come first' <<<"$out"
+	ok $? "solve --strategy $s on a graph without a backward: unsupported, exit 1"
+done
+run solve examples/graphs/resnet18.json --budget 80% --bandwidth 25GB/s --rate 100T --strategy offload-dp
+[ "$rc" -eq 1 ] && grep -q '^status *unsupported$' <<<"$out" && grep -q 'plans chains only' <<<"$out"
+ok $? "solve --strategy offload-dp on a training DAG: unsupported (chains only)"
+run solve examples/graphs/resnet18.json --budget 80% --bandwidth 25GB/s --rate 100T --strategy offload-ilp \
+	--plan "$TMP/r18.json"
+[ "$rc" -eq 0 ] && grep -q '^reason *proven the fastest of the keep, offload or recompute' <<<"$out" &&
+	run check examples/graphs/resnet18.json "$TMP/r18.json" --bandwidth 25GB/s --rate 100T --budget 80% &&
+	[ "$rc" -eq 0 ]
+ok $? "solve --strategy offload-ilp on a training DAG (resnet18): proven over the class, check agrees"
+for p in "examples/graphs/resnet18.json $TMP/r18.json 25e9 1e-14" \
+	"linear:8 $TMP/offload-ilp.json 1000 1" "linear:8 $TMP/offload-dp.json 1000 1"; do
+	# shellcheck disable=SC2086
+	out=$(/usr/bin/python3 tests/offload_replay.py --plan $p 2>&1)
+	ok $? "the plan of ${p#* } in the independent replay (tests/offload_replay.py): $out"
+done
+# shellcheck disable=SC2086
+run compare linear:8 --budgets 3,5 --strategies dtr $BW --csv - --quiet -t 2
+[ "$rc" -eq 0 ] && [ "$(head -1 <<<"$out")" = "graph,strategy,param,solver,budget,feasible,cost,overhead,peak_memory,lower_bound,gap,solve_seconds,status,time,wait,host_peak_memory" ] &&
+	[ "$(grep -c '^linear:8,\(dtr\|dtr-offload\|offload-dp\|offload-ilp\),' <<<"$out")" -eq 8 ] &&
+	! grep -q ',,,$' <<<"$out"
+ok $? "compare --bandwidth: the rows that offload join, the CSV has time, wait and host peak: $out"
+# shellcheck disable=SC2086
+run compare linear:8 --budgets 5 --strategies dtr $BW -t 2
+[ "$rc" -eq 0 ] && [[ "$out" == *"overhead in time (step time / checkpoint-all time 17 s)"* ]]
+ok $? "compare --bandwidth: the table compares step times"
+run compare linear:8 --budgets 5 --strategies offload-dp
+[ "$rc" -eq 2 ] && [[ "$err" == *"makes plans with copies: it needs --bandwidth"* ]]
+ok $? "compare --strategies offload-dp without --bandwidth: exit 2: $err"
+run compare linear:8 --budgets 5 --rate 1/s
+[ "$rc" -eq 2 ] && [[ "$err" == *"--rate needs --bandwidth"* ]]
+ok $? "compare --rate without --bandwidth: exit 2: $err"
 
 # --- golden outputs: tests/golden/NAME.cmd (arguments), NAME.out
 for cmd in tests/golden/*.cmd; do

@@ -2,6 +2,7 @@
 against `checkmate check --bandwidth` on random graphs and plans.
 
     tests/offload_replay.py CHECKMATE [CASES] [SEED]
+    tests/offload_replay.py --plan GRAPH PLAN BANDWIDTH SECONDS_PER_COST
 
 Each case: a random training graph (format 1, a random cost_unit), a plan
 that computes every node once in file order, frees each value after its
@@ -10,7 +11,11 @@ them back a random number of steps before their first backward use, the
 copies placed at random, and sometimes one step dropped or repeated to make
 a fault. The replay below is written from the documentation alone; its
 time, wait and peaks (or the step at fault) must be check's. TAP, ending
-"N passed, M failed"."""
+"N passed, M failed".
+
+With --plan, a plan file that solve wrote (GRAPH a graph file in format 1
+or linear:N): "same" and exit 0 when the replay gives the time, peak and
+host peak the file records, else "differ" and exit 1."""
 import json
 import os
 import random
@@ -134,7 +139,34 @@ def close(a, b, scale):
     return abs(a - b) <= 1e-8 * max(1.0, scale)
 
 
+def linear(n):
+    """The built-in linear:N (docs/formats.md, GRAPH arguments)."""
+    nodes = [{"name": "f%d" % i, "cost": 1, "memory": 1, "deps": [i - 1] if i else []}
+             for i in range(n)]
+    nodes.append({"name": "loss", "cost": 1, "memory": 1, "deps": [n - 1]})
+    for i in reversed(range(n)):
+        nodes.append({"name": "b%d" % i, "cost": 1, "memory": 1,
+                      "deps": [i, len(nodes) - 1]})
+    return {"nodes": nodes}
+
+
+def check_plan(gfile, pfile, bw, spc):
+    """--plan: the replay of a plan file against the figures it records."""
+    g = linear(int(gfile[7:])) if gfile.startswith("linear:") else json.load(open(gfile))
+    ix = {n["name"]: i for i, n in enumerate(g["nodes"])}
+    for n in g["nodes"]:
+        n["deps"] = [ix[d] if isinstance(d, str) else d for d in n.get("deps", [])]
+    p = json.load(open(pfile))
+    r = replay(g, [(s["op"], ix[s["node"]]) for s in p["steps"]], bw, spc)
+    same = r[0] != "fault" and close(r[0], p["time"], r[0]) and \
+        r[2] == p["peak_memory"] and r[3] == p["host_peak_memory"]
+    print("same" if same else "differ", r, p["time"], p["peak_memory"], p["host_peak_memory"])
+    return 0 if same else 1
+
+
 def main():
+    if sys.argv[1] == "--plan":
+        return check_plan(sys.argv[2], sys.argv[3], float(sys.argv[4]), float(sys.argv[5]))
     cm = sys.argv[1]
     cases = int(sys.argv[2]) if len(sys.argv) > 2 else 200
     rng = random.Random(int(sys.argv[3]) if len(sys.argv) > 3 else 64)
