@@ -61,10 +61,10 @@ sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import torch  # noqa: E402
-from torch.utils.checkpoint import (CheckpointPolicy, checkpoint,  # noqa: E402
-                                    create_selective_checkpoint_contexts)
+from torch.utils.checkpoint import checkpoint  # noqa: E402
 
 import checkmate_torch  # noqa: E402
+from checkmate_torch.examples.oplist import op_list_context  # noqa: E402
 import torch_cases  # noqa: E402
 from checkmate_torch.measure import step_peak  # noqa: E402
 
@@ -75,19 +75,7 @@ MATMULS = {getattr(getattr(torch.ops.aten, p), "default") for p in (
 
 
 def op_list(every_second):
-    """torch's op-list policy as torchtitan writes it: save every matmul's
-    output, or every second one's (the count per checkpoint call)."""
-    def context():
-        seen = {"mm": 0}
-
-        def policy_fn(ctx, op, *args, **kwargs):
-            if op not in MATMULS:
-                return CheckpointPolicy.PREFER_RECOMPUTE
-            seen["mm"] += 1
-            keep = not every_second or seen["mm"] % 2 == 1
-            return CheckpointPolicy.MUST_SAVE if keep else CheckpointPolicy.PREFER_RECOMPUTE
-        return create_selective_checkpoint_contexts(policy_fn)
-    return context
+    return op_list_context(every_second, MATMULS)
 
 
 def _checkpointed(forward, context_fn, *a, **k):

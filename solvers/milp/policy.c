@@ -4,16 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static uint64_t gcd(uint64_t a, uint64_t b)
-{
-	while (b) {
-		uint64_t t = a % b;
-
-		a = b;
-		b = t;
-	}
-	return a;
-}
+#include "../../common/num.h"
 
 void policy_model_release(struct policy_model *pm)
 {
@@ -64,7 +55,7 @@ static void memory_rows(const struct policy_chain *pc, uint64_t budget, struct p
 
 	for (int j = 0; j < pc->nf; j++)
 		if (pc->moded[j])
-			unit = gcd(unit, g->nodes[j].memory);
+			unit = num_gcd(unit, g->nodes[j].memory);
 	unit = unit ? unit : 1;
 	for (int k = 0; k < g->n && !pm->hopeless; k++) {
 		size_t at = (size_t)k * (size_t)pc->nf;

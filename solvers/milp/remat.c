@@ -4,16 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static uint64_t gcd(uint64_t a, uint64_t b)
-{
-	while (b) {
-		uint64_t t = a % b;
-
-		a = b;
-		b = t;
-	}
-	return a;
-}
+#include "../../common/num.h"
 
 void remat_release(struct remat_model *rm)
 {
@@ -199,7 +190,7 @@ uint64_t remat_unit(const struct graph *g)
 	 * exact integer; the budget rounds down to a whole unit, which changes
 	 * nothing since every sum of sizes is a multiple of the unit. */
 	for (int k = 0; k < g->n; k++)
-		unit = gcd(unit, g->nodes[k].memory);
+		unit = num_gcd(unit, g->nodes[k].memory);
 	return unit ? unit : 1;
 }
 

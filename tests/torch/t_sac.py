@@ -45,10 +45,10 @@ else:   # a process of check_fsdp's spawn, which imports this program again
 
 from torch import nn  # noqa: E402
 from torch.nn import functional as F  # noqa: E402
-from torch.utils.checkpoint import (CheckpointPolicy, checkpoint,  # noqa: E402
-                                    create_selective_checkpoint_contexts)
+from torch.utils.checkpoint import checkpoint  # noqa: E402
 
 import checkmate_torch  # noqa: E402
+from checkmate_torch.examples import oplist  # noqa: E402
 from checkmate_torch.examples.gpt import GPT  # noqa: E402
 from checkmate_torch.measure import step_peak  # noqa: E402
 from checkmate_torch.sac import SACError  # noqa: E402
@@ -236,19 +236,7 @@ MATMULS = (torch.ops.aten.mm.default, torch.ops.aten.addmm.default, torch.ops.at
 
 
 def op_list_context(every_second):
-    """torch's op-list policies as torchtitan writes them: save every
-    matmul's output, or every second one's."""
-    def context():
-        seen = {"mm": 0}
-
-        def policy_fn(ctx, op, *args, **kwargs):
-            if op not in MATMULS:
-                return CheckpointPolicy.PREFER_RECOMPUTE
-            seen["mm"] += 1
-            keep = not every_second or seen["mm"] % 2 == 1
-            return CheckpointPolicy.MUST_SAVE if keep else CheckpointPolicy.PREFER_RECOMPUTE
-        return create_selective_checkpoint_contexts(policy_fn)
-    return context
+    return oplist.op_list_context(every_second, MATMULS)
 
 
 def with_context(model, blocks_of, context_fn):
