@@ -192,20 +192,22 @@ static double forward_wait(const struct policy_chain *pc, int j, int mode)
 /* The backward step of node b from compute clock *t and copy clock *c:
  * its own fetches after what the copy stream still runs, then the
  * prefetches for the next step; its recomputes; its compute, after the
- * recomputes and after its fetches, own and prefetched (docs/model.md). */
-static void backward_step(const struct policy_chain *pc, int b, const int *mode, double *t,
-			  double *c)
+ * recomputes and after its fetches, own and prefetched (docs/model.md).
+ * Only the values lo..hi-1 count, value v in mode mode[v - lo] (mode may
+ * be NULL where none of them is fetched or recomputed at b). */
+static void backward_step(const struct policy_chain *pc, int b, int lo, int hi, const int *mode,
+			  double *t, double *c)
 {
 	double rc = 0, own = 0, next = 0, x = *t > *c ? *t : *c, a, f;
 
-	for (int j = 0; j < pc->nf; j++) {
+	for (int j = lo; j < hi; j++) {
 		if (!pc->moded[j])
 			continue;
-		if (pc->fb[j] == b && mode[j] == POLICY_RECOMPUTE)
+		if (pc->fb[j] == b && mode[j - lo] == POLICY_RECOMPUTE)
 			rc += pc->c[j];
-		else if (pc->fb[j] == b && mode[j] == POLICY_OFFLOAD)
+		else if (pc->fb[j] == b && mode[j - lo] == POLICY_OFFLOAD)
 			own += pc->m[j];
-		else if (pc->fb[j] == b + 1 && mode[j] == POLICY_PREFETCH)
+		else if (pc->fb[j] == b + 1 && mode[j - lo] == POLICY_PREFETCH)
 			next += pc->m[j];
 	}
 	a = *t + rc;
@@ -242,7 +244,7 @@ double policy_time(const struct policy_chain *pc, const int *mode)
 		}
 	}
 	for (int b = pc->nf; b < g->n; b++)
-		backward_step(pc, b, mode, &t, &c);
+		backward_step(pc, b, 0, pc->nf, mode, &t, &c);
 	return t;
 }
 
@@ -459,32 +461,6 @@ static int has_sum(const struct dp_level *l, uint64_t v)
 	return bsearch(&v, l->sums, (size_t)l->nsums, sizeof(uint64_t), cmp_u64) != NULL;
 }
 
-/* Backward step b with the modes of values j, j + 1, j + 2 only (w). */
-static void window_step(const struct policy_chain *pc, int b, int j, const int *w, double *t,
-			double *c)
-{
-	int mode[3];
-	double rc = 0, own = 0, next = 0, x = *t > *c ? *t : *c, a, f;
-
-	memcpy(mode, w, sizeof(mode));
-	for (int q = 0; q < 3 && j + q < pc->nf; q++) {
-		int v = j + q;
-
-		if (!pc->moded[v])
-			continue;
-		if (pc->fb[v] == b && mode[q] == POLICY_RECOMPUTE)
-			rc += pc->c[v];
-		else if (pc->fb[v] == b && mode[q] == POLICY_OFFLOAD)
-			own += pc->m[v];
-		else if (pc->fb[v] == b + 1 && mode[q] == POLICY_PREFETCH)
-			next += pc->m[v];
-	}
-	a = *t + rc;
-	f = x + own;
-	*t = (a > f ? a : f) + pc->c[b];
-	*c = f + next;
-}
-
 /* The state after value j in mode q from s (which holds the modes of
  * j + 1 and j + 2); 0 when it breaks a row, the class or the sums. */
 static int step_to(const struct policy_chain *pc, uint64_t budget, const struct dp_level *l,
@@ -516,7 +492,8 @@ static int step_to(const struct policy_chain *pc, uint64_t budget, const struct 
 			return 0;
 	}
 	for (int i = 0; i < l->nsteps; i++)
-		window_step(pc, l->steps[i], j, w, &to->t, &to->c);
+		backward_step(pc, l->steps[i], j, j + 3 < pc->nf ? j + 3 : pc->nf, w, &to->t,
+			      &to->c);
 	return 1;
 }
 
@@ -591,7 +568,8 @@ static int start(const struct policy_chain *pc, struct dp_level *top)
 					       .parent = -1, .below = top->sums[i],
 					       .t = pc->forward_time, .c = pc->forward_time };
 		for (int k = 0; k < top->nsteps; k++)
-			backward_step(pc, top->steps[k], NULL, &top->s[i].t, &top->s[i].c);
+			backward_step(pc, top->steps[k], 0, pc->nf, NULL, &top->s[i].t,
+				      &top->s[i].c);
 	}
 	return 0;
 }
