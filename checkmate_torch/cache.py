@@ -25,6 +25,7 @@ AOTAutograd's cache key (compiled.py): everything that decides a
 partition besides the joint graph.
 Only results are kept, never failures. A file that does not read back as
 a value of the same key is a miss (and is written again)."""
+import functools
 import hashlib
 import json
 import os
@@ -92,9 +93,11 @@ def rate_key(device, dtype, threads, torch_version):
                              "torch": torch_version})
 
 
+@functools.lru_cache(maxsize=None)
 def _package_digest():
     """The SHA-256 of checkmate_torch's Python files: its memory model
-    and costs decide a partition as much as the binary does."""
+    and costs decide a partition as much as the binary does. Read once a
+    process."""
     here = os.path.dirname(os.path.abspath(__file__))
     h = hashlib.sha256()
     for name in sorted(os.listdir(here)):

@@ -70,17 +70,17 @@ class Compiled:
                                        "cost_unit": a.cost_unit,
                                        "fixed_memory_parts": a.fixed_parts}})
             self.structure = structure(a)
-            skey = None if cache is None else shape_key(binary, self.structure, budget,
-                                                        strategy, time_limit, cost)
-            kept = _Kept.load(cache, skey, self.structure)
             plan, steps = _reused(a, self.structure, prior)
-            hit = False
-            # an earlier run's plan for other sizes, where the cache has
-            # none for these
-            if plan is None and kept and solvemod.cached(binary, doc, arg, strategy,
-                                                         time_limit, cache) is None:
-                plan, steps = _reused(a, self.structure, kept)
-                hit = plan is not None
+            hit, skey, kept = False, None, []
+            if plan is None and cache is not None:
+                # an earlier run's plan for other sizes, where the cache
+                # has none for these
+                skey = shape_key(binary, self.structure, budget, strategy, time_limit, cost)
+                kept = _Kept.load(cache, skey, self.structure)
+                if kept and solvemod.cached(binary, doc, arg, strategy, time_limit,
+                                            cache) is None:
+                    plan, steps = _reused(a, self.structure, kept)
+                    hit = plan is not None
             if plan is None:
                 try:
                     plan, hit = solvemod.solve(binary, doc, arg, strategy, time_limit, cache)
