@@ -33,6 +33,7 @@ import operator
 import re
 import threading
 import types
+import warnings
 
 import torch
 
@@ -277,6 +278,12 @@ class JointGraph:
         written = {n.args[0] for n in graph.nodes if n.op == "call_function"
                    and n.target is torch.ops.aten.copy_.default
                    and isinstance(n.args[0], torch.fx.Node) and n.args[0].op == "placeholder"}
+        # The same inputs by position among the step's (node_info.inputs
+        # are AOTAutograd's flat arguments, in order): what the probe
+        # copies back after its run (probe.py).
+        self.written_inputs = [[i, list(n.meta["val"].shape), str(n.meta["val"].dtype)]
+                               for i, n in enumerate(node_info.inputs) if n in written
+                               and isinstance(n.meta.get("val"), torch.Tensor)]
         self.reads_written = set()
         for n in fwd:
             if any(a in written or _is_alias(self.owner(a)) and self.owner(a) in self.reads_written
@@ -609,11 +616,16 @@ class Partitioner:
         self.info = []
         self._num_fwd_outputs = None   # the partition's, set by __call__
         self._uuid = uuid
+        # Bytes that replace the budget while the backend partitions a
+        # step again, its measured peak over the budget (_held).
+        self.lowered = None
 
     def uuid(self):
-        """For AOTAutograd's cache key: cache.partition_uuid, or None
-        (backend() then turns that cache off)."""
-        return self._uuid
+        """For AOTAutograd's cache key: cache.partition_uuid (and the
+        lowered budget), or None (backend() then turns that cache off)."""
+        if self._uuid is None or self.lowered is None:
+            return self._uuid
+        return "%s lowered to %d" % (self._uuid, self.lowered)
 
     def choose(self, joint_graph, node_info, memory_budget=1, **_):
         budget, time_limit, binary, cache, cost = self.settings
@@ -647,7 +659,8 @@ class Partitioner:
         order = jg.forward + jg.backward
         ca_peak = steps_peak(in_order_steps(order, jg.held_deps), memory,
                              workspaces) + jg.fixed
-        arg = solvemod.budget_arg(budget, jg.fixed, ca_peak)
+        arg = solvemod.budget_arg(budget, jg.fixed, ca_peak) if self.lowered is None \
+            else str(self.lowered)
         # Solved again, up to _ROUNDS times, while inductor's heuristics
         # write values the model took as fused: forward values the
         # partition computes again, and backward values that read them
@@ -695,6 +708,7 @@ class Partitioner:
                 "strategy": "partition", "status": part["status"],
                 "fixed_memory": jg.fixed, "checkpoint_all_peak": ca_peak,
                 "nodes": len(doc["nodes"]), "rounds": rounds,
+                "written_inputs": jg.written_inputs,
                 "saved": sum(1 for n in saved if n not in node_info.inputs),
                 "saved_bytes": _saved_bytes(saved, node_info),
                 "cached": hit if cache is not None else None}
@@ -1006,6 +1020,62 @@ def _lowering():
         _compiling.reset(token)
 
 
+_COMPILES = 3   # the most partitions of one step while its measured peak is over the budget
+_SLACK = 65536  # bytes a measured peak may exceed the budget by (_held)
+
+
+def _held(part, compiled, gm, example_inputs, out):
+    """The compiled step `out`, run once on the call's inputs and
+    measured (probe.py); while its peak is over the budget by more than
+    _SLACK, partitioned and compiled again (compiled(gm, example_inputs))
+    at a budget lowered by what the model missed, up to _COMPILES
+    partitions in all. The model counts inductor's buffers by rules
+    (JointGraph), and a compiler may hold more than they say; the
+    measurement, not the rules, is what a budget is held to. Still over
+    after the last partition, or no partition at the lowered budget: the
+    step measured last, one warning, the figures in plan_info."""
+    from .probe import probe
+    devices = [t.device for t in example_inputs if isinstance(t, torch.Tensor)]
+    device = next((d for d in devices if d.type == "cuda"), torch.device("cpu"))
+    budget = part.info[-1]["budget"]
+    for compiles in range(1, _COMPILES + 1):
+        info = part.info[-1]
+        solved = info["budget"]
+        measured = probe(functools.partial(out, *example_inputs), example_inputs,
+                         info.get("written_inputs"), device)
+        info.update(budget=budget, solved_budget=solved, compiles=compiles)
+        if measured is None:   # no input needs a gradient: nothing to measure
+            info["measured_peak"] = None
+            return out
+        peak = info["fixed_memory"] + measured["peak"] - measured["tangents"]
+        info["measured_peak"] = peak
+        if peak <= budget + _SLACK:
+            return out
+        over = "compile=True: the compiled step measured %d bytes, %d over the budget (%d), " \
+            "%d over its model" % (peak, peak - budget, budget, peak - info["plan_peak"])
+        if compiles == _COMPILES:
+            warnings.warn("%s, after %d partitions (plan_info['measured_peak'])"
+                          % (over, compiles), stacklevel=2)
+            return out
+        lowered = min(budget - (peak - info["plan_peak"]), solved - (peak - budget))
+        if lowered < info["least"]:
+            warnings.warn("%s; kept, since no partition fits %d (the least: %d)"
+                          % (over, lowered, info["least"]), stacklevel=2)
+            return out
+        part.lowered = lowered
+        made = len(part.info)
+        try:
+            again = compiled(gm, example_inputs)
+        except solvemod.SolveError as e:
+            del part.info[made:]
+            warnings.warn("%s; kept, since at %d: %s" % (over, part.lowered, e), stacklevel=2)
+            return out
+        finally:
+            part.lowered = None
+        out = again
+    return out
+
+
 def backend(budget, time_limit, binary, cache, cost="flops"):
     """A torch.compile backend: inductor with a Partitioner of these
     settings (backend.partitioner), given through its partitioner hook
@@ -1044,7 +1114,7 @@ def backend(budget, time_limit, binary, cache, cost="flops"):
                 aot.patch(enable_autograd_cache=from_cache):
             return compile_fx(gm, example_inputs, inner_compile=lower)
 
-    def checkmate_inductor(gm, example_inputs):
+    def compiled(gm, example_inputs):
         # AOTAutograd's cache, whose key holds the partitioner's uuid
         # (everything that decides the partition), gives a second process
         # the compiled forward and backward without tracing the joint
@@ -1055,9 +1125,9 @@ def backend(budget, time_limit, binary, cache, cost="flops"):
         # whose key would not hold it), or where the user turned it off,
         # that cache is off and only inductor's serves.
         made = len(part.info)
-        if uuid is None or not aot.enable_autograd_cache:
+        if part.uuid() is None or not aot.enable_autograd_cache:
             return compile_step(gm, example_inputs, False)
-        key = info_key(uuid, gm.code, repr(Inputs(example_inputs, None).key()),
+        key = info_key(part.uuid(), gm.code, repr(Inputs(example_inputs, None).key()),
                        repr(autocast_key()))
         out = compile_step(gm, example_inputs, True)
         if len(part.info) == made:
@@ -1069,6 +1139,21 @@ def backend(budget, time_limit, binary, cache, cost="flops"):
         if len(part.info) > made:
             cache.put(key, part.info[-1])
         return out
+
+    def checkmate_inductor(gm, example_inputs):
+        made = len(part.info)
+        out = compiled(gm, example_inputs)
+        if len(part.info) == made:   # no backward: nothing partitioned
+            return out
+        # Measured at the first call, outside dynamo's compile (where the
+        # backward could not compile), before the call runs.
+        held = []
+
+        def step(*args):
+            if not held:
+                held.append(_held(part, compiled, gm, args, out))
+            return held[0](*args)
+        return step
     checkmate_inductor.partitioner = part
     return checkmate_inductor
 
