@@ -1041,8 +1041,7 @@ def _held(part, compiled, gm, example_inputs, out):
     for compiles in range(1, _COMPILES + 1):
         info = part.info[-1]
         solved = info["budget"]
-        measured = probe(functools.partial(out, *example_inputs), example_inputs,
-                         info.get("written_inputs"), device)
+        measured = probe(out, example_inputs, info.get("written_inputs"), device)
         info.update(budget=budget, solved_budget=solved, compiles=compiles)
         if measured is None:   # no input needs a gradient: nothing to measure
             info["measured_peak"] = None

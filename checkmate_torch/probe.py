@@ -1,14 +1,17 @@
 """One measured run of a compiled step, before the training step runs it:
 compile=True's check that the step holds the budget (compiled.backend).
 
-probe(run, inputs, written) runs run(), the compiled forward on inputs, and
-the backward of its outputs that need a gradient, once, on the first
-call's own inputs, and measures its peak (measure.step_peak). Nothing
-the user sees changes: the generators are put back (torch.random.fork_rng),
-the gradients are returned (torch.autograd.grad) rather than added to
-.grad, and the inputs the step writes (`written`, from the joint graph;
-where it does not match the inputs, every input) are copied back where
-the run changed them. The outputs' gradients are ones, made
+probe(fn, inputs, written, device) runs fn(*inputs), the compiled
+forward, and the backward of its outputs that need a gradient, once, on
+the first call's own inputs, and measures its peak (measure.step_peak).
+Nothing the user sees changes: the generators are put back
+(torch.random.fork_rng); an input that needs a gradient is passed as a
+new leaf of the same memory (detach), so that the gradients are
+returned (torch.autograd.grad), not added to .grad, no hook of the
+user's sees them and no graph before the step is run; and the inputs
+the step writes (`written`, from the joint graph; where it does not
+match the inputs, every input) are copied back where the run changed
+them. The outputs' gradients are ones, made
 for the probe; their bytes are reported apart, since the partition's
 model takes the backward's inputs as fixed memory."""
 import torch
@@ -37,23 +40,25 @@ def _snapshots(inputs, written):
             if isinstance(inputs[i], torch.Tensor)]
 
 
-def probe(run, inputs, written, device):
-    """step_peak's figures of one forward and backward of run(),
+def probe(fn, inputs, written, device):
+    """step_peak's figures of one forward and backward of fn(*inputs),
     with "tangents" (the bytes of the outputs' gradients it made); None
     where no input needs a gradient (parameters not among the inputs, as
     dynamo passes them on torch 2.13 and 2.14: no gradient could be
     returned rather than accumulated)."""
     inputs = list(inputs)
-    needs = [t for t in inputs if isinstance(t, torch.Tensor) and t.requires_grad]
-    if not needs:
+    if not any(isinstance(t, torch.Tensor) and t.requires_grad for t in inputs):
         return None
     kept = _snapshots(inputs, written)
+    inputs = [t.detach().requires_grad_() if isinstance(t, torch.Tensor) and t.requires_grad
+              else t for t in inputs]
+    needs = [t for t in inputs if isinstance(t, torch.Tensor) and t.requires_grad]
     cuda = sorted({t.device.index or 0 for t in _tensors(inputs) if t.device.type == "cuda"})
     figures = {}
     try:
         with torch.random.fork_rng(devices=cuda), torch.enable_grad():
             def step():
-                outs = [t for t in _tensors(run()) if t.requires_grad]
+                outs = [t for t in _tensors(fn(*inputs)) if t.requires_grad]
                 if not outs:
                     return
                 grads = [torch.ones_like(t) for t in outs]

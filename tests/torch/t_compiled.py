@@ -842,19 +842,23 @@ ok(e is None and len(said) == 1 and "no partition fits" in said[0] and "\n" not 
    "warning", e or said)
 
 # An input the step writes (BatchNorm's running statistics, its counter):
-# written once a step, the probe's writes put back.
+# written once a step, the probe's writes put back; and a parameter's
+# gradient hook sees one gradient a step, the probe's none.
 bn_model = nn.Sequential(nn.Linear(16, 32), nn.BatchNorm1d(32), nn.ReLU(), nn.Linear(32, 3))
 bn_ref = copy.deepcopy(bn_model)
 train(torch.compile(bn_ref, fullgraph=True, dynamic=False), bn_ref, steps=2)
 torch._dynamo.reset()
 r = checkmate_torch.remat(bn_model, (x,), budget=lambda fixed, peak: peak, compile=True,
                           cache=False)
+hooked = []
+bn_model[0].weight.register_hook(lambda g: hooked.append(g.shape))
 train(r, bn_model, steps=2)
 bufs = [(a.float() - b.float()).abs().max().item()
         for a, b in zip(bn_model.buffers(), bn_ref.buffers())]
-ok(max(bufs) < 1e-6 and r.plan_info["measured_peak"] is not None,
-   "BatchNorm's running statistics and counter after 2 steps as torch.compile's (the probe's "
-   "writes put back)", str(bufs))
+ok(max(bufs) < 1e-6 and r.plan_info["measured_peak"] is not None and len(hooked) == 2,
+   "BatchNorm's running statistics and counter after 2 steps as torch.compile's, a gradient "
+   "hook called twice (the probe's writes put back, its gradients apart)",
+   str((bufs, len(hooked))))
 
 with torch._dynamo.config.patch(recompile_limit=2):
     torch._dynamo.reset()
