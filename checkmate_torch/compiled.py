@@ -1146,12 +1146,12 @@ def backend(budget, time_limit, binary, cache, cost="flops"):
             return out
         # Measured at the first call, outside dynamo's compile (where the
         # backward could not compile), before the call runs.
-        held = []
+        held = {"graph": gm}
 
         def step(*args):
-            if not held:
-                held.append(_held(part, compiled, gm, args, out))
-            return held[0](*args)
+            if "step" not in held:
+                held["step"] = _held(part, compiled, held.pop("graph"), args, out)
+            return held["step"](*args)
         return step
     checkmate_inductor.partitioner = part
     return checkmate_inductor

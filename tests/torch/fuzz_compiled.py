@@ -96,7 +96,7 @@ def _line(e):
 
 def run_seed(seed, device="cpu"):
     """One seed's record: {seed, outcome, features, message, choices,
-    compile_rel, recomputed, memory} (fuzz_run's outcomes; memory: the
+    compile_rel, recomputed, compiles, memory} (fuzz_run's outcomes; memory: the
     partition's model peak less fixed memory plus the outputs'
     gradients, and one more step's measured outside_ops and peak, in
     bytes)."""
@@ -104,7 +104,7 @@ def run_seed(seed, device="cpu"):
     import checkmate_torch
     from checkmate_torch.train import RematError
     rec = {"seed": seed, "outcome": None, "features": [], "message": "", "choices": None,
-           "compile_rel": None, "recomputed": None, "memory": None}
+           "compile_rel": None, "recomputed": None, "compiles": None, "memory": None}
     try:
         eager, _, desc = losses(seed, device, lambda m, b: m)
         rec["features"] = list(desc.features)
@@ -140,6 +140,7 @@ def run_seed(seed, device="cpu"):
             return rec
         info = module.plan_info
         rec["recomputed"] = info["recomputed"]
+        rec["compiles"] = info.get("compiles")
         # The outputs' gradients are fixed memory to the model (the
         # backward's inputs); the step makes them.
         rec["memory"] = {"model": info["plan_peak"] - info["fixed_memory"]
@@ -193,10 +194,13 @@ def memory_line(records):
     if not rows:
         return None
     over = [seed for ratio, seed, excess in rows if ratio > 1.05 and excess > 65536]
+    again = [r["seed"] for r in records if (r.get("compiles") or 1) > 1]
     return ("compile=True's memory, measured over the model: median %.2f, largest %.2f "
-            "(seed %d); above by more than 5%% and 64 KiB on %d of %d models%s" % (
+            "(seed %d); above by more than 5%% and 64 KiB on %d of %d models%s; partitioned "
+            "again after its measured run: %d%s" % (
                 rows[len(rows) // 2][0], rows[-1][0], rows[-1][1], len(over), len(rows),
-                " [seeds %s]" % ", ".join(map(str, over[:8])) if over else ""))
+                " [seeds %s]" % ", ".join(map(str, over[:8])) if over else "", len(again),
+                " [seeds %s]" % ", ".join(map(str, again[:8])) if again else ""))
 
 
 def summary_line(records):
