@@ -4,7 +4,7 @@ against the model's rounds for what inductor's heuristics write
 (JointGraph.writes, compiled._ROUNDS).
 
 Usage: build/venv-torch2/bin/python bench/torch_probe.py
-           [--models gpt,gpt-dropout] [--fractions 1,.55,.4]
+           [--models gpt,gpt-dropout,BERT] [--fractions 1,.55,.4]
            [--time-limit 10] [--json FILE] (and torch_cases' sizes)
 
 For each model, budget (fixed memory + F x the activations of the joint
@@ -37,11 +37,26 @@ import torch_cases  # noqa: E402
 
 
 def case(name, args):
+    """bench/torch_cases.py's GPTs, or a Hugging Face small config of
+    tests/torch/t_hf.py with its loss in the step (bench/torch_hf_compiled.py)."""
     if name == "gpt":
         return torch_cases.gpt(args, "cpu", 0.0)
     if name == "gpt-dropout":
         return torch_cases.gpt(args, "cpu", 0.1)
-    raise SystemExit("torch_probe: unknown model %r" % name)
+    sys.path.insert(0, os.path.join(HERE, "..", "tests", "torch"))
+    import t_hf
+    import torch_hf_compiled
+    import transformers as tf
+    tf.logging.set_verbosity_error()
+    builds = dict(t_hf.configs(tf), **t_hf.more_configs(tf))
+    if name not in builds:
+        raise SystemExit("torch_probe: unknown model %r" % name)
+    torch.manual_seed(0)
+    model = torch_hf_compiled.Loss(name, builds[name]())
+    model.train()
+    kw, target = t_hf.batch(name, 0, 32, 32)
+    return dict(desc="%s (tests/torch/t_hf.py), batch 32 x 32" % name, model=model, args=(),
+                kwargs=dict(kw, target=target), loss=lambda out: out)
 
 
 def first_step(c, budget, time_limit, rounds):
@@ -64,7 +79,7 @@ def first_step(c, budget, time_limit, rounds):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--models", default="gpt,gpt-dropout")
+    ap.add_argument("--models", default="gpt,gpt-dropout,BERT")
     ap.add_argument("--fractions", default="1,.55,.4")
     ap.add_argument("--time-limit", type=float, default=10.0)
     ap.add_argument("--json")
