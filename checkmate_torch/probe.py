@@ -11,9 +11,9 @@ returned (torch.autograd.grad), not added to .grad, no hook of the
 user's sees them and no graph before the step is run; and the inputs
 the step writes (`written`, from the joint graph; where it does not
 match the inputs, every input) are copied back where the run changed
-them. The outputs' gradients are ones, made
-for the probe; their bytes are reported apart, since the partition's
-model takes the backward's inputs as fixed memory."""
+them. The outputs' gradients are ones, made for the probe; their bytes
+are reported apart, since the partition's model takes the backward's
+inputs as fixed memory."""
 import torch
 
 from . import private
@@ -41,11 +41,10 @@ def _snapshots(inputs, written):
 
 
 def probe(fn, inputs, written, device):
-    """step_peak's figures of one forward and backward of fn(*inputs),
-    with "tangents" (the bytes of the outputs' gradients it made); None
-    where no input needs a gradient (parameters not among the inputs, as
-    dynamo passes them on torch 2.13 and 2.14: no gradient could be
-    returned rather than accumulated)."""
+    """step_peak's figures of one forward and backward of fn(*inputs) on
+    `device`, with "tangents" (the bytes of the outputs' gradients it
+    made); None where no input or no output needs a gradient (no
+    backward to measure)."""
     inputs = list(inputs)
     if not any(isinstance(t, torch.Tensor) and t.requires_grad for t in inputs):
         return None
