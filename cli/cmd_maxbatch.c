@@ -17,7 +17,8 @@
 
 static const char maxbatch_usage[] =
 	"usage: checkmate maxbatch [GRAPH] --budget SIZE [--strategies LIST]\n"
-	"                          [--max-overhead X] [--csv FILE|-] [--json FILE|-]\n\n"
+	"                          [--max-overhead X] [--bandwidth B [--rate R]\n"
+	"                          [--host-budget SIZE]] [--csv FILE|-] [--json FILE|-]\n\n"
 	"For each strategy, the largest batch size whose plan for GRAPH (default: the\n"
 	"built-in example " CLI_DEFAULT_GRAPH ") fits SIZE at a cost of at most one extra\n"
 	"forward pass: 2 x forward cost + backward cost. Node memory and cost scale\n"
@@ -28,6 +29,13 @@ static const char maxbatch_usage[] =
 	"                           comma-separated list of the strategies below\n"
 	"      --max-overhead X     cap the cost at X times the checkpoint-all cost\n"
 	"                           instead\n"
+	"      --bandwidth B        copies to host memory at B (25GB/s): plans are\n"
+	"                           replayed in time, the cap holds their time (X\n"
+	"                           times the checkpoint-all cost's), and the\n"
+	"                           strategies that offload join the default list\n"
+	"      --rate R             the device's rate, where the graph's costs are\n"
+	"                           FLOPs or have no unit (with --bandwidth)\n"
+	"      --host-budget SIZE   the most bytes in host memory (with --bandwidth)\n"
 	CLI_JSON_HELP
 	"The table: the largest batch, as a multiple of checkpoint-all's, the\n"
 	"overhead (cost over the checkpoint-all cost) and the peak at that batch.\n"
@@ -46,6 +54,9 @@ int cmd_maxbatch_parse(int argc, char **argv, struct cli_args *a)
 		{ "budget", required_argument, NULL, 'b' },
 		{ "strategies", required_argument, NULL, 's' },
 		{ "max-overhead", required_argument, NULL, 'X' },
+		{ "bandwidth", required_argument, NULL, 'K' },
+		{ "rate", required_argument, NULL, 'E' },
+		{ "host-budget", required_argument, NULL, 'O' },
 		CLI_JSON_LONGOPT,
 		CLI_SHARED_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
@@ -57,6 +68,9 @@ int cmd_maxbatch_parse(int argc, char **argv, struct cli_args *a)
 		return rc;
 	if (a->budget == NULL)
 		return cli_usage("maxbatch", "--budget is required");
+	if ((a->rate || a->host_budget) && !a->bandwidth)
+		return cli_usage("maxbatch", "%s needs --bandwidth",
+				 a->rate ? "--rate" : "--host-budget");
 	return cli_distinct_outputs("maxbatch", (const char *const[]){ a->csv, a->json }, 2);
 }
 
@@ -75,7 +89,7 @@ static const char *answer_status(const struct batch_answer *x)
 	       "unproven: none found at batch + 1";
 }
 
-static void print_table(const struct graph *g, uint64_t budget, double ratio,
+static void print_table(const struct graph *g, uint64_t budget, double ratio, int timed,
 			const struct batch_answer *ans, int n)
 {
 	uint64_t base = 0;
@@ -84,12 +98,12 @@ static void print_table(const struct graph *g, uint64_t budget, double ratio,
 	for (int i = 0; i < n; i++)
 		if (strcmp(ans[i].strategy, "checkpoint-all") == 0)
 			base = ans[i].batch;
-	printf("%s at budget %s: the largest batch whose plan fits, at a cost of at most\n"
+	printf("%s at budget %s: the largest batch whose plan fits, at a %s of at most\n"
 	       "%.4fx checkpoint-all's (the file's batch size is %llu)\n\n",
-	       g->id, size_human(budget, h, sizeof(h)), ratio,
+	       g->id, size_human(budget, h, sizeof(h)), timed ? "time" : "cost", ratio,
 	       (unsigned long long)g->batch_size);
-	table_line("strategy", "largest batch", "vs checkpoint-all", "overhead", "peak memory",
-		   "status");
+	table_line("strategy", "largest batch", "vs checkpoint-all", timed ? "time" : "overhead",
+		   "peak memory", "status");
 	for (int i = 0; i < n; i++) {
 		const struct batch_answer *x = &ans[i];
 		char vs[16] = "-", batch[32], over[16];
@@ -105,7 +119,7 @@ static void print_table(const struct graph *g, uint64_t budget, double ratio,
 				snprintf(vs, sizeof(vs), "%.2fx", (double)x->batch / (double)base);
 			snprintf(batch, sizeof(batch), "%s%llu", x->capped ? ">=" : "",
 				 (unsigned long long)x->batch);
-			snprintf(over, sizeof(over), "%.4fx", x->overhead);
+			snprintf(over, sizeof(over), "%.4fx", timed ? x->slowdown : x->overhead);
 			table_line(x->strategy, batch, vs, over, size_human(x->peak, h, sizeof(h)),
 				   answer_status(x));
 		}
@@ -119,20 +133,44 @@ static int write_rows(const struct cli_args *a, struct out *csv, struct out *jso
 {
 	struct cm_error err;
 
+	int timed = a->bandwidth != NULL;
+
 	if (a->csv && a->header)
-		csv_header(csv->f, 0);
+		csv_header(csv->f, timed);
 	for (int i = 0; i < n; i++) {
 		struct strategy_row r;
 
 		batch_row_of_answer(&r, g, budget, &ans[i]);
 		if (a->csv)
-			csv_row(csv->f, &r, 0);
+			csv_row(csv->f, &r, timed);
 		if (a->json && jsonl_row(json->f, &r, NULL, &err))
 			return cli_error("%s", err.msg);
 	}
 	if ((a->csv && out_commit(csv, &err)) || (a->json && out_commit(json, &err)))
 		return cli_error("%s", err.msg);
 	return 0;
+}
+
+/* --strategies (default: maxbatch's rows), with --bandwidth the rows that
+ * make plans with copies too; those rows without it are a usage error. */
+static int strategy_list(const struct cli_args *a, const struct strategy ***list, int *n)
+{
+	char names[1024];
+	size_t used = (size_t)snprintf(names, sizeof(names), "%s",
+				       a->strategies ? a->strategies : "all");
+	int rc;
+
+	for (int i = 0; a->bandwidth && !a->strategies && i < strategy_count() &&
+			used < sizeof(names); i++)
+		if (strategy_at(i)->flags & STRATEGY_COPIES)
+			used += (size_t)snprintf(names + used, sizeof(names) - used, ",%s",
+						 strategy_at(i)->name);
+	rc = cli_strategy_list("maxbatch", "--strategies", names, STRATEGY_MAXBATCH, list, n);
+	for (int i = 0; rc == 0 && i < *n; i++)
+		if (((*list)[i]->flags & STRATEGY_COPIES) && !a->bandwidth)
+			rc = cli_usage("maxbatch", "strategy '%s' makes plans with copies: it "
+				       "needs --bandwidth", (*list)[i]->name);
+	return rc;
 }
 
 /* The library's notes, as the command's. */
@@ -150,6 +188,7 @@ int cmd_maxbatch_main(int argc, char **argv)
 	struct batch_run_request br;
 	struct out csv = { 0 }, json = { 0 };
 	struct cm_error err;
+	struct sim_copy copy;
 	struct graph *g;
 	uint64_t budget;
 	double ratio;
@@ -168,8 +207,10 @@ int cmd_maxbatch_main(int argc, char **argv)
 		rc = cli_usage("maxbatch", "--budget: %s", err.msg);
 		goto out;
 	}
-	if ((rc = cli_strategy_list("maxbatch", "--strategies", a.strategies ? a.strategies : "all",
-				    STRATEGY_MAXBATCH, &list, &n)))
+	if (a.bandwidth && (rc = cli_copy_rates("maxbatch", &a, g, &copy)))
+		goto out;
+	settings.copy = a.bandwidth ? &copy : NULL;
+	if ((rc = strategy_list(&a, &list, &n)))
 		goto out;
 	if (strategy_check_params(list, n, &settings, &err)) {
 		rc = cli_usage("maxbatch", "%s", err.msg);
@@ -193,7 +234,7 @@ int cmd_maxbatch_main(int argc, char **argv)
 	if ((rc = write_rows(&a, &csv, &json, g, budget, ans, n)))
 		goto out;
 	if (!(a.csv && strcmp(a.csv, "-") == 0) && !(a.json && strcmp(a.json, "-") == 0))
-		print_table(g, budget, ratio, ans, n);
+		print_table(g, budget, ratio, a.bandwidth != NULL, ans, n);
 	/* Cut short, the answer is partial: as a search that ran out of time. */
 	for (int i = 0; i < n; i++)
 		cut |= ans[i].interrupted;

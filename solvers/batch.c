@@ -35,6 +35,13 @@ int batch_fits(const struct graph *g, const struct batch_request *br, uint64_t b
 		ans->cost = o.sim.cost;
 		ans->overhead = o.sim.cost / graph_total_cost(h);
 		ans->peak = o.sim.peak;
+		if (rq.copy) {
+			ans->has_time = 1;
+			ans->time = o.sim.time;
+			ans->wait = o.sim.wait;
+			ans->host_peak = o.sim.host_peak;
+			ans->slowdown = o.sim.time / strategy_time_floor(h, &rq);
+		}
 		snprintf(ans->solver, sizeof(ans->solver), "%s", o.solver);
 		rc = 1;
 	} else if ((o.status == STATUS_TIMEOUT || o.status == STATUS_NO_PLAN) && !o.model_none) {
@@ -179,6 +186,8 @@ void batch_row_of_answer(struct strategy_row *r, const struct graph *g, uint64_t
 				    .has_cost = a->batch > 0, .cost = a->cost,
 				    .overhead = a->overhead, .peak = a->peak,
 				    .seconds = a->seconds,
+				    .has_time = a->batch > 0 && a->has_time, .time = a->time,
+				    .wait = a->wait, .host_peak = a->host_peak,
 				    .status = a->proven ? STATUS_OPTIMAL : STATUS_FEASIBLE };
 	if (a->batch == 0)
 		r->status = a->unsupported ? STATUS_UNSUPPORTED : a->no_fit;

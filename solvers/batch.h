@@ -13,9 +13,12 @@
 struct batch_request {
 	const char *strategy;
 	uint64_t budget;    /* total bytes */
-	double ratio;       /* cost cap, as a multiple of the checkpoint-all cost */
-	/* Solver settings (solver, time limit per solve, ...) that each probe
-	 * copies; its strategy, budget, cost cap and gap are ignored. */
+	double ratio;       /* cost cap, as a multiple of the checkpoint-all cost
+			     * (with settings->copy, a time cap: the multiple
+			     * of the checkpoint-all cost's time) */
+	/* Solver settings (solver, time limit per solve, copy rates, ...)
+	 * that each probe copies; its strategy, budget, cost cap and gap are
+	 * ignored. */
 	const struct solve_request *settings;
 	/* A batch some plan is known to fit (an earlier strategy's answer), or
 	 * 0: the search probes it first and, when it fits, goes up from there. */
@@ -36,6 +39,11 @@ struct batch_answer {
 			       * batch is the largest found to fit before it */
 	double cost, overhead, seconds;
 	uint64_t peak;
+	/* With settings->copy: the plan's replay in time at that batch, and
+	 * its time over the checkpoint-all cost's time (what the cap holds). */
+	int has_time;
+	double time, wait, slowdown;
+	uint64_t host_peak;
 	char param[64], solver[32];
 };
 
@@ -50,7 +58,7 @@ int batch_fits(const struct graph *g, const struct batch_request *rq, uint64_t b
 
 /* The default cost cap, as a multiple of the checkpoint-all cost: one
  * extra forward pass, (2 x forward cost + backward cost) / total cost
- * (paper section 6.4). */
+ * (paper section 6.4); with copies, of its time. */
 double batch_default_ratio(const struct graph *g);
 
 /* Steps that double from the seed (or from 0) while the batch fits, then

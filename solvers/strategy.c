@@ -260,15 +260,27 @@ void strategy_settle(const struct graph *g, const struct solve_request *rq, cons
 		snprintf(out->why, sizeof(out->why), "%.200s peaks at %s, over the budget %s", who,
 			 size_both(out->sim.peak, peak, sizeof(peak)),
 			 size_both(rq->budget, budget, sizeof(budget)));
-	} else if (rq->cost_cap > 0 && !num_le(out->sim.cost, rq->cost_cap)) {
+	} else if (rq->cost_cap > 0 && !num_le(strategy_capped(rq, &out->sim), rq->cost_cap)) {
 		strategy_set_status(out, anytime ? STATUS_NO_PLAN : STATUS_OVER_BUDGET);
-		snprintf(out->why, sizeof(out->why), "%.200s costs %.17g, over the cap %.17g", who,
-			 out->sim.cost, rq->cost_cap);
+		if (rq->copy)
+			snprintf(out->why, sizeof(out->why), "%.200s takes %.17g s, over the cap "
+				 "%.17g s", who, strategy_capped(rq, &out->sim) *
+				 rq->copy->seconds_per_cost, rq->cost_cap * rq->copy->seconds_per_cost);
+		else
+			snprintf(out->why, sizeof(out->why), "%.200s costs %.17g, over the cap %.17g",
+				 who, out->sim.cost, rq->cost_cap);
 	} else {
 		strategy_set_status(out, STATUS_FEASIBLE);
 		if (bound > 0 || num_le(out->sim.cost, graph_total_cost(g)))
 			strategy_set_bound(g, out, fmax(bound, graph_total_cost(g)));
 	}
+}
+
+double strategy_capped(const struct solve_request *rq, const struct sim_result *sim)
+{
+	/* A plan not replayed in time yet has no copies: its time is its
+	 * cost's. */
+	return rq->copy && sim->time > 0 ? sim->time / rq->copy->seconds_per_cost : sim->cost;
 }
 
 double strategy_time_floor(const struct graph *g, const struct solve_request *rq)

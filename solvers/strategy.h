@@ -52,7 +52,9 @@ struct solve_request {
 	double time_limit;    /* seconds, <= 0 for none */
 	double gap;           /* relative gap at which the solver may stop */
 	int threads;          /* solver threads, 0 for its default */
-	double cost_cap;      /* when > 0, only plans costing at most this count */
+	double cost_cap;      /* when > 0, only plans costing at most this count
+			       * (with copy: taking at most this much time, in
+			       * units of cost: strategy_capped) */
 	FILE *lp_out;         /* when not NULL, the model is written here (LP format) */
 	struct remat_opts model;
 	unsigned long long seed; /* approx: randomized rounding's seed */
@@ -282,6 +284,10 @@ double strategy_meet_bound(const struct graph *g, double cost, int fits, double 
  * by graph_round_bound) in the outcome and its plan; a fitting plan that
  * costs no more than the bound becomes "optimal". Set the status first. */
 void strategy_set_bound(const struct graph *g, struct solve_outcome *out, double bound);
+
+/* What rq's cost cap holds: the replayed cost, or with rq->copy the
+ * replayed time in units of cost (waits count; maxbatch --bandwidth). */
+double strategy_capped(const struct solve_request *rq, const struct sim_result *sim);
 
 /* With rq->copy, the least time of any plan of g: every node computed
  * once, one after another (docs/formats.md, Offload to host memory). */

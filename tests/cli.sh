@@ -281,6 +281,14 @@ ok $? "maxbatch: an unknown strategy is a usage error"
 run maxbatch linear:8 --budget 2 --strategies ilp,checkpoint-all --quiet
 [ "$rc" -eq 0 ] && [[ "$out" == *"none fits at batch 1"* ]]
 ok $? "a budget below batch 1's needs: none fits"
+run maxbatch linear:8 --budget 60 --bandwidth 10B/s --rate 1/s --csv - --no-header --quiet
+[ "$rc" -eq 0 ] && [[ "$out" == *"linear:8,checkpoint-all,batch=6,,60,1,102,"*",optimal,102,0,0"* ]] &&
+	[[ "$out" == *"linear:8,offload-dp,batch=20,,60,1,340,"*",optimal,354,14,140"* ]] &&
+	[[ "$out" == *"linear:8,ilp,batch=12,cbc,"* ]]
+ok $? "maxbatch --bandwidth: the rows that offload join, in time: offload-dp's batch 20 at 354 s, recompute's best 12"
+run maxbatch linear:8 --budget 60 --strategies offload-dp
+[ "$rc" -eq 2 ] && [[ "$err" == *"'offload-dp' makes plans with copies: it needs --bandwidth"* ]]
+ok $? "maxbatch: a strategy with copies without --bandwidth is a usage error"
 
 # --- check names the step that is wrong
 printf '{"steps": [{"op": "compute", "node": "f0"}, {"op": "compute", "node": "loss"}]}' >"$TMP/bad.json"
