@@ -23,7 +23,8 @@
 #define SHOW_STR_(x) #x
 
 static const char show_usage[] =
-	"usage: checkmate show GRAPH PLAN [--budget SIZE] [--plot FILE] [--matrices]\n\n"
+	"usage: checkmate show GRAPH PLAN [--budget SIZE] [--plot FILE] [--matrices]\n"
+	"                      [--bandwidth B [--rate R] [--host-budget SIZE]]\n\n"
 	"Replays the plan file PLAN (JSON, '-' for standard input) on GRAPH and\n"
 	"shows what it does: a summary (steps, cost, overhead, peak), the memory\n"
 	"in use over the steps against the budget, the nodes it recomputes (the\n"
@@ -36,6 +37,12 @@ static const char show_usage[] =
 	"                     most costly recomputed nodes, through gnuplot (.svg\n"
 	"                     or .png)\n"
 	"  -m, --matrices     draw R and S whatever the graph's size\n"
+	"      --bandwidth B  a plan that offloads values to host memory, replayed\n"
+	"                     in time with copies at B (25GB/s): its time, wait and\n"
+	"                     host peak join the summary (docs/formats.md)\n"
+	"      --rate R       the device's rate, where the graph's costs are FLOPs\n"
+	"                     or have no unit (with --bandwidth)\n"
+	"      --host-budget SIZE  the most bytes in host memory (with --bandwidth)\n"
 	"  -q, --quiet        no messages on standard error\n"
 	"  -h, --help         this text\n";
 
@@ -44,6 +51,7 @@ struct show {
 	const struct graph *g;
 	const struct plan *p;
 	const char *path;
+	const struct sim_copy *copy; /* --bandwidth: the replay in time; else NULL */
 	struct profile pr;
 };
 
@@ -53,6 +61,9 @@ int cmd_show_parse(int argc, char **argv, struct cli_args *a)
 		{ "budget", required_argument, NULL, 'b' },
 		{ "plot", required_argument, NULL, 'p' },
 		{ "matrices", no_argument, NULL, 'm' },
+		{ "bandwidth", required_argument, NULL, 'K' },
+		{ "rate", required_argument, NULL, 'E' },
+		{ "host-budget", required_argument, NULL, 'O' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -66,6 +77,9 @@ int cmd_show_parse(int argc, char **argv, struct cli_args *a)
 		case 'b': a->budget = optarg; break;
 		case 'p': a->plot = optarg; break;
 		case 'm': a->matrices = 1; break;
+		case 'K': a->bandwidth = optarg; break;
+		case 'E': a->rate = optarg; break;
+		case 'O': a->host_budget = optarg; break;
 		case 'q': a->quiet = 1; break;
 		case 'h': fputs(show_usage, cli_help()); return -1;
 		default: return CM_EXIT_USAGE;
@@ -74,6 +88,8 @@ int cmd_show_parse(int argc, char **argv, struct cli_args *a)
 		return cli_usage("show", "expected GRAPH and PLAN");
 	a->graph = argv[optind];
 	a->plan = argv[optind + 1];
+	if ((a->rate || a->host_budget) && !a->bandwidth)
+		return cli_usage("show", "%s needs --bandwidth", a->rate ? "--rate" : "--host-budget");
 	if (a->plot && cli_plot_name("show", a->plot))
 		return CM_EXIT_USAGE;
 	return 0;
@@ -88,11 +104,22 @@ static void show_summary(FILE *f, const struct show *s)
 	if (s->p->strategy[0])
 		fprintf(f, " (strategy %s%s%s%s%s)", s->p->strategy, s->p->param[0] ? " " : "",
 			s->p->param, s->p->status[0] ? ", " : "", s->p->status);
-	fprintf(f, "\nsteps        %d (%d computes, %d frees)\n", pr->nsteps, pr->ncomputes,
-		pr->nsteps - pr->ncomputes);
+	fprintf(f, "\nsteps        %d (%d computes, %d frees", pr->nsteps, pr->ncomputes,
+		pr->nfrees);
+	if (s->copy)
+		fprintf(f, ", %d offloads, %d fetches", pr->noffloads, pr->nfetches);
+	fprintf(f, ")\n");
 	fprintf(f, "cost         %.17g (overhead %.4fx over checkpoint-all %.17g)\n",
 		pr->sim.cost, pr->sim.cost / (pr->floor_cost > 0 ? pr->floor_cost : 1),
 		pr->floor_cost);
+	if (s->copy) {
+		fprintf(f, "time         %.6g s (%.6g s waiting for copies; %.4fx the checkpoint-all "
+			"time)\n", pr->sim.time, pr->sim.wait,
+			pr->sim.time / (pr->floor_cost > 0 ? pr->floor_cost * s->copy->seconds_per_cost :
+					1));
+		fprintf(f, "host peak    %llu (%s)\n", (unsigned long long)pr->sim.host_peak,
+			size_human(pr->sim.host_peak, h, sizeof(h)));
+	}
 	fprintf(f, "peak memory  %llu (%s", (unsigned long long)pr->sim.peak,
 		size_human(pr->sim.peak, h, sizeof(h)));
 	if (pr->peak_step >= 0)
@@ -428,31 +455,35 @@ static void plot_script(FILE *gp, void *ctx)
 /* The graph, the budget and the plan; 0, or the exit status after the
  * error is printed (check's messages). */
 static int show_load(const struct cli_args *a, struct show *s, struct plan **p,
-		     struct graph **g)
+		     struct graph **g, struct sim_copy *copy)
 {
 	uint64_t budget = SIM_NO_BUDGET;
 	struct cm_error err;
+	int rc;
 
 	*g = cli_load_graph(a->graph, a->quiet);
 	if (*g == NULL)
 		return CM_EXIT_ERROR;
 	if (a->budget && size_parse(a->budget, graph_peak_all(*g), &budget, &err))
 		return cli_usage("show", "%s", err.msg);
+	if (a->bandwidth && (rc = cli_copy_rates("show", a, *g, copy)))
+		return rc;
 	*p = plan_read_file(a->plan, *g, &err);
 	if (*p == NULL)
 		return cli_error("%s", err.msg);
-	if (plan_first_copy(*p) >= 0) {
+	if (plan_first_copy(*p) >= 0 && !a->bandwidth) {
 		const struct plan_step *c = &(*p)->steps[plan_first_copy(*p)];
 
-		return cli_error("%s: step %d: %s '%s': show does not draw plans with copies "
-				 "yet; check --bandwidth replays them", a->plan,
+		return cli_error("%s: step %d: %s '%s': a plan with copies needs --bandwidth (a "
+				 "copy has no duration without one)", a->plan,
 				 plan_first_copy(*p) + 1, plan_op_name(c->op),
 				 (*g)->nodes[c->node].name);
 	}
 	if (a->budget == NULL && (*p)->budget)
 		budget = (*p)->budget;
-	*s = (struct show){ .g = *g, .p = *p, .path = a->plan };
-	if (profile_plan(*g, *p, budget, &s->pr, &err))
+	*s = (struct show){ .g = *g, .p = *p, .path = a->plan,
+			    .copy = a->bandwidth ? copy : NULL };
+	if (profile_plan(*g, *p, budget, s->copy, &s->pr, &err))
 		return cli_error("%s", err.msg);
 	if (!s->pr.sim.valid)
 		return cli_error("%s: %s", a->plan, s->pr.sim.why);
@@ -465,11 +496,12 @@ int cmd_show_main(int argc, char **argv)
 	struct show s = { 0 };
 	struct graph *g = NULL;
 	struct plan *p = NULL;
+	struct sim_copy copy;
 	int rc = cmd_show_parse(argc, argv, &a);
 
 	if (rc)
 		return rc < 0 ? CM_EXIT_OK : rc;
-	rc = show_load(&a, &s, &p, &g);
+	rc = show_load(&a, &s, &p, &g, &copy);
 	if (rc)
 		goto out;
 	if (a.plot && (rc = cli_plot(a.plot, 1000, 760, plot_script, &s)))

@@ -63,8 +63,12 @@ static int profile_steps(const struct graph *g, const struct plan *p, struct pro
 	for (int i = 0; i < p->n; i++) {
 		const struct plan_step *s = &p->steps[i];
 
-		if (pr->peak_step < 0 && s->op == PLAN_COMPUTE && pr->memory[i] == pr->sim.peak)
+		if (pr->peak_step < 0 && (s->op == PLAN_COMPUTE || s->op == PLAN_FETCH) &&
+		    pr->memory[i] == pr->sim.peak)
 			pr->peak_step = i;
+		pr->nfrees += s->op == PLAN_FREE;
+		pr->noffloads += s->op == PLAN_OFFLOAD;
+		pr->nfetches += s->op == PLAN_FETCH;
 		if (s->op != PLAN_COMPUTE || s->node < 0 || s->node >= g->n)
 			continue;
 		pr->recompute[i] = seen[s->node];
@@ -75,7 +79,7 @@ static int profile_steps(const struct graph *g, const struct plan *p, struct pro
 }
 
 int profile_plan(const struct graph *g, const struct plan *p, uint64_t budget,
-		 struct profile *pr, struct cm_error *err)
+		 const struct sim_copy *copy, struct profile *pr, struct cm_error *err)
 {
 	struct sim_trace tr;
 
@@ -90,7 +94,7 @@ int profile_plan(const struct graph *g, const struct plan *p, uint64_t budget,
 	if (pr->memory == NULL || pr->recompute == NULL || pr->computes == NULL)
 		goto oom;
 	tr = (struct sim_trace){ pr->memory, pr->computes };
-	if (plan_simulate_trace(g, p, budget, &pr->sim, &tr, err)) {
+	if (plan_simulate_copies(g, p, budget, copy, &pr->sim, &tr, err)) {
 		profile_release(pr);
 		return -1;
 	}

@@ -188,7 +188,12 @@ int stages_from_plan(const struct graph *g, const struct plan *p, struct stages 
 				goto out;
 			STAGE_R(st, stage, s->node) = 1;
 		}
-		resident[s->node] = s->op == PLAN_COMPUTE;
+		/* On the device: an offload leaves it there, a free of a
+		 * value on the host only (its host copy) leaves it off. */
+		if (s->op == PLAN_COMPUTE || s->op == PLAN_FETCH)
+			resident[s->node] = 1;
+		else if (s->op == PLAN_FREE)
+			resident[s->node] = 0;
 	}
 	rc = stage == st->n - 1 ? 0 : -1;
 out:

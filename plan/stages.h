@@ -43,7 +43,8 @@ int stages_drop_unused(const struct graph *g, struct stages *st);
 void stages_checkpoint_all(const struct graph *g, struct stages *st, const int *last);
 
 /* The stage matrices a plan executes: R from its computes, S from what is
- * resident when each stage begins. A staged plan (every step's stage set
+ * resident on the device when each stage begins (a fetched value counts
+ * from its fetch, one on the host only does not). A staged plan (every step's stage set
  * and never decreasing, as plan_from_stages and checkpoint-all make them)
  * keeps its stages; in an unstaged one (stage -1, as dtr makes them) a
  * stage begins at each node's first compute, which must come in file

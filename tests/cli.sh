@@ -366,8 +366,14 @@ run check $OFF tests/golden/offload-stall.plan.json --host-budget 1G
 ok $? "check --host-budget without --bandwidth: exit 2: $err"
 run show $OFF tests/golden/offload-stall.plan.json
 [ "$rc" -eq 1 ] && [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] &&
-	[[ "$err" == *"step 2: offload 'a': show does not draw plans with copies yet"* ]]
-ok $? "show refuses a plan with copies: exit 1, one line: $err"
+	[[ "$err" == *"step 2: offload 'a': a plan with copies needs --bandwidth"* ]]
+ok $? "show without --bandwidth refuses a plan with copies: exit 1, one line: $err"
+run show $OFF tests/golden/offload-stall.plan.json --bandwidth 100B/s --budget 210
+[ "$rc" -eq 0 ] && [[ "$out" == *"(4 computes, 2 frees, 1 offloads, 1 fetches)"* ]] &&
+	[[ "$out" == *"time         9 s (1 s waiting for copies; 1.1250x the checkpoint-all time)"* ]] &&
+	[[ "$out" == *"host peak    100 (100 B)"* ]] && [[ "$out" == *"peak memory  210 (210 B at step 8"* ]] &&
+	[[ "$out" == *"budget       210 (210 B): fits"* ]]
+ok $? "show --bandwidth: the plan with copies replayed in time (check's figures: 9 s, 1 s waiting, host peak 100)"
 /usr/bin/python3 tests/offload_replay.py "$CM" 200 >"$TMP/replay" 2>&1
 ok $? "$(head -1 "$TMP/replay" | sed -E 's/^(not )?ok 1 - //')"
 

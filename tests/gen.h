@@ -23,7 +23,8 @@ static uint64_t gen_rnd(void)
 	return gen_state;
 }
 
-/* A plan from "c f0, c f1, f f0": compute and free steps by node name. */
+/* A plan from "c f0, c f1, f f0": compute and free steps by node name
+ * (and "o f0" an offload, "g f0" a fetch). */
 __attribute__((unused))
 static struct plan *gen_plan_of(const struct graph *g, const char *spec)
 {
@@ -34,7 +35,8 @@ static struct plan *gen_plan_of(const struct graph *g, const char *spec)
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		while (*tok == ' ')
 			tok++;
-		plan_push(p, tok[0] == 'c' ? PLAN_COMPUTE : PLAN_FREE, graph_find(g, tok + 2), -1);
+		plan_push(p, tok[0] == 'c' ? PLAN_COMPUTE : tok[0] == 'o' ? PLAN_OFFLOAD :
+			  tok[0] == 'g' ? PLAN_FETCH : PLAN_FREE, graph_find(g, tok + 2), -1);
 	}
 	return p;
 }

@@ -22,7 +22,7 @@ static void test_by_hand(void)
 				     "c f0, c b0, f f0, f b1, f b0");
 	struct profile pr;
 	int same = p->n == (int)(sizeof(want) / sizeof(want[0]));
-	int rc = profile_plan(g, p, 3, &pr, &err);
+	int rc = profile_plan(g, p, 3, NULL, &pr, &err);
 
 	ok(rc == 0 && pr.sim.valid && pr.sim.fits, "a valid plan profiles: %s", pr.sim.why);
 	for (int i = 0; same && i < p->n; i++)
@@ -37,13 +37,13 @@ static void test_by_hand(void)
 	ok(pr.peak_step == 4 && pr.sim.peak == 3 && pr.first_over < 0,
 	   "peak 3 first reached at step 5, within the budget");
 	profile_release(&pr);
-	rc = profile_plan(g, p, 2, &pr, &err);
+	rc = profile_plan(g, p, 2, NULL, &pr, &err);
 	ok(rc == 0 && pr.sim.valid && !pr.sim.fits && pr.first_over == 4,
 	   "over a budget of 2: first over at step 5 (%d)", pr.first_over + 1);
 	profile_release(&pr);
 	plan_free(p);
 	p = gen_plan_of(g, "c f0, c loss");
-	rc = profile_plan(g, p, SIM_NO_BUDGET, &pr, &err);
+	rc = profile_plan(g, p, SIM_NO_BUDGET, NULL, &pr, &err);
 	ok(rc == 0 && !pr.sim.valid && strstr(pr.sim.why, "input 'f1' is not resident") != NULL,
 	   "a plan that does not replay says why: %s", pr.sim.why);
 	profile_release(&pr);
@@ -52,6 +52,45 @@ static void test_by_hand(void)
 }
 
 /* Recomputed nodes come by the cost of their recomputation. */
+/* linear:2 with f0 offloaded and fetched back for b0, replayed in time:
+ * the device memory after each step, its host copy freed by a second
+ * free, the steps of each kind, and the time and host peak the replay
+ * reports. */
+static void test_copies(void)
+{
+	static const uint64_t want[] = { 1, 1, 2, 1, 2, 3, 2, 1, 2, 3, 2, 2, 1, 0 };
+	struct cm_error err;
+	struct graph *g = graph_load("linear:2", &err);
+	struct plan *p = gen_plan_of(g, "c f0, o f0, c f1, f f0, c loss, c b1, f loss, f f1, "
+				     "g f0, c b0, f f0, f f0, f b1, f b0");
+	struct sim_copy copy = { 1, 1, 0 };
+	struct sim_result plain;
+	struct profile pr;
+	int same = p->n == (int)(sizeof(want) / sizeof(want[0]));
+	int rc = profile_plan(g, p, 3, &copy, &pr, &err);
+
+	ok(rc == 0 && pr.sim.valid && pr.sim.fits && pr.sim.host_peak == 1 && pr.sim.time > 0,
+	   "a plan with copies profiles in time: %s", pr.sim.why);
+	for (int i = 0; same && i < p->n; i++)
+		same = pr.memory[i] == want[i];
+	ok(same && pr.peak_step == 5 && pr.nrecomputed == 0 && pr.computes[0] == 1,
+	   "device memory after each step as replayed by hand; f0 computed once");
+	ok(pr.ncomputes == 5 && pr.nfrees == 7 && pr.noffloads == 1 && pr.nfetches == 1,
+	   "5 computes, 7 frees (one of a host copy), an offload and a fetch");
+	/* By hand, a unit of cost a second and a byte a second: the fetch of
+	 * f0 starts when b1 ends (4 s) and b0 waits for it until 5 s. */
+	ok(plan_simulate_copies(g, p, 3, &copy, &plain, NULL, &err) == 0 &&
+	   num_eq(pr.sim.time, 6) && num_eq(pr.sim.wait, 1) && num_eq(plain.time, pr.sim.time),
+	   "its time and wait as by hand and as the replay's: %g s, %g s waiting", pr.sim.time,
+	   pr.sim.wait);
+	profile_release(&pr);
+	ok(profile_plan(g, p, 3, NULL, &pr, &err) == 0 && !pr.sim.valid,
+	   "without a bandwidth the plan is a fault: %s", pr.sim.why);
+	profile_release(&pr);
+	plan_free(p);
+	graph_free(g);
+}
+
 static void test_order(void)
 {
 	struct cm_error err;
@@ -66,7 +105,7 @@ static void test_order(void)
 	graph_finish(g, &err);
 	/* a three times (2 extra, cost 2), b twice (cost 5), c once. */
 	p = gen_plan_of(g, "c a, f a, c a, f a, c a, c b, f b, c b, c c");
-	ok(profile_plan(g, p, SIM_NO_BUDGET, &pr, &err) == 0 && pr.sim.valid &&
+	ok(profile_plan(g, p, SIM_NO_BUDGET, NULL, &pr, &err) == 0 && pr.sim.valid &&
 	   pr.nrecomputed == 2 && pr.by_cost[0] == 1 && pr.by_cost[1] == 0,
 	   "b (recomputation cost 5) before a (2)");
 	ok(num_eq(pr.recompute_cost, 7) && pr.extra_computes == 3 &&
@@ -143,7 +182,7 @@ static void test_random(void)
 				STAGE_S(&st, t, i) = gen_rnd() % 3 == 0;
 		stages_complete_r(g, &st);
 		plan_from_stages(g, &st, p, &err);
-		if (profile_plan(g, p, SIM_NO_BUDGET, &pr, &err) || !agrees(g, p, &pr))
+		if (profile_plan(g, p, SIM_NO_BUDGET, NULL, &pr, &err) || !agrees(g, p, &pr))
 			bad++;
 		recomputing += pr.nrecomputed > 0;
 		profile_release(&pr);
@@ -159,6 +198,7 @@ static void test_random(void)
 int main(void)
 {
 	test_by_hand();
+	test_copies();
 	test_order();
 	test_random();
 	return tap_done();
