@@ -152,26 +152,17 @@ static int make_budgets(const struct cli_args *a, const struct graph *g,
 static int make_columns(const struct cli_args *a, const struct strategy ***cols, int *ncols)
 {
 	char list[1024];
-	size_t used;
-
-	used = (size_t)snprintf(list, sizeof(list), "%s%s%s", a->strategies ? a->strategies : "all",
-				a->ilp ? ",ilp" : "", a->approx ? ",approx" : "");
-	for (int i = 0; a->bandwidth && i < strategy_count() && used < sizeof(list); i++)
-		if (strategy_at(i)->flags & STRATEGY_COPIES)
-			used += (size_t)snprintf(list + used, sizeof(list) - used, ",%s",
-						 strategy_at(i)->name);
 	struct solve_request rq = { 0 };
 	struct cm_error err;
 	int rc;
 
+	snprintf(list, sizeof(list), "%s%s%s", a->strategies ? a->strategies : "all",
+		 a->ilp ? ",ilp" : "", a->approx ? ",approx" : "");
 	rc = cli_strategy_list("compare", a->list_opt ? a->list_opt : "--strategies", list,
-			       STRATEGY_PAPER, cols, ncols);
+			       STRATEGY_PAPER, a->bandwidth ? CLI_COPIES_ADDED : CLI_COPIES_REFUSED,
+			       cols, ncols);
 	if (rc == 0 && *ncols == 0)
 		rc = cli_usage("compare", "nothing to compare: no baseline, no --ilp, no --approx");
-	for (int c = 0; rc == 0 && c < *ncols; c++)
-		if (((*cols)[c]->flags & STRATEGY_COPIES) && !a->bandwidth)
-			rc = cli_usage("compare", "strategy '%s' makes plans with copies: it needs "
-				       "--bandwidth", (*cols)[c]->name);
 	cli_request(a, &rq);
 	if (rc == 0 && strategy_check_params(*cols, *ncols, &rq, &err))
 		rc = cli_usage("compare", "%s", err.msg);

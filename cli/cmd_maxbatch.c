@@ -151,28 +151,6 @@ static int write_rows(const struct cli_args *a, struct out *csv, struct out *jso
 	return 0;
 }
 
-/* --strategies (default: maxbatch's rows), with --bandwidth the rows that
- * make plans with copies too; those rows without it are a usage error. */
-static int strategy_list(const struct cli_args *a, const struct strategy ***list, int *n)
-{
-	char names[1024];
-	size_t used = (size_t)snprintf(names, sizeof(names), "%s",
-				       a->strategies ? a->strategies : "all");
-	int rc;
-
-	for (int i = 0; a->bandwidth && !a->strategies && i < strategy_count() &&
-			used < sizeof(names); i++)
-		if (strategy_at(i)->flags & STRATEGY_COPIES)
-			used += (size_t)snprintf(names + used, sizeof(names) - used, ",%s",
-						 strategy_at(i)->name);
-	rc = cli_strategy_list("maxbatch", "--strategies", names, STRATEGY_MAXBATCH, list, n);
-	for (int i = 0; rc == 0 && i < *n; i++)
-		if (((*list)[i]->flags & STRATEGY_COPIES) && !a->bandwidth)
-			rc = cli_usage("maxbatch", "strategy '%s' makes plans with copies: it "
-				       "needs --bandwidth", (*list)[i]->name);
-	return rc;
-}
-
 /* The library's notes, as the command's. */
 static void note(void *ctx, const char *what)
 {
@@ -210,7 +188,10 @@ int cmd_maxbatch_main(int argc, char **argv)
 	if (a.bandwidth && (rc = cli_copy_rates("maxbatch", &a, g, &copy)))
 		goto out;
 	settings.copy = a.bandwidth ? &copy : NULL;
-	if ((rc = strategy_list(&a, &list, &n)))
+	/* With a bandwidth, the rows with copies join the default list. */
+	if ((rc = cli_strategy_list("maxbatch", "--strategies", a.strategies ? a.strategies : "all",
+				    STRATEGY_MAXBATCH, !a.bandwidth ? CLI_COPIES_REFUSED :
+				    a.strategies ? CLI_COPIES_ALLOWED : CLI_COPIES_ADDED, &list, &n)))
 		goto out;
 	if (strategy_check_params(list, n, &settings, &err)) {
 		rc = cli_usage("maxbatch", "%s", err.msg);

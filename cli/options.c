@@ -196,7 +196,7 @@ void cli_request(const struct cli_args *a, struct solve_request *rq)
 }
 
 int cli_strategy_list(const char *cmd, const char *opt, const char *list,
-		      unsigned all_mask, const struct strategy ***out, int *n)
+		      unsigned all_mask, int copies, const struct strategy ***out, int *n)
 {
 	int count = strategy_count(), rc = 0;
 	char *copy = strdup(list), *tok, *save = NULL;
@@ -225,9 +225,18 @@ int cli_strategy_list(const char *cmd, const char *opt, const char *list,
 		}
 		chosen[s - strategy_at(0)] = 1;
 	}
-	for (int i = 0; i < count; i++)
+	for (int i = 0; i < count; i++) {
+		unsigned with = strategy_at(i)->flags & STRATEGY_COPIES;
+
+		chosen[i] |= with && copies == CLI_COPIES_ADDED;
+		if (chosen[i] && with && copies == CLI_COPIES_REFUSED) {
+			rc = cli_usage(cmd, "strategy '%s' makes plans with copies: it needs "
+				       "--bandwidth", strategy_at(i)->name);
+			goto out;
+		}
 		if (chosen[i])
 			(*out)[(*n)++] = strategy_at(i);
+	}
 out:
 	free(copy);
 	free(chosen);

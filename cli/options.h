@@ -103,12 +103,18 @@ int cli_take_solver(const char *cmd, const char *name, struct cli_args *a);
 /* The solver settings, parameters and progress reporting of a into rq. */
 void cli_request(const struct cli_args *a, struct solve_request *rq);
 
+/* What cli_strategy_list does with the rows that make plans with copies
+ * (STRATEGY_COPIES): without a bandwidth, one named is a usage error; with
+ * one, they are allowed, or all of them added to the list. */
+enum { CLI_COPIES_REFUSED, CLI_COPIES_ALLOWED, CLI_COPIES_ADDED };
+
 /* The strategies named by a comma-separated list ("all": the rows whose
  * flags include all_mask) into a malloc'd array in table order, each
- * once; *n their count. A usage message and CM_EXIT_USAGE for an unknown
- * name or an empty list. */
+ * once, the rows with copies as `copies` says; *n their count. A usage
+ * message and CM_EXIT_USAGE for an unknown name or a row with copies
+ * refused. */
 int cli_strategy_list(const char *cmd, const char *opt, const char *list,
-		      unsigned all_mask, const struct strategy ***out, int *n);
+		      unsigned all_mask, int copies, const struct strategy ***out, int *n);
 
 /* The rates and the host budget of a replay in time (struct sim_copy),
  * from a's --bandwidth, --rate and --host-budget and g's cost_unit: 0, or

@@ -70,7 +70,7 @@ static void check_list(const char *cmd, const struct cli_args *a)
 	if (a->strategies == NULL)
 		return;
 	rc = cli_strategy_list(cmd, a->list_opt ? a->list_opt : "--strategies", a->strategies, 0,
-			       &list, &n);
+			       a->bandwidth ? CLI_COPIES_ALLOWED : CLI_COPIES_REFUSED, &list, &n);
 	FUZZ_CHECK(rc == 0 || rc == CM_EXIT_USAGE, "cli_strategy_list: unexpected return");
 	FUZZ_CHECK(rc != 0 || (list != NULL && n >= 0 && n <= strategy_count()),
 		   "cli_strategy_list: a list out of range");
