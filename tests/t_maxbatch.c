@@ -7,19 +7,31 @@
 #include "../plan/sim.h"
 #include "tap.h"
 
+static const uint64_t budgets[] = { 20, 45, 90 };
+#define NBUDGETS (sizeof(budgets) / sizeof(budgets[0]))
+
+/* linear:n, a chain the searches run on. */
+static struct graph *chain(int n)
+{
+	char name[32];
+	struct cm_error err;
+
+	snprintf(name, sizeof(name), "linear:%d", n);
+	return graph_load(name, &err);
+}
+
+static void test_bandwidth(void);
+
 int main(void)
 {
-	static const uint64_t budgets[] = { 20, 45, 90 };
 	int confirmed = 0, unconfirmed = 0, dominated = 0, searches = 0, seeded = 0, differ = 0;
 	struct cm_error err;
 
 	for (int n = 3; n <= tap_cases(8, 4); n++) {
-		char name[32];
-		struct graph *g;
+		struct graph *g = chain(n);
+		const char *name = g->id;
 
-		snprintf(name, sizeof(name), "linear:%d", n);
-		g = graph_load(name, &err);
-		for (size_t bi = 0; bi < sizeof(budgets) / sizeof(budgets[0]); bi++) {
+		for (size_t bi = 0; bi < NBUDGETS; bi++) {
 			/* One extra forward pass: n forward nodes, n + 1 backward. */
 			double ratio = (2.0 * n + n + 1) / (2.0 * n + 1);
 			struct batch_answer ilp, base, again;
@@ -115,76 +127,77 @@ int main(void)
 		   (unsigned long long)one.batch);
 		graph_free(g);
 	}
-	{
-		/* With a bandwidth (maxbatch --bandwidth) the cap holds time:
-		 * every strategy that makes no copies answers as without one
-		 * (its time is its cost's); offload-dp's answer is confirmed at
-		 * B and B + 1, within the time cap, at least checkpoint-all's,
-		 * and grows with the bandwidth. */
-		static const double bandwidths[] = { 1, 10, 1000 }; /* bytes a second */
-		int same = 0, differ_copies = 0, dp_ok = 0, dp_bad = 0, grows = 1;
-
-		for (int n = 3; n <= tap_cases(8, 4); n++) {
-			char name[32];
-			struct graph *g;
-
-			snprintf(name, sizeof(name), "linear:%d", n);
-			g = graph_load(name, &err);
-			for (size_t bi = 0; bi < sizeof(budgets) / sizeof(budgets[0]); bi++) {
-				double ratio = batch_default_ratio(g);
-				uint64_t last = 0;
-
-				for (size_t wi = 0; wi < sizeof(bandwidths) / sizeof(bandwidths[0]);
-				     wi++) {
-					struct sim_copy copy = { bandwidths[wi], 1, 0 };
-					struct solve_request plain = { 0 }, timed = { .copy = &copy };
-					struct batch_request rq = { "checkpoint-all", budgets[bi], ratio,
-								    &plain, 0 };
-					struct batch_answer a, b, dp, probe;
-
-					for (int s = 0; wi == 0 && s < strategy_count(); s++) {
-						if (strategy_at(s)->point == NULL)
-							continue; /* the paper's heuristics */
-						rq.strategy = strategy_at(s)->name;
-						rq.settings = &plain;
-						batch_search(g, &rq, &a, &err);
-						rq.settings = &timed;
-						batch_search(g, &rq, &b, &err);
-						if (a.batch == b.batch && a.proven == b.proven)
-							same++;
-						else if (differ_copies++ < 3)
-							diag("%s budget %llu %s: %llu without a bandwidth, "
-							     "%llu with", name,
-							     (unsigned long long)budgets[bi], rq.strategy,
-							     (unsigned long long)a.batch,
-							     (unsigned long long)b.batch);
-					}
-					rq.strategy = "checkpoint-all";
-					rq.settings = &timed;
-					batch_search(g, &rq, &a, &err);
-					rq.strategy = "offload-dp";
-					batch_search(g, &rq, &dp, &err);
-					if (dp.proven && dp.batch >= a.batch &&
-					    (dp.batch == 0 || (batch_fits(g, &rq, dp.batch, &probe, &err) == 1
-							       && probe.has_time &&
-							       probe.slowdown <= ratio * (1 + 1e-9))) &&
-					    batch_fits(g, &rq, dp.batch + 1, &probe, &err) == 0)
-						dp_ok++;
-					else if (dp_bad++ < 3)
-						diag("%s budget %llu bandwidth %g: offload-dp's batch %llu "
-						     "not confirmed", name, (unsigned long long)budgets[bi],
-						     bandwidths[wi], (unsigned long long)dp.batch);
-					grows &= dp.batch >= last;
-					last = dp.batch;
-				}
-			}
-			graph_free(g);
-		}
-		ok(differ_copies == 0 && same > 0, "with a bandwidth, the %d answers of strategies "
-		   "without copies as without one", same);
-		ok(dp_bad == 0 && dp_ok > 0 && grows, "offload-dp with a bandwidth: %d answers "
-		   "confirmed at B and B + 1 within the time cap, at least checkpoint-all's, growing "
-		   "with the bandwidth", dp_ok);
-	}
+	test_bandwidth();
 	return tap_done();
+}
+
+/* With a bandwidth (maxbatch --bandwidth) the cap holds time: every
+ * strategy that makes no copies answers as without one (its time is its
+ * cost's); offload-dp's answer is confirmed at B and B + 1, within the
+ * time cap, at least checkpoint-all's, and grows with the bandwidth. */
+static void test_bandwidth(void)
+{
+	static const double bandwidths[] = { 1, 10, 1000 }; /* bytes a second */
+	int same = 0, differ_copies = 0, dp_ok = 0, dp_bad = 0, grows = 1;
+	struct cm_error err;
+
+	for (int n = 3; n <= tap_cases(8, 4); n++) {
+		struct graph *g = chain(n);
+		const char *name = g->id;
+
+		for (size_t bi = 0; bi < NBUDGETS; bi++) {
+			double ratio = batch_default_ratio(g);
+			uint64_t last = 0;
+
+			for (size_t wi = 0; wi < sizeof(bandwidths) / sizeof(bandwidths[0]);
+			     wi++) {
+				struct sim_copy copy = { bandwidths[wi], 1, 0 };
+				struct solve_request plain = { 0 }, timed = { .copy = &copy };
+				struct batch_request rq = { "checkpoint-all", budgets[bi], ratio,
+							    &plain, 0 };
+				struct batch_answer a, b, dp, probe;
+
+				for (int s = 0; wi == 0 && s < strategy_count(); s++) {
+					if (strategy_at(s)->point == NULL)
+						continue; /* the paper's heuristics */
+					rq.strategy = strategy_at(s)->name;
+					rq.settings = &plain;
+					batch_search(g, &rq, &a, &err);
+					rq.settings = &timed;
+					batch_search(g, &rq, &b, &err);
+					if (a.batch == b.batch && a.proven == b.proven)
+						same++;
+					else if (differ_copies++ < 3)
+						diag("%s budget %llu %s: %llu without a bandwidth, "
+						     "%llu with", name,
+						     (unsigned long long)budgets[bi], rq.strategy,
+						     (unsigned long long)a.batch,
+						     (unsigned long long)b.batch);
+				}
+				rq.strategy = "checkpoint-all";
+				rq.settings = &timed;
+				batch_search(g, &rq, &a, &err);
+				rq.strategy = "offload-dp";
+				batch_search(g, &rq, &dp, &err);
+				if (dp.proven && dp.batch >= a.batch &&
+				    (dp.batch == 0 || (batch_fits(g, &rq, dp.batch, &probe, &err) == 1
+						       && probe.has_time &&
+						       probe.slowdown <= ratio * (1 + 1e-9))) &&
+				    batch_fits(g, &rq, dp.batch + 1, &probe, &err) == 0)
+					dp_ok++;
+				else if (dp_bad++ < 3)
+					diag("%s budget %llu bandwidth %g: offload-dp's batch %llu "
+					     "not confirmed", name, (unsigned long long)budgets[bi],
+					     bandwidths[wi], (unsigned long long)dp.batch);
+				grows &= dp.batch >= last;
+				last = dp.batch;
+			}
+		}
+		graph_free(g);
+	}
+	ok(differ_copies == 0 && same > 0, "with a bandwidth, the %d answers of strategies "
+	   "without copies as without one", same);
+	ok(dp_bad == 0 && dp_ok > 0 && grows, "offload-dp with a bandwidth: %d answers "
+	   "confirmed at B and B + 1 within the time cap, at least checkpoint-all's, growing "
+	   "with the bandwidth", dp_ok);
 }
