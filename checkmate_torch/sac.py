@@ -253,9 +253,37 @@ class Policy(functools.partial):
     def __deepcopy__(self, memo):
         return self
 
+    def __reduce__(self):
+        # torch.save(model) after sac_blocks: the op overloads by name
+        # ("aten.mm.default"), torch's own, found again when loaded.
+        plan = self.args[0]
+        named = {mode: (tuple(map(str, ops)), frozenset(
+            (str(k[0]), k[1]) if isinstance(k, tuple) else k for k in save))
+            for mode, (ops, save) in plan.modes.items()}
+        return _policy_of, (plan.name, named, [(str(op), k) for op, k in self.saved],
+                            self.info)
+
     def __repr__(self):
         return "<sac policy %s: saves %d of %d ops, %d bytes>" % (
             self.args[0].name, len(self.saved), len(self.ops), self.info["saved_bytes"])
+
+
+def _op_named(name):
+    """The op overload torch names `name` ("aten.mm.default")."""
+    ns, packet, overload = name.split(".")
+    try:
+        return getattr(getattr(getattr(torch.ops, ns), packet), overload)
+    except (AttributeError, RuntimeError):
+        raise SACError("a pickled policy names %s, which this torch lacks" % name) from None
+
+
+def _policy_of(name, named, saved, info):
+    """Policy.__reduce__'s policy, its ops found again by name."""
+    def op_key(k):
+        return (_op_named(k[0]), k[1]) if isinstance(k, tuple) else k
+    modes = {mode: (tuple(map(_op_named, ops)), frozenset(map(op_key, save)))
+             for mode, (ops, save) in named.items()}
+    return Policy(_Plan(name, modes), [op_key(k) for k in saved], info)
 
 
 class _Counted:

@@ -30,6 +30,7 @@ ends with "N passed, M failed"."""
 import copy
 import functools
 import os
+import pickle
 import sys
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -424,6 +425,17 @@ def check_again():
        "copy.deepcopy of a model with policies: its copy trains as the ordinary model, "
        "each block through its own forward and the same policy (saves %d)"
        % pols[0].info["saved"])
+    # a pickled model with policies (torch.save(model)): the ops by name,
+    # the same policies, the same training as the model unpickled
+    mine = pickle.loads(pickle.dumps(base))
+    back = vars(blocks_of(mine)[0])["forward"].args[1]
+    want = train(copy.deepcopy(base), args, kwargs, loss_of, 2)
+    have = train(mine, args, kwargs, loss_of, 2)
+    ok(back.saved == pols[0].saved and back.ops == pols[0].ops and back.info == pols[0].info
+       and back.args[0].modes == pols[0].args[0].modes and same(want[0], have[0])
+       and same(want[2], have[2]),
+       "a pickled model with policies: the same policies, found again by op name, and the "
+       "same training")
 
 
 def check_cache_and_refusals():
