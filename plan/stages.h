@@ -44,11 +44,11 @@ void stages_checkpoint_all(const struct graph *g, struct stages *st, const int *
 
 /* The stage matrices a plan executes: R from its computes, S from what is
  * resident on the device when each stage begins (a fetched value counts
- * from its fetch, one on the host only does not). A staged plan (every step's stage set
- * and never decreasing, as plan_from_stages and checkpoint-all make them)
- * keeps its stages; in an unstaged one (stage -1, as dtr makes them) a
- * stage begins at each node's first compute, which must come in file
- * order. Returns 0, or -1 when p is neither. */
+ * from its fetch, one on the host only does not). A staged plan (every
+ * step's stage set and never decreasing, as plan_from_stages and
+ * checkpoint-all make them) keeps its stages; in an unstaged one (stage
+ * -1, as dtr makes them) a stage begins at each node's first compute,
+ * which must come in file order. Returns 0, or -1 when p is neither. */
 int stages_from_plan(const struct graph *g, const struct plan *p, struct stages *st);
 
 /* Appends the plan of (R, S) to p (the paper's Algorithm 1): stages in
