@@ -66,18 +66,11 @@ def main():
     for length in (32, 24, 16, 9, 32, 36, 20, 48, 44):
         xb = torch.randint(0, 64, (2, length), generator=gen)
         before = len(solves)
-        losses = []
         with warnings.catch_warnings(record=True) as said:
             warnings.simplefilter("always")
-            for m, opt in zip((r, ref), opts):
-                torch.manual_seed(length)
-                loss = m(xb).float().pow(2).mean()
-                loss.backward()
-                opt.step()
-                opt.zero_grad()
-                losses.append(loss)
+            equal = step_both((r, ref), opts, xb, length)
         info = r.plan_info
-        rows.append((length, torch.equal(*losses), info["reused"], len(solves) - before,
+        rows.append((length, equal, info["reused"], len(solves) - before,
                      info["peak"], info["budget"], info["status"],
                      [str(w.message) for w in said if "planned anew" in str(w.message)]))
     same = all(torch.equal(a, b) for a, b in zip(model.parameters(), ref.parameters()))
@@ -105,6 +98,20 @@ def main():
     finish()
 
 
+def step_both(models, opts, xb, seed):
+    """One step of each model on xb, each from torch.manual_seed(seed):
+    whether their losses are equal bit for bit."""
+    losses = []
+    for m, opt in zip(models, opts):
+        torch.manual_seed(seed)
+        loss = m(xb).float().pow(2).mean()
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        losses.append(loss)
+    return torch.equal(*losses)
+
+
 def steps(r, ref, length, gen, n=2):
     """n AdamW steps of r and of ref at length: whether every loss is
     equal bit for bit."""
@@ -112,15 +119,7 @@ def steps(r, ref, length, gen, n=2):
     same = True
     for k in range(n):
         xb = torch.randint(0, 64, (2, length), generator=gen)
-        losses = []
-        for m, opt in zip((r, ref), opts):
-            torch.manual_seed(k)
-            loss = m(xb).float().pow(2).mean()
-            loss.backward()
-            opt.step()
-            opt.zero_grad()
-            losses.append(loss)
-        same = same and torch.equal(*losses)
+        same = step_both((r, ref), opts, xb, k) and same
     return same
 
 
