@@ -1072,7 +1072,6 @@ def _held(part, compiled, gm, example_inputs, out):
         finally:
             part.lowered = None
         out = again
-    return out
 
 
 def backend(budget, time_limit, binary, cache, cost="flops"):

@@ -270,7 +270,10 @@ class _Kept:
             return {"steps": [list(s) for s in steps], "budget": info["budget"],
                     "strategy": info.get("strategy"), "param": info.get("param")}
         new = entry(step_indices, plan)
-        rest = [e for e in (entry(k.step_indices, k.info) for k in kept) if e != new]
+        old = [entry(k.step_indices, k.info) for k in kept]
+        if old[:1] == [new]:    # kept first already (the solver's plan from the cache)
+            return
+        rest = [e for e in old if e != new]
         cache.put(key, {"plans": [new] + rest[:cls.LIMIT - 1]})
 
 
