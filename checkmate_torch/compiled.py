@@ -39,6 +39,7 @@ import torch
 
 from . import private, solve as solvemod
 from .cost import flops
+from .dynamic import grown_tensor
 from .graph import draws_random, in_order_steps, steps_peak
 from .trace import Inputs, autocast_key, dtype_mismatch
 
@@ -60,6 +61,89 @@ def _tensors(v):
 
 def _bytes(node):
     return sum(t.numel() * t.element_size() for t in _tensors(node.meta.get("val")))
+
+
+def _symbols(graph):
+    """{symbol: a SymInt that is that symbol} for the sizes of a joint
+    graph traced with symbolic sizes (torch.compile's dynamic shapes)
+    that have a size in the call being compiled; {} for a static graph."""
+    syms = {}
+    for n in graph.nodes:
+        v = n.meta.get("val")
+        sizes = [v] if isinstance(v, torch.SymInt) else \
+            [d for t in _tensors(v) for d in tuple(t.shape) + tuple(t.stride())]
+        for d in sizes:
+            if isinstance(d, torch.SymInt):
+                expr, hint, _ = private.sym_hint(d)
+                if expr.is_Symbol and hint is not None:
+                    syms.setdefault(expr, d)
+    return syms
+
+
+@contextlib.contextmanager
+def _sized(graph):
+    """Within: every node's value of a joint graph with symbolic sizes
+    made concrete at the largest sizes the compiled step serves, which
+    the partition is made for (a smaller call holds less: each tensor's
+    size grows with every symbol, checked). A symbol with a declared
+    maximum (torch._dynamo.mark_dynamic(..., max=)) takes it; one without
+    takes its size in this call, and the compiled step gets a guard that
+    it is no larger (a larger call compiles again, partitioned for its
+    sizes). Yields {symbol: size} (None for a static graph, left as it
+    is)."""
+    syms = _symbols(graph)
+    if not syms:
+        yield None
+        return
+    import sympy
+    point = {}
+    for sym, d in syms.items():
+        _, hint, largest = private.sym_hint(d)
+        if not isinstance(largest, sympy.Integer):     # unbounded
+            bool(d <= hint)     # the guard
+            largest = hint
+        point[sym] = int(largest)
+    fake = private.fake_tensor_mode()
+
+    def size(d):
+        if not isinstance(d, torch.SymInt):
+            return d
+        expr, _, _ = private.sym_hint(d)
+        if not expr.free_symbols <= point.keys():
+            return d    # a size known only when the step runs: JointGraph refuses it
+        return int(expr.xreplace(point))
+
+    def concrete(n, v):
+        if isinstance(v, torch.SymInt):
+            return size(v)
+        if isinstance(v, (tuple, list)):
+            return type(v)(concrete(n, x) for x in v)
+        if not isinstance(v, torch.Tensor) or all(isinstance(d, int) for d in v.shape):
+            return v
+        if not all(private.sym_hint(d)[0].free_symbols <= point.keys()
+                   for d in v.shape if isinstance(d, torch.SymInt)):
+            return v    # a size known only when the step runs: JointGraph refuses it
+        numel = 1
+        for d in v.shape:
+            numel = numel * d
+        expr, _, largest = private.sym_hint(numel) if isinstance(numel, torch.SymInt) \
+            else (None, None, None)
+        if expr is not None and largest != int(expr.xreplace(point)):
+            raise CompiledError("node %s (%s) has %s elements, more at smaller inputs than at "
+                                "the largest (%s); the partition cannot size it for all"
+                                % (n.name, n.target, expr, point))
+        with fake:
+            return torch.empty_strided([size(d) for d in v.shape],
+                                       [size(d) for d in v.stride()],
+                                       dtype=v.dtype, device=v.device)
+    was = {n: n.meta["val"] for n in graph.nodes if "val" in n.meta}
+    try:
+        for n, v in was.items():
+            n.meta["val"] = concrete(n, v)
+        yield point
+    finally:
+        for n, v in was.items():
+            n.meta["val"] = v
 
 
 def _is_alias(node):
@@ -619,6 +703,9 @@ class Partitioner:
         # Bytes that replace the budget while the backend partitions a
         # step again, its measured peak over the budget (_held).
         self.lowered = None
+        # The sizes the last partition was made at ({symbol: size}, None
+        # for a static graph: _sized).
+        self.point = None
 
     def uuid(self):
         """For AOTAutograd's cache key: cache.partition_uuid (and the
@@ -627,7 +714,14 @@ class Partitioner:
             return self._uuid
         return "%s lowered to %d" % (self._uuid, self.lowered)
 
-    def choose(self, joint_graph, node_info, memory_budget=1, **_):
+    def choose(self, joint_graph, node_info, memory_budget=1, **kwargs):
+        with _sized(joint_graph) as point:
+            saved = self._choose(joint_graph, node_info, **kwargs)
+        self.info[-1]["sized_at"] = point and {str(k): v for k, v in point.items()}
+        self.point = point
+        return saved
+
+    def _choose(self, joint_graph, node_info, **_):
         budget, time_limit, binary, cache, cost = self.settings
         n, why = dtype_mismatch(joint_graph)
         if n is not None:
@@ -1024,24 +1118,60 @@ _COMPILES = 3   # the most partitions of one step while its measured peak is ove
 _SLACK = 65536  # bytes a measured peak may exceed the budget by (_held)
 
 
-def _held(part, compiled, gm, example_inputs, out):
-    """The compiled step `out`, run once on the call's inputs and
-    measured (probe.py); while its peak is over the budget by more than
-    _SLACK, partitioned and compiled again (compiled(gm, example_inputs))
-    at a budget lowered by what the model missed, up to _COMPILES
-    partitions in all. The model counts inductor's buffers by rules
+def _placeholder_values(gm):
+    """The values dynamo traced gm's inputs with (fake tensors of symbolic
+    sizes, SymInts)."""
+    return [n.meta.get("example_value", n.meta.get("val")) for n in gm.graph.nodes
+            if n.op == "placeholder"]
+
+
+def _at_point(args, gm, point):
+    """The call's arguments at the sizes a partition of symbolic sizes
+    was made at (point: Partitioner.point), for the measured run: a size
+    passed as an int takes its size there, and a tensor of symbolic sizes
+    grows along them by repeating its own values (dynamic.py's way: an
+    index stays an index). The call's own arguments where the partition
+    is static, or where a tensor to grow is not contiguous (the compiled
+    step may assume its strides)."""
+    if not point:
+        return args
+
+    def size(d):
+        return int(private.sym_hint(d)[0].xreplace(point)) if isinstance(d, torch.SymInt) else d
+    out = []
+    for a, e in zip(args, _placeholder_values(gm)):
+        if isinstance(e, torch.SymInt):
+            a = size(e)
+        elif isinstance(a, torch.Tensor) and isinstance(e, torch.Tensor) \
+                and any(isinstance(d, torch.SymInt) for d in e.shape):
+            if not a.is_contiguous():
+                return args
+            a = grown_tensor(a, {i: size(d) for i, d in enumerate(e.shape)
+                                 if isinstance(d, torch.SymInt)})
+        out.append(a)
+    return out
+
+
+def _held(part, compiled, gm, example_inputs, args, out):
+    """The compiled step `out`, run once on the call's arguments `args`
+    (at the sizes a partition of symbolic sizes was made at: _at_point)
+    and measured (probe.py); while its peak is over the budget by more
+    than _SLACK, partitioned and compiled again (compiled(gm,
+    example_inputs)) at a budget lowered by what the model missed, up to
+    _COMPILES partitions in all. The model counts inductor's buffers by rules
     (JointGraph), and a compiler may hold more than they say; the
     measurement, not the rules, is what a budget is held to. Still over
     after the last partition, or no partition at the lowered budget: the
     step measured last, one warning, the figures in plan_info."""
     from .probe import probe
-    devices = [t.device for t in example_inputs if isinstance(t, torch.Tensor)]
+    devices = [t.device for t in args if isinstance(t, torch.Tensor)]
     device = next((d for d in devices if d.type == "cuda"), torch.device("cpu"))
     budget = part.info[-1]["budget"]
     for compiles in range(1, _COMPILES + 1):
         info = part.info[-1]
         solved = info["budget"]
-        measured = probe(out, example_inputs, info.get("written_inputs"), device)
+        measured = probe(out, _at_point(args, gm, part.point),
+                         info.get("written_inputs"), device)
         info.update(budget=budget, solved_budget=solved, compiles=compiles)
         if measured is None:   # no input needs a gradient: nothing to measure
             info["measured_peak"] = None
@@ -1064,7 +1194,7 @@ def _held(part, compiled, gm, example_inputs, out):
         part.lowered = lowered
         made = len(part.info)
         try:
-            again = compiled(gm, example_inputs)
+            again = compiled(gm, _placeholder_values(gm) if part.point else example_inputs)
         except solvemod.SolveError as e:
             del part.info[made:]
             warnings.warn("%s; kept, since at %d: %s" % (over, part.lowered, e), stacklevel=2)
@@ -1087,8 +1217,12 @@ def backend(budget, time_limit, binary, cache, cost="flops"):
         def __reduce__(self):
             # Inductor pickles its config into its cache keys. The graphs
             # it compiles are the partition's already, whatever the
-            # settings that made it (a budget may be a function).
-            return (str, ("checkmate partitioner",))
+            # settings that made it (a budget may be a function); one of
+            # symbolic sizes holds the guard of the sizes it was made at
+            # where none was declared (_sized), which another
+            # partition's graph of the same code must not take.
+            return (str, ("checkmate partitioner at %s" % sorted(
+                (str(k), v) for k, v in (self.point or {}).items()),))
 
     from .cache import info_key, partition_uuid
     # Only where inductor's hash, which AOTAutograd's key extends, holds
@@ -1149,7 +1283,8 @@ def backend(budget, time_limit, binary, cache, cost="flops"):
 
         def step(*args):
             if "step" not in held:
-                held["step"] = _held(part, compiled, held.pop("graph"), args, out)
+                held["step"] = _held(part, compiled, held.pop("graph"), example_inputs, args,
+                                     out)
             return held["step"](*args)
         return step
     checkmate_inductor.partitioner = part

@@ -56,15 +56,16 @@ def grown(args, kwargs, dynamic):
                 raise DynamicError("dynamic: %s is declared twice with other maxima for "
                                    "dimension %d" % (name, dim))
             want[dim] = most
-    done = {k: _grown(t, want) for k, (t, want) in sizes.items()}
+    done = {k: grown_tensor(t, want) for k, (t, want) in sizes.items()}
 
     def swap(v):
         return done.get(id(v), v) if isinstance(v, torch.Tensor) else v
     return tuple(swap(v) for v in args), {k: swap(v) for k, v in kwargs.items()}
 
 
-def _grown(t, want):
-    """t repeated along each dimension of want and cut at its maximum."""
+def grown_tensor(t, want):
+    """t repeated along each dimension of want ({dim: size}) and cut at
+    that size."""
     with torch.no_grad():
         out = t
         for dim, most in sorted(want.items()):

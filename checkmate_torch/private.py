@@ -54,6 +54,14 @@ _VIEW = ("Tensor", lambda: torch.zeros(2)[:1])
 _VARIABLE = ("Variable", lambda: torch.autograd.Variable)
 
 
+def _a_symint():
+    from torch.fx.experimental.symbolic_shapes import ShapeEnv
+    return ShapeEnv().create_unbacked_symint()
+
+
+_SYMINT = ("SymInt", _a_symint)
+
+
 class Name:
     """One private name. path: dotted, from torch (modules imported as
     needed), or from an object on = (its class's name, a function making
@@ -155,6 +163,16 @@ NAMES = {n.key: n for n in (
          "torch's partitioner's classes of ops (compute-intensive, random, views)"),
     Name("torch._functorch.config.enable_autograd_cache", ("compile",),
          "AOTAutograd's cache, turned off where its key would not hold the partition"),
+    Name("node", ("compile",), "a symbolic size's expression, its hint and its shape "
+         "environment (torch.compile's dynamic shapes: the partition is sized at the "
+         "largest size the graph serves); SymInt has no public accessor for them",
+         on=_SYMINT),
+    Name("torch.fx.experimental.symbolic_shapes.ShapeEnv.bound_sympy", ("compile",),
+         "the range a symbolic size's expression can take (a declared maximum, or one "
+         "guarded by the partition); torch has no public interval bound"),
+    Name("torch._dynamo.mark_dynamic", ("compile",), "remat(compile=True, dynamic=) marks the "
+         "declared dimensions of each call's inputs dynamic with their maxima, as torch's "
+         "documentation tells users to; torch.compile has no public name for it"),
     Name("torch._inductor.config.custom_partitioner_fn", ("compile",),
          "inductor's hook for a partitioner, its intended extension point"),
     Name("torch._inductor.custom_graph_pass.CustomPartitionerFn", ("compile",),
@@ -392,6 +410,21 @@ def functorch_config():
 
 def partitioners():
     return importlib.import_module("torch._functorch.partitioners")
+
+
+def sym_hint(size):
+    """(expr, hint, largest) of a symbolic size: its sympy expression,
+    the size it has in the call being compiled (None for a size known
+    only when the step runs), and the largest it can take in its shape
+    environment's ranges (sympy's oo where unbounded)."""
+    node = size.node
+    return node.expr, node.hint, node.shape_env.bound_sympy(node.expr).upper
+
+
+def mark_dynamic(tensor, dim, most):
+    """Marks a dimension of a call's input dynamic for torch.compile,
+    from 2 (torch.compile compiles sizes 0 and 1 apart) to a maximum."""
+    get("torch._dynamo.mark_dynamic")(tensor, dim, min=2, max=most)
 
 
 def dense(value):

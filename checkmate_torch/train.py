@@ -2,6 +2,7 @@
 plan. Each training step runs the plan's forward steps in the module's
 forward and the rest in its backward (docs/torch.md, "Training with a
 plan")."""
+import itertools
 import os
 import platform
 import re
@@ -484,6 +485,14 @@ def _into_model(module, state_dict, prefix, *_):
         state_dict[prefix + "model." + k[len(prefix):]] = state_dict.pop(k)
 
 
+def _say_once(module, reason, message):
+    """A warning, once a module for each reason."""
+    said = module.__dict__.setdefault("_said", set())
+    if reason not in said:
+        said.add(reason)
+        warnings.warn(message, stacklevel=4)
+
+
 class Remat(_Wrapper):
     """See remat()."""
 
@@ -518,20 +527,14 @@ class Remat(_Wrapper):
             self._plans[key] = c
             if prior and not c.info["reused"]:
                 same = any(p.structure == c.structure for p in prior)
-                self._say_once(
-                    "larger" if same else "other",
+                _say_once(
+                    self, "larger" if same else "other",
                     "checkmate_torch.remat: planned anew for inputs %s: %s" % (
                         inputs.describe(),
                         "the plans made so far do not fit the budget at these sizes" if same
                         else "they trace to another graph than the plans made so far"))
         return c
 
-    def _say_once(self, reason, message):
-        """A warning, once a module for each reason."""
-        said = self.__dict__.setdefault("_said", set())
-        if reason not in said:
-            said.add(reason)
-            warnings.warn(message, stacklevel=4)
 
     @property
     def plan_info(self):
@@ -561,13 +564,32 @@ class Remat(_Wrapper):
 class RematCompiled(_Wrapper):
     """See remat(compile=True)."""
 
-    def __init__(self, model, step_backend):
+    def __init__(self, model, step_backend, dynamic=None):
         super().__init__(model)
         from .compiled import quiet_logging
         self._quiet_logging = quiet_logging
         self._partitioner = step_backend.partitioner
+        self._dynamic = dynamic or {}
         self._compiled = torch.compile(_own_code(model), backend=step_backend,
-                                       fullgraph=True, dynamic=False)
+                                       fullgraph=True, dynamic=None)
+
+    def _mark(self, args, kwargs):
+        """Marks the declared dimensions (dynamic=) of this call's inputs
+        dynamic with their maxima, so that torch.compile makes one graph
+        for every size up to them; an input past its maximum is left
+        unmarked (compiled for its sizes), with one warning, and one of
+        size 0 or 1, which torch.compile compiles apart, silently."""
+        for key, dims in self._dynamic.items():
+            t = kwargs.get(key) if isinstance(key, str) else \
+                args[key] if -len(args) <= key < len(args) else None
+            if not isinstance(t, torch.Tensor) or t.dim() <= max(dims):
+                continue
+            if all(2 <= t.shape[d] <= most for d, most in dims.items()):
+                for d, most in dims.items():
+                    private.mark_dynamic(t, d, most)
+            elif any(t.shape[d] > most for d, most in dims.items()):
+                _say_once(self, "beyond", "checkmate_torch.remat: compiled anew for inputs "
+                          "%s: past the declared maxima" % Inputs(args, kwargs).describe())
 
     @property
     def plan_info(self):
@@ -580,6 +602,8 @@ class RematCompiled(_Wrapper):
     def forward(self, *args, **kwargs):
         if not (self.training and torch.is_grad_enabled()):
             return self.model(*args, **kwargs)
+        if self._dynamic:
+            self._mark(args, kwargs)
         try:
             with self._quiet_logging():
                 return self._compiled(*args, **kwargs)
@@ -596,6 +620,12 @@ class RematCompiled(_Wrapper):
             raise RematError(_dynamo_refusal(e)) from None
 
 
+def _rank(args, kwargs, key):
+    """The number of dimensions of the example's input `key` (a position
+    or a keyword)."""
+    return (args[key] if isinstance(key, int) else kwargs[key]).dim()
+
+
 def _own_code(model):
     """A function that calls model, of a code object of its own.
 
@@ -605,11 +635,17 @@ def _own_code(model):
     itself, the ninth remat(compile=True) of a module class in one
     process (a sweep over budgets) failed, and none of the versions went
     with the remat that made them. Here each RematCompiled's compiled
-    versions are its own."""
+    versions are its own. Its name is its own too: dynamo keeps which
+    sizes changed between calls (and compiles them as symbols from then
+    on) by a code's file, line and name, which a copy would share with
+    every other remat's step."""
     def step(*args, **kwargs):
         return model(*args, **kwargs)
-    step.__code__ = step.__code__.replace()
+    step.__code__ = step.__code__.replace(co_name="remat_step_%d" % next(_steps))
     return step
+
+
+_steps = itertools.count()
 
 
 def _first_line(e):
@@ -679,7 +715,8 @@ def remat(model, example_args, example_kwargs=None, *, budget, strategy="auto",
     for larger sizes of the same graph where they fit its budget, else
     gets a plan of its own. dynamic={input: {dim: max}} (an input by
     position or keyword) plans the example grown to those maxima
-    (dynamic.py), so that one plan serves every size up to them. Plans are
+    (dynamic.py), so that one plan serves every size up to them (with
+    compile=True: one compiled graph, those dimensions symbols). Plans are
     kept on disk (cache.py): cache=True in $CHECKMATE_CACHE_DIR or
     ~/.cache/checkmate, a string names the directory, False keeps none.
     cost: what the plan minimizes, "flops" (from a table) or "time" (each
@@ -688,8 +725,10 @@ def remat(model, example_args, example_kwargs=None, *, budget, strategy="auto",
     itself. compile=True runs the step through torch.compile's inductor
     instead, `checkmate partition` choosing what the forward saves
     (compiled.py; strategy does not apply, cost="time" times the joint
-    graph's ops): one graph per signature (fullgraph), partitioned at its
-    first training step; results torch.compile's up to the rounding of
+    graph's ops): one graph per signature (fullgraph; a size that changes
+    becomes a symbol, as torch.compile's dynamic=None makes it, the
+    partition made at the largest size the graph serves), partitioned at
+    its first training step; results torch.compile's up to the rounding of
     other fusions, not an ordinary step's bit for bit (docs/torch.md,
     "Compiled mode")."""
     from .binary import find_checkmate
@@ -725,9 +764,14 @@ def remat(model, example_args, example_kwargs=None, *, budget, strategy="auto",
             raise RematError("compile=True solves `checkmate partition`, which takes no "
                              "strategy; got strategy=%r" % (strategy,))
         if dynamic is not None:
-            raise RematError("dynamic= is for eager mode: compile=True compiles each input "
-                             "signature (torch.compile's dynamic=False)")
-        return RematCompiled(model, backend(budget, time_limit, find_checkmate(), plans, cost))
+            try:
+                grown(example_args, example_kwargs or {}, dynamic)   # the declaration checked
+            except DynamicError as e:
+                raise RematError(str(e)) from None
+            dynamic = {k: {d % _rank(example_args, example_kwargs, k): m for d, m in v.items()}
+                       for k, v in dynamic.items()}
+        return RematCompiled(model, backend(budget, time_limit, find_checkmate(), plans, cost),
+                             dynamic)
     if dynamic is not None:
         try:
             example_args, example_kwargs = grown(example_args, example_kwargs or {}, dynamic)
