@@ -6,7 +6,7 @@ same seeds.
 
 Usage: PYTHON bench/torch_shapes.py [--model gpt2|llama] [--steps 100]
            [--batch 4] [--min 16] [--max 256] [--time-limit 10]
-           [--frac 0.5] [--cache DIR] [--json FILE]
+           [--frac 0.5] [--cache DIR] [--compile [--declare]] [--json FILE]
 
 remat's example is a batch at --max (so that its plan serves every
 shorter length: docs/torch.md, "Other sizes, one solve"); the budget is
@@ -15,7 +15,13 @@ fixed memory + frac of the activations there; --cache keeps plans in DIR
 the steps, first calls included, for each loop and their ratio; the
 distinct lengths; how many were solved and how many reused a plan; the
 mean time of a step at a new length; and whether every loss equals the
-ordinary loop's bit for bit."""
+ordinary loop's bit for bit.
+
+--compile compares remat(compile=True) with torch.compile(dynamic=True)
+instead, both from the same seeds: the total times, how many graphs
+each compiled (torch's frames, checkmate's partitions), and whether
+every loss is within 1e-4 of torch.compile's; --declare passes
+dynamic={"input_ids": {1: max}, "labels": {1: max}} to remat."""
 import argparse
 import json
 import os
@@ -50,8 +56,12 @@ def main():
     ap.add_argument("--frac", type=float, default=0.5)
     ap.add_argument("--cache", default=False,
                     help="the plan cache's directory (default: none)")
+    ap.add_argument("--compile", action="store_true")
+    ap.add_argument("--declare", action="store_true")
     ap.add_argument("--json")
     args = ap.parse_args()
+    if args.compile:
+        return compiled(args)
     import torch
     import transformers as tf
     import checkmate_torch
@@ -116,6 +126,67 @@ def main():
            "new_length_step_s": round(sum(new_times) / max(len(new_times), 1), 2),
            "equal": all(torch.equal(a, b) for a, b in zip(got, want)),
            "torch": torch.__version__}
+    print(json.dumps(row))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(row, f)
+
+
+def compiled(args):
+    import torch
+    import transformers as tf
+    import checkmate_torch
+    from torch._dynamo.utils import counters
+    tf.logging.set_verbosity_error()
+    torch.set_num_threads(1)
+    torch.manual_seed(0)
+    model = build(args.model, tf)
+    model.train()
+    ref = build(args.model, tf)
+    ref.load_state_dict(model.state_dict())
+    ref.train()
+    rnd = random.Random(1)
+    lengths = [rnd.randint(args.min, args.max) for _ in range(args.steps)]
+    gen = torch.Generator().manual_seed(2)
+    batches = [torch.randint(0, 1000, (args.batch, n), generator=gen) for n in lengths]
+
+    def loop(m, params):
+        opt = torch.optim.AdamW(params, lr=1e-3)
+        losses = []
+        t0 = time.perf_counter()
+        for step, ids in enumerate(batches):
+            torch.manual_seed(step)
+            loss = m(input_ids=ids, labels=ids).loss
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            losses.append(loss.item())
+        return time.perf_counter() - t0, losses
+
+    frames = counters["frames"]["ok"]
+    plain_s, want = loop(torch.compile(ref, dynamic=True), ref.parameters())
+    frames = counters["frames"]["ok"] - frames
+    dynamic = {"input_ids": {1: args.max}, "labels": {1: args.max}} if args.declare else None
+    example = batches[0]
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        m = checkmate_torch.remat(model, (), {"input_ids": example, "labels": example},
+                                  budget=lambda f, p: int(f + (p - f) * args.frac),
+                                  time_limit=args.time_limit, cache=args.cache, compile=True,
+                                  dynamic=dynamic)
+        remat_s, got = loop(m, model.parameters())
+    info = m.plan_info
+    row = {"model": args.model, "steps": args.steps, "batch": args.batch,
+           "lengths": "%d-%d" % (args.min, args.max), "distinct": len(set(lengths)),
+           "declared": args.declare, "torch_compile_s": round(plain_s, 1),
+           "remat_compile_s": round(remat_s, 1), "ratio": round(remat_s / plain_s, 2),
+           "torch_compile_frames": frames, "partitions": len(m._partitioner.info),
+           "sized_at": info["sized_at"], "budget": info["budget"],
+           "measured_peak": info["measured_peak"],
+           "max_rel_loss_diff": max(abs(a - b) / abs(b) for a, b in zip(got, want)),
+           "warnings": sorted({str(w.message)[:120] for w in said
+                               if "checkmate" in str(w.message)}),
+           "cache": bool(args.cache), "torch": torch.__version__}
     print(json.dumps(row))
     if args.json:
         with open(args.json, "w") as f:
