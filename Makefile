@@ -218,11 +218,13 @@ TORCH_NEWEST_PIN  = torch==2.14.1
 torch-newest: deps
 	$(call torch_venv,$(TORCH_NEWEST_VENV),$(TORCH_NEWEST_PIN))
 
-# The long checks (docs/testing.md, "Two suites"): every PyTorch program,
-# its long checks included (CHECKMATE_LONG=1), under torch 2.13 and under
-# the newest torch tested.
+# The long checks (docs/testing.md, "Two suites"): the C programs with every
+# case (CHECKMATE_FULL=1), and every PyTorch program, its long checks
+# included (CHECKMATE_LONG=1), under torch 2.13 and under the newest torch
+# tested.
 test-long: torch2 torch-newest
-	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory all tests
+	$(Q)CHECKMATE_FULL=1 CHECKMATE_C_ONLY=1 tests/run.sh build
 	$(Q)CHECKMATE_LONG=1 TORCH_PY=$(TORCH2_VENV)/bin/python tests/run.sh build
 	$(Q)CHECKMATE_LONG=1 TORCH_PY=$(TORCH_NEWEST_VENV)/bin/python tests/run.sh build
 

@@ -1194,7 +1194,10 @@ def _held(part, compiled, gm, example_inputs, args, out):
         part.lowered = lowered
         made = len(part.info)
         try:
-            again = compiled(gm, _placeholder_values(gm) if part.point else example_inputs)
+            # a graph of symbolic sizes compiles again from its own
+            # placeholders' values (the call's tensors would fix its sizes)
+            again = compiled(gm, _placeholder_values(gm) if part.point
+                             else example_inputs)
         except solvemod.SolveError as e:
             del part.info[made:]
             warnings.warn("%s; kept, since at %d: %s" % (over, part.lowered, e), stacklevel=2)

@@ -404,63 +404,73 @@ def unwritten(jg):
                   and not buffer_of(lowered[n.name]))
 
 
-torch.manual_seed(0)
-gpt = GPT(vocab=64, context=32, d=32, heads=2, layers=2)
-ids = torch.randint(0, 64, (2, 32))
-torch._dynamo.reset()
-r = checkmate_torch.remat(gpt, (ids,), compile=True, cache=False,
-                          budget=lambda fixed, peak: int(fixed + 0.5 * (peak - fixed)))
-e, jg, again = lower(lambda: r(ids).float().pow(2).mean().backward())
+def inductor_internals():
+    """Inductor's own lowering of a small GPT's backward against
+    JointGraph's rules: what it writes, what it fuses, the views, its
+    buffer reuse and horizontal fusion."""
+    torch.manual_seed(0)
+    gpt = GPT(vocab=64, context=32, d=32, heads=2, layers=2)
+    ids = torch.randint(0, 64, (2, 32))
+    torch._dynamo.reset()
+    r = checkmate_torch.remat(gpt, (ids,), compile=True, cache=False,
+                              budget=lambda fixed, peak: int(fixed + 0.5 * (peak - fixed)))
+    e, jg, again = lower(lambda: r(ids).float().pow(2).mean().backward())
+
+    got = single(jg.writes(again)[0])
+    want = single(n for n in again if n.name in lowered and buffer_of(lowered[n.name]))
+    rounds = r.plan_info["rounds"] if e is None else None
+    ok(e is None and want and got == want and rounds > 1,
+       "the values computed again that inductor writes: JointGraph.writes (%d), solved %s times"
+       % (len(want), rounds),
+       e or "only written: %s; only inductor's: %s" % (sorted(got - want), sorted(want - got)))
+
+    # The backward's own values that the model takes as fused (no memory):
+    # inductor writes none of them, and they are most of those it does not
+    # write (the rest, a constant or a sum it turns into a view, are counted).
+    fused = single(jg.writes(again)[1]) if e is None else set()
+    free = unwritten(jg)
+    ok(e is None and fused and not fused - free and len(fused) >= 0.9 * len(free),
+       "the backward's values inductor fuses away: JointGraph.writes' (%d of %d), none it writes"
+       % (len(fused), len(free)),
+       e or "fused but written: %s; counted: %s" % (sorted(fused - free), sorted(free - fused)))
+
+    # A view of an input (a weight transposed for its matmul) is computed
+    # again, not saved: inductor counts a saved value as memory the backward
+    # frees after its last read, which a parameter's view never frees, and
+    # the buffer reuse its loose estimate allows held a GPT's step 5 MB over
+    # the model. The partition above saved every such view before.
+    views = sorted(n.name for n in captured["saved"]
+                   if compiled._views_input(n) and not jg.pinned(n)) if e is None else None
+    ok(e is None and not views and any(compiled._views_input(n) for n in again),
+       "a view of an input is computed again, not saved", e or "saved: %s" % views)
+
+    # Inductor's buffer reuse, in both programs (the backward lowered at the
+    # first backward): none (its own rule holds freed buffers for later
+    # kernels, memory the model counts as free); and inductor's cache key
+    # says so (no code lowered with reuse is taken from its cache).
+    ok(e is None and reuses and not any(got or on for got, on, tag in reuses)
+       and all(tag for *_, tag in reuses),
+       "inductor reuses no freed buffer while it lowers remat's programs, its cache key tagged "
+       "(%d allocations)" % len(reuses), e or str(reuses[:5]))
+
+    # Horizontal fusion (of kernels that do not feed each other), in both
+    # programs: only of kernels at most compiled._FUSION_DISTANCE apart, where
+    # inductor's own rule would also have fused recomputes of the other layer
+    # (a fused kernel runs where its first part ran, ahead of the model).
+    far = [k for rule, got, k in fusions if rule and k > compiled._FUSION_DISTANCE]
+    ok(e is None and far
+       and not [k for rule, got, k in fusions if got and k > compiled._FUSION_DISTANCE]
+       and any(got for rule, got, k in fusions),
+       "inductor fuses kernels horizontally only within %d nodes (%d of %d asked; inductor's "
+       "rule: %d more, up to %d apart)" % (compiled._FUSION_DISTANCE, sum(f[1] for f in fusions),
+                                          len(fusions), len(far), max(far or [0])),
+       e or str(fusions))
 
 
-got = single(jg.writes(again)[0])
-want = single(n for n in again if n.name in lowered and buffer_of(lowered[n.name]))
-rounds = r.plan_info["rounds"] if e is None else None
-ok(e is None and want and got == want and rounds > 1,
-   "the values computed again that inductor writes: JointGraph.writes (%d), solved %s times"
-   % (len(want), rounds),
-   e or "only written: %s; only inductor's: %s" % (sorted(got - want), sorted(want - got)))
+if long_checks("inductor's lowering of a GPT against JointGraph's rules (writes, fusions, "
+               "views, buffer reuse, horizontal fusion)"):
+    inductor_internals()
 
-# The backward's own values that the model takes as fused (no memory):
-# inductor writes none of them, and they are most of those it does not
-# write (the rest, a constant or a sum it turns into a view, are counted).
-fused = single(jg.writes(again)[1]) if e is None else set()
-free = unwritten(jg)
-ok(e is None and fused and not fused - free and len(fused) >= 0.9 * len(free),
-   "the backward's values inductor fuses away: JointGraph.writes' (%d of %d), none it writes"
-   % (len(fused), len(free)),
-   e or "fused but written: %s; counted: %s" % (sorted(fused - free), sorted(free - fused)))
-
-# A view of an input (a weight transposed for its matmul) is computed
-# again, not saved: inductor counts a saved value as memory the backward
-# frees after its last read, which a parameter's view never frees, and
-# the buffer reuse its loose estimate allows held a GPT's step 5 MB over
-# the model. The partition above saved every such view before.
-views = sorted(n.name for n in captured["saved"]
-               if compiled._views_input(n) and not jg.pinned(n)) if e is None else None
-ok(e is None and not views and any(compiled._views_input(n) for n in again),
-   "a view of an input is computed again, not saved", e or "saved: %s" % views)
-
-# Inductor's buffer reuse, in both programs (the backward lowered at the
-# first backward): none (its own rule holds freed buffers for later
-# kernels, memory the model counts as free); and inductor's cache key
-# says so (no code lowered with reuse is taken from its cache).
-ok(e is None and reuses and not any(got or on for got, on, tag in reuses)
-   and all(tag for *_, tag in reuses),
-   "inductor reuses no freed buffer while it lowers remat's programs, its cache key tagged "
-   "(%d allocations)" % len(reuses), e or str(reuses[:5]))
-
-# Horizontal fusion (of kernels that do not feed each other), in both
-# programs: only of kernels at most compiled._FUSION_DISTANCE apart, where
-# inductor's own rule would also have fused recomputes of the other layer
-# (a fused kernel runs where its first part ran, ahead of the model).
-far = [k for rule, got, k in fusions if rule and k > compiled._FUSION_DISTANCE]
-ok(e is None and far and not [k for rule, got, k in fusions if got and k > compiled._FUSION_DISTANCE]
-   and any(got for rule, got, k in fusions),
-   "inductor fuses kernels horizontally only within %d nodes (%d of %d asked; inductor's "
-   "rule: %d more, up to %d apart)" % (compiled._FUSION_DISTANCE, sum(f[1] for f in fusions),
-                                      len(fusions), len(far), max(far or [0])),
-   e or str(fusions))
 
 # A ReLU computed again whose max pool is not: the pool's backward reads
 # its saved offsets, so inductor fuses the ReLU into the batch norm's
