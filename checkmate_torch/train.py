@@ -110,7 +110,13 @@ class Compiled:
         if at is None:
             raise RematError("the plan never computes the tangents")
         self.forward_steps, self.backward_steps = steps[:at], steps[at:]
-        self.program, runner_note = _program(a, self.forward_steps, self.backward_steps)
+        # A plan reused at other sizes runs as Python at its first step
+        # and is compiled by TorchScript at its second (run): a length seen
+        # once does not wait for TorchScript's compile.
+        self._script_later = bool(plan.get("reused"))
+        self._ran = False
+        self.program, runner_note = _program(a, self.forward_steps, self.backward_steps,
+                                             not self._script_later)
         floor = sum(a.cost.values())
         self.info = {
             "budget": plan.get("budget"), "peak": plan.get("peak_memory"),
@@ -161,6 +167,14 @@ class Compiled:
         # edge to a parameter the step gives none would have autograd call
         # its hooks with None); the rest goes in a list, which apply does
         # not look into (apply's own time grows with its tensors).
+        if self._script_later and self._ran:
+            self._script_later = False
+            self.program, note = _program(self.analysis, self.forward_steps,
+                                          self.backward_steps)
+            self.info["runner"] = "torchscript" if isinstance(self.program, ScriptProgram) \
+                else "python"
+            self.info["runner_note"] = note
+        self._ran = True
         tensors = params + buffers + inputs.placed
         shared = self.shared_memory(tensors, inputs)
         out = self.traced.out
@@ -305,12 +319,15 @@ def _time_costs(a, tensors, cache):
     return {r: kept[r.name] for r in a.real}
 
 
-def _program(a, forward_steps, backward_steps):
+def _program(a, forward_steps, backward_steps, script=True):
     """(the plan's generated code, why it is Python or None): compiled by
     TorchScript where it gives the same ops (script.py), else Python; the
-    environment's CHECKMATE_TORCHSCRIPT=0 keeps it Python."""
+    environment's CHECKMATE_TORCHSCRIPT=0 keeps it Python, and so does
+    script=False (until a later call)."""
     try:
-        if os.environ.get("CHECKMATE_TORCHSCRIPT", "1") == "0":
+        if not script:
+            note = "Python at the first step of a plan reused at these sizes"
+        elif os.environ.get("CHECKMATE_TORCHSCRIPT", "1") == "0":
             note = "CHECKMATE_TORCHSCRIPT=0"
         elif not private.has_torchscript():
             note = "this torch lacks TorchScript's private names (checkmate_torch/private.py)"
@@ -353,6 +370,7 @@ class _Step(torch.autograd.Function):
         ctx.mark_non_differentiable(*[o for i, o in zip(out.unique, res) if i not in diff])
         ctx.state = state
         ctx.compiled = compiled
+        ctx.program = compiled.program   # the forward's, whichever runs later
         ctx.params = tensors[:compiled.n_params]
         ctx.shared = shared
         return tuple(res)
@@ -387,7 +405,7 @@ class _Step(torch.autograd.Function):
         into = _accumulate_into(ctx.params, c.traced.grad_of, c.grad_meta, ctx.shared)
         with no_autocast():
             if len(given) == len(tangents):
-                grads = c.program.backward(state, tangents, into)
+                grads = ctx.program.backward(state, tangents, into)
             else:
                 # outputs the loss does not reach: the backward lowered for
                 # those tangents absent, run by the interpreter from the
@@ -395,8 +413,8 @@ class _Step(torch.autograd.Function):
                 absent = frozenset(range(len(tangents))) - given
                 into = [None if j in unreached else t for j, t in enumerate(into)]
                 try:
-                    grads = Interpreter(c.program.lowered).backward(
-                        c.program.unpack(state), tangents, into, absent)
+                    grads = Interpreter(ctx.program.lowered).backward(
+                        ctx.program.unpack(state), tangents, into, absent)
                 except PlanError as e:
                     raise RematError("plan: %s" % e) from None
         c.timed(ctx.forward_ms + (time.perf_counter() - t0) * 1e3)

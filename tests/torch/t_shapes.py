@@ -190,13 +190,19 @@ def declared():
        "dynamic={0: {1: 48}} on an example 16 long: planned at 48 (budget %d, as an example "
        "48 long), the example itself untouched" % r.plan_info["budget"])
     rows = []
-    for length in (16, 40, 48, 9):
+    for length in (16, 40, 48, 9, 40):
         before = len(solves)
         same = steps(r, ref, length, gen, n=1)
-        rows.append((length, same, r.plan_info["reused"], len(solves) - before))
+        rows.append((length, same, r.plan_info["reused"], len(solves) - before,
+                     r.plan_info["runner"]))
     ok(made == 2 and all(row[1] and (row[2] or row[0] == 48) and row[3] == 0 for row in rows),
-       "lengths 16, 40, 48, 9: the plan made at 48 (reused at the others), without a solve, "
-       "bit for bit as an ordinary loop (%s)" % rows)
+       "lengths 16, 40, 48, 9, 40: the plan made at 48 (reused at the others), without a "
+       "solve, bit for bit as an ordinary loop (%s)" % [row[:4] for row in rows])
+    runners = [row[4] for row in rows]
+    ok(runners[2] != "torchscript" or (runners[:2] + runners[3:] ==
+                                       ["python", "python", "python", "torchscript"]),
+       "a reused plan runs as Python at its first step, by TorchScript from its second "
+       "(%s)" % runners)
     before = len(solves)
     with warnings.catch_warnings(record=True) as said:
         warnings.simplefilter("always")
