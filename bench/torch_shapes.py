@@ -45,6 +45,22 @@ def build(name, tf):
     return tf.LlamaForCausalLM(cfg)
 
 
+def setup(args, torch, tf):
+    """(the model, a copy of it, the lengths drawn, their batches, the
+    generator that drew them), from the same seeds each run."""
+    torch.manual_seed(0)
+    model = build(args.model, tf)
+    model.train()
+    ref = build(args.model, tf)
+    ref.load_state_dict(model.state_dict())
+    ref.train()
+    rnd = random.Random(1)
+    lengths = [rnd.randint(args.min, args.max) for _ in range(args.steps)]
+    gen = torch.Generator().manual_seed(2)
+    batches = [torch.randint(0, 1000, (args.batch, n), generator=gen) for n in lengths]
+    return model, ref, lengths, batches, gen
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model", default="gpt2", choices=("gpt2", "llama"))
@@ -78,16 +94,7 @@ def main():
         return plan, hit
     solvemod.solve = counted
 
-    torch.manual_seed(0)
-    model = build(args.model, tf)
-    model.train()
-    ref = build(args.model, tf)
-    ref.load_state_dict(model.state_dict())
-    ref.train()
-    rnd = random.Random(1)
-    lengths = [rnd.randint(args.min, args.max) for _ in range(args.steps)]
-    gen = torch.Generator().manual_seed(2)
-    batches = [torch.randint(0, 1000, (args.batch, n), generator=gen) for n in lengths]
+    model, ref, lengths, batches, gen = setup(args, torch, tf)
 
     def loop(m, params, timed):
         opt = torch.optim.AdamW(params, lr=1e-3)
@@ -139,16 +146,7 @@ def compiled(args):
     from torch._dynamo.utils import counters
     tf.logging.set_verbosity_error()
     torch.set_num_threads(1)
-    torch.manual_seed(0)
-    model = build(args.model, tf)
-    model.train()
-    ref = build(args.model, tf)
-    ref.load_state_dict(model.state_dict())
-    ref.train()
-    rnd = random.Random(1)
-    lengths = [rnd.randint(args.min, args.max) for _ in range(args.steps)]
-    gen = torch.Generator().manual_seed(2)
-    batches = [torch.randint(0, 1000, (args.batch, n), generator=gen) for n in lengths]
+    model, ref, lengths, batches, gen = setup(args, torch, tf)
 
     def loop(m, params):
         opt = torch.optim.AdamW(params, lr=1e-3)
