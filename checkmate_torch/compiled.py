@@ -73,11 +73,20 @@ def _symbols(graph):
         sizes = [v] if isinstance(v, torch.SymInt) else \
             [d for t in _tensors(v) for d in tuple(t.shape) + tuple(t.stride())]
         for d in sizes:
-            if isinstance(d, torch.SymInt):
-                expr, hint, _ = private.sym_hint(d)
-                if expr.is_Symbol and hint is not None:
-                    syms.setdefault(expr, d)
+            if isinstance(d, torch.SymInt) and private.sym_expr(d).is_Symbol \
+                    and private.sym_hint(d)[0] is not None:
+                syms.setdefault(private.sym_expr(d), d)
     return syms
+
+
+def _size_at(d, point):
+    """A size (an int or a SymInt) where torch's symbols take the sizes
+    of point ({symbol: size}); a SymInt of other symbols (a size known
+    only when the step runs) as it is."""
+    if not isinstance(d, torch.SymInt):
+        return d
+    expr = private.sym_expr(d)
+    return int(expr.xreplace(point)) if expr.free_symbols <= point.keys() else d
 
 
 @contextlib.contextmanager
@@ -98,44 +107,34 @@ def _sized(graph):
     import sympy
     point = {}
     for sym, d in syms.items():
-        _, hint, largest = private.sym_hint(d)
+        hint, largest = private.sym_hint(d)
         if not isinstance(largest, sympy.Integer):     # unbounded
             bool(d <= hint)     # the guard
             largest = hint
         point[sym] = int(largest)
     fake = private.fake_tensor_mode()
 
-    def size(d):
-        if not isinstance(d, torch.SymInt):
-            return d
-        expr, _, _ = private.sym_hint(d)
-        if not expr.free_symbols <= point.keys():
-            return d    # a size known only when the step runs: JointGraph refuses it
-        return int(expr.xreplace(point))
-
     def concrete(n, v):
         if isinstance(v, torch.SymInt):
-            return size(v)
+            return _size_at(v, point)
         if isinstance(v, (tuple, list)):
             return type(v)(concrete(n, x) for x in v)
-        if not isinstance(v, torch.Tensor) or all(isinstance(d, int) for d in v.shape):
+        if not isinstance(v, torch.Tensor) \
+                or all(isinstance(d, int) for d in tuple(v.shape) + tuple(v.stride())):
             return v
-        if not all(private.sym_hint(d)[0].free_symbols <= point.keys()
-                   for d in v.shape if isinstance(d, torch.SymInt)):
+        shape = [_size_at(d, point) for d in v.shape]
+        stride = [_size_at(d, point) for d in v.stride()]
+        if not all(isinstance(d, int) for d in shape + stride):
             return v    # a size known only when the step runs: JointGraph refuses it
         numel = 1
         for d in v.shape:
             numel = numel * d
-        expr, _, largest = private.sym_hint(numel) if isinstance(numel, torch.SymInt) \
-            else (None, None, None)
-        if expr is not None and largest != int(expr.xreplace(point)):
+        if isinstance(numel, torch.SymInt) and private.sym_hint(numel)[1] != _size_at(numel, point):
             raise CompiledError("node %s (%s) has %s elements, more at smaller inputs than at "
                                 "the largest (%s); the partition cannot size it for all"
-                                % (n.name, n.target, expr, point))
+                                % (n.name, n.target, private.sym_expr(numel), point))
         with fake:
-            return torch.empty_strided([size(d) for d in v.shape],
-                                       [size(d) for d in v.stride()],
-                                       dtype=v.dtype, device=v.device)
+            return torch.empty_strided(shape, stride, dtype=v.dtype, device=v.device)
     was = {n: n.meta["val"] for n in graph.nodes if "val" in n.meta}
     try:
         for n, v in was.items():
@@ -1135,18 +1134,15 @@ def _at_point(args, gm, point):
     step may assume its strides)."""
     if not point:
         return args
-
-    def size(d):
-        return int(private.sym_hint(d)[0].xreplace(point)) if isinstance(d, torch.SymInt) else d
     out = []
     for a, e in zip(args, _placeholder_values(gm)):
         if isinstance(e, torch.SymInt):
-            a = size(e)
+            a = _size_at(e, point)
         elif isinstance(a, torch.Tensor) and isinstance(e, torch.Tensor) \
                 and any(isinstance(d, torch.SymInt) for d in e.shape):
             if not a.is_contiguous():
                 return args
-            a = grown_tensor(a, {i: size(d) for i, d in enumerate(e.shape)
+            a = grown_tensor(a, {i: _size_at(d, point) for i, d in enumerate(e.shape)
                                  if isinstance(d, torch.SymInt)})
         out.append(a)
     return out

@@ -412,13 +412,18 @@ def partitioners():
     return importlib.import_module("torch._functorch.partitioners")
 
 
+def sym_expr(size):
+    """A symbolic size's sympy expression (in torch's symbols)."""
+    return size.node.expr
+
+
 def sym_hint(size):
-    """(expr, hint, largest) of a symbolic size: its sympy expression,
-    the size it has in the call being compiled (None for a size known
-    only when the step runs), and the largest it can take in its shape
-    environment's ranges (sympy's oo where unbounded)."""
+    """(hint, largest) of a symbolic size: the size it has in the call
+    being compiled (None for a size known only when the step runs), and
+    the largest it can take in its shape environment's ranges (not a
+    sympy Integer where unbounded)."""
     node = size.node
-    return node.expr, node.hint, node.shape_env.bound_sympy(node.expr).upper
+    return node.hint, node.shape_env.bound_sympy(node.expr).upper
 
 
 def mark_dynamic(tensor, dim, most):
