@@ -2,6 +2,10 @@
 the example call grown to those maxima, so that the one plan made for it
 serves every smaller call (train.Compiled reuses a plan whose steps fit
 its budget at the new sizes; docs/torch.md, "Other sizes, one solve").
+compile=True marks the declared dimensions dynamic instead
+(train.RematCompiled), and its measured run grows a call's inputs to
+the sizes its partition was made at with grown_tensor
+(compiled._at_point).
 
 dynamic maps an input, a position in the example's args (an int) or a
 keyword (a str), to {dimension: maximum}, as torch._dynamo.mark_dynamic

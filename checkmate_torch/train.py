@@ -553,7 +553,6 @@ class Remat(_Wrapper):
                         else "they trace to another graph than the plans made so far"))
         return c
 
-
     @property
     def plan_info(self):
         """The figures of the plan used last (or made for the example)."""
