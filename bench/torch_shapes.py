@@ -61,6 +61,27 @@ def setup(args, torch, tf):
     return model, ref, lengths, batches, gen
 
 
+def loop(torch, m, params, batches):
+    """AdamW steps of m on batches (as input_ids and labels), each from
+    torch.manual_seed(its index): (total seconds, the losses, the
+    seconds of each step at a length not seen before)."""
+    opt = torch.optim.AdamW(params, lr=1e-3)
+    losses, new_times, seen = [], [], set()
+    t0 = time.perf_counter()
+    for step, ids in enumerate(batches):
+        torch.manual_seed(step)
+        s = time.perf_counter()
+        loss = m(input_ids=ids, labels=ids).loss
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        if ids.shape[1] not in seen:
+            new_times.append(time.perf_counter() - s)
+        seen.add(ids.shape[1])
+        losses.append(loss.detach())
+    return time.perf_counter() - t0, losses, new_times
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model", default="gpt2", choices=("gpt2", "llama"))
@@ -96,24 +117,7 @@ def main():
 
     model, ref, lengths, batches, gen = setup(args, torch, tf)
 
-    def loop(m, params, timed):
-        opt = torch.optim.AdamW(params, lr=1e-3)
-        losses, new_times, seen = [], [], set()
-        t0 = time.perf_counter()
-        for step, ids in enumerate(batches):
-            torch.manual_seed(step)
-            s = time.perf_counter()
-            loss = m(input_ids=ids, labels=ids).loss
-            loss.backward()
-            opt.step()
-            opt.zero_grad()
-            if timed and ids.shape[1] not in seen:
-                new_times.append(time.perf_counter() - s)
-            seen.add(ids.shape[1])
-            losses.append(loss.detach())
-        return time.perf_counter() - t0, losses, new_times
-
-    plain_s, want, _ = loop(ref, ref.parameters(), False)
+    plain_s, want, _ = loop(torch, ref, ref.parameters(), batches)
     t0 = time.perf_counter()
     example = torch.randint(0, 1000, (args.batch, args.max), generator=gen)
     with warnings.catch_warnings():
@@ -122,7 +126,7 @@ def main():
                                   budget=lambda f, p: int(f + (p - f) * args.frac),
                                   time_limit=args.time_limit, cache=args.cache)
         remat_s = time.perf_counter() - t0
-        loop_s, got, new_times = loop(m, model.parameters(), True)
+        loop_s, got, new_times = loop(torch, m, model.parameters(), batches)
     remat_s += loop_s
     reused = sum(1 for c in m._plans.values() if c.info["reused"])
     row = {"model": args.model, "steps": args.steps, "batch": args.batch,
@@ -146,23 +150,9 @@ def compiled(args):
     from torch._dynamo.utils import counters
     tf.logging.set_verbosity_error()
     torch.set_num_threads(1)
-    model, ref, lengths, batches, gen = setup(args, torch, tf)
-
-    def loop(m, params):
-        opt = torch.optim.AdamW(params, lr=1e-3)
-        losses = []
-        t0 = time.perf_counter()
-        for step, ids in enumerate(batches):
-            torch.manual_seed(step)
-            loss = m(input_ids=ids, labels=ids).loss
-            loss.backward()
-            opt.step()
-            opt.zero_grad()
-            losses.append(loss.item())
-        return time.perf_counter() - t0, losses
-
+    model, ref, lengths, batches, _ = setup(args, torch, tf)
     frames = counters["frames"]["ok"]
-    plain_s, want = loop(torch.compile(ref, dynamic=True), ref.parameters())
+    plain_s, want, _ = loop(torch, torch.compile(ref, dynamic=True), ref.parameters(), batches)
     frames = counters["frames"]["ok"] - frames
     dynamic = {"input_ids": {1: args.max}, "labels": {1: args.max}} if args.declare else None
     example = batches[0]
@@ -172,7 +162,7 @@ def compiled(args):
                                   budget=lambda f, p: int(f + (p - f) * args.frac),
                                   time_limit=args.time_limit, cache=args.cache, compile=True,
                                   dynamic=dynamic)
-        remat_s, got = loop(m, model.parameters())
+        remat_s, got, _ = loop(torch, m, model.parameters(), batches)
     info = m.plan_info
     row = {"model": args.model, "steps": args.steps, "batch": args.batch,
            "lengths": "%d-%d" % (args.min, args.max), "distinct": len(set(lengths)),
@@ -181,7 +171,8 @@ def compiled(args):
            "torch_compile_frames": frames, "partitions": len(m._partitioner.info),
            "sized_at": info["sized_at"], "budget": info["budget"],
            "measured_peak": info["measured_peak"],
-           "max_rel_loss_diff": max(abs(a - b) / abs(b) for a, b in zip(got, want)),
+           "max_rel_loss_diff": max(abs(a.item() - b.item()) / abs(b.item())
+                                    for a, b in zip(got, want)),
            "warnings": sorted({str(w.message)[:120] for w in said
                                if "checkmate" in str(w.message)}),
            "cache": bool(args.cache), "torch": torch.__version__}

@@ -74,7 +74,7 @@ def _symbols(graph):
             [d for t in _tensors(v) for d in tuple(t.shape) + tuple(t.stride())]
         for d in sizes:
             if isinstance(d, torch.SymInt) and private.sym_expr(d).is_Symbol \
-                    and private.sym_hint(d)[0] is not None:
+                    and private.sym_hint(d) is not None:
                 syms.setdefault(private.sym_expr(d), d)
     return syms
 
@@ -107,10 +107,10 @@ def _sized(graph):
     import sympy
     point = {}
     for sym, d in syms.items():
-        hint, largest = private.sym_hint(d)
+        largest = private.sym_largest(d)
         if not isinstance(largest, sympy.Integer):     # unbounded
-            bool(d <= hint)     # the guard
-            largest = hint
+            largest = private.sym_hint(d)
+            bool(d <= largest)     # the guard
         point[sym] = int(largest)
     fake = private.fake_tensor_mode()
 
@@ -126,10 +126,8 @@ def _sized(graph):
         stride = [_size_at(d, point) for d in v.stride()]
         if not all(isinstance(d, int) for d in shape + stride):
             return v    # a size known only when the step runs: JointGraph refuses it
-        numel = 1
-        for d in v.shape:
-            numel = numel * d
-        if isinstance(numel, torch.SymInt) and private.sym_hint(numel)[1] != _size_at(numel, point):
+        numel = v.numel()
+        if isinstance(numel, torch.SymInt) and private.sym_largest(numel) != _size_at(numel, point):
             raise CompiledError("node %s (%s) has %s elements, more at smaller inputs than at "
                                 "the largest (%s); the partition cannot size it for all"
                                 % (n.name, n.target, private.sym_expr(numel), point))

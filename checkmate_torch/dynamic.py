@@ -24,10 +24,26 @@ def grown(args, kwargs, dynamic):
     """(args, kwargs) of the example with each declared dimension at its
     maximum; DynamicError (one line, naming the input) for a declaration
     that does not fit the example."""
+    sizes = {}      # id of a declared tensor -> (tensor, {dim: max})
+    for key, dims in declared(args, kwargs, dynamic).items():
+        t = kwargs[key] if isinstance(key, str) else args[key]
+        sizes.setdefault(id(t), (t, {}))[1].update(dims)
+    done = {k: grown_tensor(t, want) for k, (t, want) in sizes.items()}
+
+    def swap(v):
+        return done.get(id(v), v) if isinstance(v, torch.Tensor) else v
+    return tuple(swap(v) for v in args), {k: swap(v) for k, v in kwargs.items()}
+
+
+def declared(args, kwargs, dynamic):
+    """The declaration checked against the example call: {input: {dim:
+    max}}, each dimension counted from 0; DynamicError (one line, naming
+    the input) where it does not fit."""
     args, kwargs = list(args), dict(kwargs)
     if not isinstance(dynamic, dict):
         raise DynamicError("dynamic must be a dict {input: {dim: max}}; got %r" % (dynamic,))
-    sizes = {}      # id of a declared tensor -> (tensor, {dim: max})
+    sizes = {}      # id of a declared tensor -> {dim: max}, over every key naming it
+    out = {}
     for key, dims in dynamic.items():
         if isinstance(key, int) and not isinstance(key, bool):
             if not -len(args) <= key < len(args):
@@ -45,7 +61,7 @@ def grown(args, kwargs, dynamic):
             raise DynamicError("dynamic: %s is a %s, not a tensor" % (name, type(t).__name__))
         if not isinstance(dims, dict) or not dims:
             raise DynamicError("dynamic: %s needs {dim: max}; got %r" % (name, dims))
-        want = sizes.setdefault(id(t), (t, {}))[1]
+        want, mine = sizes.setdefault(id(t), {}), out.setdefault(key, {})
         for dim, most in dims.items():
             if not isinstance(dim, int) or not -t.dim() <= dim < t.dim():
                 raise DynamicError("dynamic: %s has %d dimensions, no dimension %r"
@@ -59,12 +75,8 @@ def grown(args, kwargs, dynamic):
             if want.get(dim, most) != most:
                 raise DynamicError("dynamic: %s is declared twice with other maxima for "
                                    "dimension %d" % (name, dim))
-            want[dim] = most
-    done = {k: grown_tensor(t, want) for k, (t, want) in sizes.items()}
-
-    def swap(v):
-        return done.get(id(v), v) if isinstance(v, torch.Tensor) else v
-    return tuple(swap(v) for v in args), {k: swap(v) for k, v in kwargs.items()}
+            want[dim] = mine[dim] = most
+    return out
 
 
 def grown_tensor(t, want):

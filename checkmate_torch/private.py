@@ -418,12 +418,16 @@ def sym_expr(size):
 
 
 def sym_hint(size):
-    """(hint, largest) of a symbolic size: the size it has in the call
-    being compiled (None for a size known only when the step runs), and
-    the largest it can take in its shape environment's ranges (not a
-    sympy Integer where unbounded)."""
+    """The size a symbolic size has in the call being compiled (None for
+    a size known only when the step runs)."""
+    return size.node.hint
+
+
+def sym_largest(size):
+    """The largest a symbolic size can take in its shape environment's
+    ranges (not a sympy Integer where unbounded)."""
     node = size.node
-    return node.hint, node.shape_env.bound_sympy(node.expr).upper
+    return node.shape_env.bound_sympy(node.expr).upper
 
 
 def mark_dynamic(tensor, dim, most):

@@ -14,7 +14,7 @@ import torch
 from . import alias, private, solve as solvemod
 from .cache import cost_key, kept_or_measured, open_cache, shape_key
 from .codegen import Program
-from .dynamic import DynamicError, grown
+from .dynamic import DynamicError, declared, grown
 from .execute import Interpreter, PlanError, measure_costs, resolve
 from .functional import op_of
 from .graph import Analysis, Synthetic, steps_peak
@@ -637,12 +637,6 @@ class RematCompiled(_Wrapper):
             raise RematError(_dynamo_refusal(e)) from None
 
 
-def _rank(args, kwargs, key):
-    """The number of dimensions of the example's input `key` (a position
-    or a keyword)."""
-    return (args[key] if isinstance(key, int) else kwargs[key]).dim()
-
-
 def _own_code(model):
     """A function that calls model, of a code object of its own.
 
@@ -782,11 +776,9 @@ def remat(model, example_args, example_kwargs=None, *, budget, strategy="auto",
                              "strategy; got strategy=%r" % (strategy,))
         if dynamic is not None:
             try:
-                grown(example_args, example_kwargs or {}, dynamic)   # the declaration checked
+                dynamic = declared(example_args, example_kwargs or {}, dynamic)
             except DynamicError as e:
                 raise RematError(str(e)) from None
-            dynamic = {k: {d % _rank(example_args, example_kwargs, k): m for d, m in v.items()}
-                       for k, v in dynamic.items()}
         return RematCompiled(model, backend(budget, time_limit, find_checkmate(), plans, cost),
                              dynamic)
     if dynamic is not None:
