@@ -25,7 +25,7 @@ import math
 
 import torch
 
-from . import private
+from . import offload, private
 from .execute import rng_state, set_rng_state
 from .functional import clone_strided
 from .graph import _FORMULA_CONTIGUOUS, _formula_contiguous
@@ -62,7 +62,8 @@ class Program:
         self.in_place, self.snapshot = lw.in_place, lw.snapshot
         self._globals = {"torch": torch, "_rng_state": rng_state,
                          "_set_rng_state": set_rng_state, "_clone": clone_strided,
-                         "_formula": _formula_call}
+                         "_formula": _formula_call, "_to_host": offload.to_host,
+                         "_to_device": offload.to_device, "_wait": offload.wait}
         self._consts = {}
         self.pre = []
         fwd = self._forward_source(self._lines(lw.forward), [self._src(o) for o in lw.outputs])
@@ -239,6 +240,13 @@ class Program:
             elif k == "rng_set":
                 out.append("%s(%s, %s)" % (self._RNG_SET, self._const(ins.device),
                                            self._src(ins.src)))
+            elif k == "offload":
+                out.append("%s, %s = _to_host(%s)" % (ins.dst, ins.event, self._src(ins.src)))
+            elif k == "fetch":
+                out.append("%s, %s = _to_device(%s, %s)" % (ins.dst, ins.event, self._src(ins.src),
+                                                            self._const(ins.device)))
+            elif k == "wait":
+                out.append("_wait(%s)" % ins.event)
             elif k == "write_back":
                 pairs = [(t, self._src(v)) for t, v in ins.pairs]
                 out.extend(self.pre)

@@ -12,11 +12,11 @@ import time
 
 import torch
 
-from . import private
+from . import offload, private
 from .functional import clone_strided
 from .graph import Synthetic, _formula_contiguous, nbytes
 from .lower import Clone, Elem, Factor, Lowered, PlanError, Reg, Zeros, device_of, \
-    is_rng_register, split_at_tangents
+    is_copy_register, is_rng_register, split_at_tangents
 from .trace import tensors_of
 
 
@@ -142,6 +142,12 @@ class Interpreter:
                 env[ins.dst] = self.T
             elif kind == "keep":
                 self.G[ins.index] = value(ins.src, env)
+            elif kind == "offload":
+                env[ins.dst], env[ins.event] = offload.to_host(value(ins.src, env))
+            elif kind == "fetch":
+                env[ins.dst], env[ins.event] = offload.to_device(value(ins.src, env), ins.device)
+            elif kind == "wait":
+                offload.wait(env[ins.event])
             elif kind == "write_back":
                 with torch.no_grad():
                     for t, v in ins.pairs:
@@ -173,14 +179,17 @@ class Interpreter:
         self.G[ins.index] = g
 
     def _mark(self, ins, k, body, env):
-        if ins.what == "compute":
+        what = ins.what
+        if what == "compute":
             self.computes += 1
-            if self.measure:
-                self.model_bytes += self.a.memory[ins.node]
-                self.peak = max(self.peak, self.live_bytes(env))
-                self.model_peak = max(self.model_peak, self.model_bytes + self.a.fixed_memory)
-        elif self.measure:
+        if not self.measure or what == "offload" or getattr(ins, "host", False):
+            pass   # nothing changes on the device
+        elif what == "free":
             self.model_bytes -= self.a.memory[ins.node]
+        else:
+            self.model_bytes += self.a.memory[ins.node]
+            self.peak = max(self.peak, self.live_bytes(env))
+            self.model_peak = max(self.model_peak, self.model_bytes + self.a.fixed_memory)
         if self.on_mark is not None:
             self.on_mark(ins, k, body, env)
 
@@ -196,7 +205,7 @@ class Interpreter:
         seen = {}
         tensors = [g for g in self.G if g is not None]
         for name, v in env.items():
-            if not is_rng_register(name):
+            if not is_rng_register(name) and not is_copy_register(name):
                 tensors += tensors_of(v)
         for t in tensors:
             st = t.storage()
@@ -246,7 +255,7 @@ def resolve(analysis, steps):
     out = []
     for k, s in enumerate(steps):
         op, name = (s.get("op"), s.get("node")) if isinstance(s, dict) else (None, None)
-        if op not in ("compute", "free"):
+        if op not in ("compute", "free", "offload", "fetch"):
             raise PlanError("step %d: unknown op '%s'" % (k, op))
         r = analysis.by_name.get(name)
         if r is None:

@@ -592,12 +592,21 @@ def in_order_steps(order, deps):
 def steps_peak(steps, memory, workspace=None):
     """The most bytes (memory: node -> bytes) live at once under steps,
     fixed memory left out; with workspace (node -> bytes its op holds
-    while it runs), those too at each compute."""
+    while it runs), those too at each compute. Steps that copy to host
+    memory and back (docs/formats.md): a fetch adds its value as a compute
+    does, an offload changes nothing on the device, and a free of a value
+    not on the device frees its host copy."""
     live = peak = 0
     workspace = workspace or {}
+    on = {}
     for op, r in steps:
-        live += memory[r] if op == "compute" else -memory[r]
-        peak = max(peak, live + (workspace.get(r, 0) if op == "compute" else 0))
+        if op in ("compute", "fetch"):
+            on[r] = on.get(r, 0) + 1
+            live += memory[r]
+            peak = max(peak, live + (workspace.get(r, 0) if op == "compute" else 0))
+        elif op == "free" and on.get(r):
+            on[r] -= 1
+            live -= memory[r]
     return peak
 
 

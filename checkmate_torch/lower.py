@@ -40,9 +40,23 @@ tuples of operands are operands. The instructions (class Ins, field kind):
              src None: absent (G[index] stays None)
   keep       G[index] = src                 (a gradient complete in the forward)
   write_back target.copy_(value) for each pair, without autograd
-  mark       no code: what == "compute" or "free" of graph node `node`,
+  offload    dst, event = offload.to_host(src)     a host copy, h_<register>
+  fetch      dst, event = offload.to_device(src, device)
+  wait       offload.wait(event): what follows waits for that copy
+  mark       no code: what == "compute", "free", "offload" or "fetch"
+             of graph node `node` (host=True: a free of its host copy),
              after the instructions that do it, the gradients it
              completes included (start: where they begin)
+
+Copies (offload.py) follow docs/formats.md's model: a compute waits for
+the fetches of the values it reads, a free of a value for the copy still
+running from or into it; the forward ends waiting for the fetches of
+what it returns or writes back, the backward for all of its fetches
+(its gradients are read after it). The events of the copies not waited
+for in the forward are handed over with the resident values and the
+host copies. A value that is
+ever offloaded is never written in place (the copy may still be
+reading it).
 
 Absent gradients (the gradient of an output the loss does not reach, and
 what is computed from such gradients alone) are decided when the backward
@@ -184,8 +198,8 @@ def in_place_writes(a, forward_steps, backward_steps):
     backward_steps) to the fx nodes its op may write in place instead of
     a clone, as the ordinary step writes them:
       - a dense value of the plan's, read once by the op and by nothing
-        after it, not part of a gradient, and freed next in the same
-        function (relu_ on a batch norm's output, dropout's bernoulli_ on
+        after it, not part of a gradient, never offloaded, and freed next
+        in the same function (relu_ on a batch norm's output, dropout's bernoulli_ on
         a fresh tensor); an element of a tuple (a projection) only where
         nothing takes an element from that tuple again afterwards;
       - a parameter, buffer or input the step writes, where the op makes
@@ -212,12 +226,19 @@ def in_place_writes(a, forward_steps, backward_steps):
             snapshot.add(p)
     snapshot &= set(a.final)
     in_grads = {d for g in a.grads for d in a.needs[g]}
+    # a copy may still be reading a value offloaded (offload.py), or the
+    # tuple a projection takes an element of
+    copied = {r for op, r in steps if op == "offload"}
+    in_grads |= copied | {r for r in a.real if getattr(r, "base", None) in copied}
     nxt = {}   # node -> ("free" or "read", step index) of its next use
     in_place = {}
     for k in range(len(steps) - 1, -1, -1):
         op, r = steps[k]
         if op == "free":
             nxt[r] = ("free", k)
+            continue
+        if op != "compute":
+            nxt[r] = ("read", k)
             continue
         args = list(r.args) + list(r.kwargs.values()) if not isinstance(r, Synthetic) else []
         for x in _written(r):
@@ -473,8 +494,12 @@ class Lowered:
             raise PlanError("compute '%s': already resident" % r.name)
         for d in a.deps[r]:
             if d not in self.env:
+                if d in self.host:
+                    raise PlanError("compute '%s': input '%s' is on the host, not resident: "
+                                    "fetch it first" % (r.name, d.name))
                 raise PlanError("compute '%s': dep '%s' is not resident" % (r.name, d.name))
         start = len(out)
+        self._wait(a.deps[r], out, "fetch")
         v = self.name(r)
         if isinstance(r, Synthetic):
             if r.kind == "projection":
@@ -520,9 +545,19 @@ class Lowered:
         out.append(Ins("mark", what="compute", node=r, start=start))
 
     def _free(self, r, out):
-        if r not in self.env:
-            raise PlanError("free '%s': not resident" % r.name)
         start = len(out)
+        if r not in self.env:
+            # a value on the host only: its host copy
+            if r not in self.host:
+                raise PlanError("free '%s': not resident" % r.name)
+            self.host.discard(r)
+            if r in self.absent_host:
+                self.absent_host.discard(r)
+            else:
+                out.append(Ins("free", names=["h_" + self.name(r)]))
+            out.append(Ins("mark", what="free", node=r, start=start, host=True))
+            return
+        self._wait([r], out)
         self.env.discard(r)
         self._drop_views({r}, out)
         if r in self.absent_regs:
@@ -531,6 +566,46 @@ class Lowered:
             out.append(Ins("free", names=[self.name(r)]))
         out.append(Ins("mark", what="free", node=r, start=start))
 
+    def _offload(self, r, out):
+        if r not in self.env:
+            raise PlanError("offload '%s': not resident" % r.name)
+        if r in self.host:
+            raise PlanError("offload '%s': it has a host copy already" % r.name)
+        start = len(out)
+        self.host.add(r)
+        if r in self.absent_regs:
+            self.absent_host.add(r)
+        else:
+            v = self.name(r)
+            out.append(Ins("offload", dst="h_" + v, src=Reg(v), event="q_" + v))
+            self.pending[r] = ("q_" + v, "offload")
+        out.append(Ins("mark", what="offload", node=r, start=start))
+
+    def _fetch(self, r, out):
+        if r not in self.host:
+            raise PlanError("fetch '%s': no host copy" % r.name)
+        if r in self.env:
+            raise PlanError("fetch '%s': already resident" % r.name)
+        start = len(out)
+        self.env.add(r)
+        if r in self.absent_host:
+            self.absent_regs.add(r)
+        else:
+            v = self.name(r)
+            out.append(Ins("fetch", dst=v, src=Reg("h_" + v), event="q_" + v,
+                           device=device_of(self._fake(r))))
+            self.pending[r] = ("q_" + v, "fetch")
+        out.append(Ins("mark", what="fetch", node=r, start=start))
+
+    def _wait(self, nodes, out, kind=None):
+        """Waits for the copies running from or into nodes (kind: only
+        those of that kind)."""
+        for d in nodes:
+            got = self.pending.get(d)
+            if got is not None and kind in (None, got[1]):
+                del self.pending[d]
+                out.append(Ins("wait", event=got[0]))
+
     def _grads(self, candidates, out):
         a = self.a
         for i in candidates:
@@ -538,6 +613,7 @@ class Lowered:
             if i in self.collected or not all(d in self.env for d in a.needs[g]):
                 continue
             self.collected.add(i)
+            self._wait(a.needs[g], out, "fetch")
             src = self._value(g)
             if not self.in_backward:
                 # complete in the forward: kept as it is, handed over
@@ -572,12 +648,13 @@ class Lowered:
         return out
 
     def _steps(self, steps, start, out):
+        do = {"free": self._free, "offload": self._offload, "fetch": self._fetch}
         for k, (op, r) in enumerate(steps):
             try:
                 if op == "compute":
                     self._compute(r, out, start + k)
                 else:
-                    self._free(r, out)
+                    do[op](r, out)
             except PlanError as e:
                 raise PlanError("step %d: %s" % (start + k, e))
 
@@ -586,6 +663,7 @@ class Lowered:
     def _lower_forward(self, write_back, outputs):
         a = self.a
         self.env, self.computed, self.collected, self.absent_regs = set(), set(), set(), set()
+        self.host, self.absent_host, self.pending = set(), set(), {}
         self.absent = frozenset()
         self.rng_kept, self.early = [], []
         self.views, self.pre, self.n_views = {}, [], 0
@@ -609,6 +687,9 @@ class Lowered:
                 self.fixed_name[p] = "S%d" % self.fixed.index(p)
                 out.append(Ins("snapshot", dst=self.fixed_name[p], src=self.targets[p]))
         self._steps(self.forward_steps, 0, out)
+        # what the forward returns or writes back is read after it
+        self._wait([d for v in a.outputs + list(a.final.values()) for d in a.needs[v]], out,
+                   "fetch")
         if a.final and write_back:
             # a last version written in place is the tensor itself
             pairs = [(self.targets[p], self._value(v)) for p, v in a.final.items()]
@@ -617,11 +698,19 @@ class Lowered:
         self._flush(out)
         self.forward = out
         self.boundary = sorted(self.env, key=lambda r: self.name(r))
-        self.parts = ([self.name(r) for r in self.boundary], [self.fixed_name[n] for n in self.fixed],
+        # handed over: the resident values, then the host copies and the
+        # events of the copies not waited for
+        copies = ["h_" + self.name(r) for r in sorted(self.host - self.absent_host,
+                                                      key=self.name)] + \
+            sorted(e for e, _ in self.pending.values())
+        self.parts = ([self.name(r) for r in self.boundary] + copies,
+                      [self.fixed_name[n] for n in self.fixed],
                       ["r_%s" % self.name(r) for r in self.rng_kept],
                       ["e%d" % i for i in self.early])
+        self.copies = any(op in ("offload", "fetch")
+                          for op, _ in self.forward_steps + self.backward_steps)
         self._at_boundary = (set(self.env), set(self.computed), set(self.collected),
-                             list(self.rng_kept))
+                             list(self.rng_kept), set(self.host), dict(self.pending))
 
     def backward(self, absent=frozenset()):
         """The backward's instructions, the tangents at indices absent
@@ -635,8 +724,9 @@ class Lowered:
         a = self.a
         # from the forward's end (registers are named in compute order, the
         # same for every set of absent tangents)
-        env, computed, collected, rng = self._at_boundary
+        env, computed, collected, rng, host, pending = self._at_boundary
         self.env, self.computed, self.collected = set(env), set(computed), set(collected)
+        self.host, self.pending, self.absent_host = set(host), dict(pending), set()
         self.rng_kept = list(rng)
         self.absent, self.absent_regs = absent, set()
         self.in_backward = True
@@ -650,6 +740,7 @@ class Lowered:
         if len(self.collected) != len(a.grads):
             raise PlanError("%d of %d gradients were never produced"
                             % (len(a.grads) - len(self.collected), len(a.grads)))
+        self._wait(list(self.pending), out, "fetch")
         self._flush(out)
         return out
 
@@ -665,3 +756,8 @@ def split_at_tangents(analysis, steps):
 def is_rng_register(name):
     """Whether register name holds a generator state."""
     return name.startswith("r_") or name == "_now"
+
+
+def is_copy_register(name):
+    """Whether register name holds a host copy or a copy's event."""
+    return name.startswith(("h_", "q_"))

@@ -238,6 +238,8 @@ class ScriptProgram(Program):
     def __init__(self, analysis, forward_steps, backward_steps, lowered=None):
         _register_ops()
         lowered = lowered or Lowered(analysis, forward_steps, backward_steps)
+        if lowered.copies:
+            raise ScriptError("a plan with copies to host memory runs as Python (offload.py)")
         lowered.backward()   # every register named: the tuples known
         self.expected = collections.Counter()
         self.helpers = collections.Counter()

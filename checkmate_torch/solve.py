@@ -43,6 +43,46 @@ def budget_arg(budget, fixed_memory, checkpoint_all_peak):
     return str(budget)
 
 
+# A bandwidth and a rate as the CLI reads them (common/rate.c).
+_BANDWIDTH = re.compile(r"\s*(\d+\.?\d*|\.\d+)\s*([kmgt](i?b)?|b)?(/s)?\s*$", re.IGNORECASE)
+_RATE = re.compile(r"(\d+\.?\d*|\.\d+)([kmgtp])?(flop/s|flops|/s)?$", re.IGNORECASE)
+
+
+def copy_args(offload, cost_unit_known):
+    """The `solve` arguments of remat's offload= (docs/torch.md, "Offload
+    to host memory"): None (no copies: none), a bandwidth (bytes a second,
+    or a string such as "25GB/s"), or a dict with "bandwidth" and
+    optionally "rate" (cost units a second, "100TFLOP/s": the device's,
+    needed where the costs are FLOPs, cost_unit_known False) and
+    "host_budget" (a size, "64G"). A tuple of strings."""
+    if offload is None:
+        return ()
+    given = dict(offload) if isinstance(offload, dict) else {"bandwidth": offload}
+    unknown = sorted(set(given) - {"bandwidth", "rate", "host_budget"})
+    if unknown:
+        raise SolveError("offload takes bandwidth, rate and host_budget; got %r" % unknown[0])
+
+    def text(key, pattern, example):
+        v = given.get(key)
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) \
+                and v >= 1:
+            v = str(int(v))
+        if not isinstance(v, str) or not pattern.match(v) or not re.search(r"[1-9]", v):
+            raise SolveError("offload's %s must be a positive number or a string such as %s; "
+                             "got %r" % (key, example, given.get(key)))
+        return v.strip()
+    out = ["--bandwidth", text("bandwidth", _BANDWIDTH, "'25GB/s'")]
+    if "rate" in given:
+        out += ["--rate", text("rate", _RATE, "'100TFLOP/s'")]
+    elif not cost_unit_known:
+        raise SolveError("offload with cost='flops' needs the device's rate, to weigh a copy "
+                         "against a recompute: offload={'bandwidth': ..., 'rate': "
+                         "'100TFLOP/s'}; or cost='time'")
+    if "host_budget" in given:
+        out += ["--host-budget", text("host_budget", SIZE, "'64G'")]
+    return tuple(out)
+
+
 _LEAST = re.compile(r"\((\d+)\),? the least any plan needs")
 
 
@@ -78,12 +118,13 @@ def _reason(summary, p):
     return lines[-1] if lines else EXIT_WHY.get(p.returncode, "failed")
 
 
-def solve(binary, doc, budget, strategy, time_limit, cache=None):
+def solve(binary, doc, budget, strategy, time_limit, cache=None, copies=()):
     """(plan, hit): the plan (a dict) `checkmate solve` writes for graph
     doc, taken from cache (a cache.Cache, or None) where it holds it (hit
-    True), else solved and kept there."""
-    return _through(cache, binary, doc, budget, strategy, time_limit,
-                    lambda: _solve(binary, doc, budget, strategy, time_limit))
+    True), else solved and kept there. copies: copy_args's, to plan with
+    copies to host memory."""
+    return _through(cache, binary, doc, budget, solve_kind(strategy, copies), time_limit,
+                    lambda: _solve(binary, doc, budget, strategy, time_limit, copies))
 
 
 def partition(binary, doc, budget, time_limit, cache=None):
@@ -94,11 +135,17 @@ def partition(binary, doc, budget, time_limit, cache=None):
                     lambda: _partition(binary, doc, budget, time_limit))
 
 
-def cached(binary, doc, budget, kind, time_limit, cache):
+def cached(binary, doc, budget, kind, time_limit, cache, copies=()):
     """The answer cache holds for these settings (kind: the strategy, or
-    "partition"), or None."""
+    "partition"; copies: copy_args's), or None."""
     return None if cache is None else \
-        cache.get(cachemod.plan_key(binary, doc, budget, kind, time_limit))
+        cache.get(cachemod.plan_key(binary, doc, budget, solve_kind(kind, copies), time_limit))
+
+
+def solve_kind(strategy, copies):
+    """What a cached answer was solved by: the strategy, with the copies'
+    arguments where there are some."""
+    return " ".join((strategy,) + tuple(copies))
 
 
 def _through(cache, binary, doc, budget, kind, time_limit, run):
@@ -135,7 +182,7 @@ def _partition(binary, doc, budget, time_limit):
             return json.load(f)
 
 
-def _solve(binary, doc, budget, strategy, time_limit):
+def _solve(binary, doc, budget, strategy, time_limit, copies):
     with tempfile.TemporaryDirectory(prefix="checkmate-") as d:
         graph = os.path.join(d, "graph.json")
         plan = os.path.join(d, "plan.json")
@@ -143,7 +190,8 @@ def _solve(binary, doc, budget, strategy, time_limit):
         with open(graph, "w") as f:
             json.dump(doc, f)
         cmd = [binary, "solve", graph, "--budget", budget, "--strategy", strategy,
-               "--time-limit", str(time_limit), "--plan", plan, "--json", summary, "--quiet"]
+               "--time-limit", str(time_limit), "--plan", plan, "--json", summary, "--quiet"] + \
+            list(copies)
         p = subprocess.run(cmd, capture_output=True, text=True)
         if p.returncode != 0 or not os.path.exists(plan):
             info = {}
@@ -151,7 +199,8 @@ def _solve(binary, doc, budget, strategy, time_limit):
                 with open(summary) as f:
                     info = json.load(f)
             err = _reason(info, p).replace(graph, doc.get("name", "graph"))
-            raise SolveError("checkmate solve --budget %s --strategy %s: %s (exit %d)"
-                             % (budget, strategy, err, p.returncode))
+            raise SolveError("checkmate solve --budget %s --strategy %s%s: %s (exit %d)"
+                             % (budget, strategy, "".join(" " + c for c in copies), err,
+                                p.returncode))
         with open(plan) as f:
             return json.load(f)

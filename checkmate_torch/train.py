@@ -51,7 +51,7 @@ class Compiled:
     and the plan kept in the cache for its structure."""
 
     def __init__(self, model, args, kwargs, budget, strategy, time_limit, binary, cache, cost,
-                 prior=()):
+                 copies=(), prior=()):
         # Traced, solved, and run once on the example to compare strides
         # (strides.py); traced and solved again with the kernels' strides
         # where they differ (at most 3 rounds; differences left after the
@@ -71,20 +71,22 @@ class Compiled:
                                        "cost_unit": a.cost_unit,
                                        "fixed_memory_parts": a.fixed_parts}})
             self.structure = structure(a)
-            plan, steps = _reused(a, self.structure, prior)
+            plan, steps = _reused(a, self.structure, prior, copies)
             hit, skey, kept = False, None, []
             if plan is None and cache is not None:
                 # an earlier run's plan for other sizes, where the cache
                 # has none for these
-                skey = shape_key(binary, self.structure, budget, strategy, time_limit, cost)
+                skey = shape_key(binary, self.structure, budget,
+                                 solvemod.solve_kind(strategy, copies), time_limit, cost)
                 kept = _Kept.load(cache, skey, self.structure)
                 if kept and solvemod.cached(binary, doc, arg, strategy, time_limit,
-                                            cache) is None:
-                    plan, steps = _reused(a, self.structure, kept)
+                                            cache, copies) is None:
+                    plan, steps = _reused(a, self.structure, kept, copies)
                     hit = plan is not None
             if plan is None:
                 try:
-                    plan, hit = solvemod.solve(binary, doc, arg, strategy, time_limit, cache)
+                    plan, hit = solvemod.solve(binary, doc, arg, strategy, time_limit, cache,
+                                               copies)
                 except solvemod.SolveError as e:
                     raise solvemod.in_activations(e, a.fixed_memory, ca_peak) from None
                 steps = resolve(a, plan.get("steps") or [])
@@ -124,6 +126,12 @@ class Compiled:
             "overhead": plan.get("cost") / floor if floor else 1.0,
             "strategy": plan.get("strategy"), "param": plan.get("param"),
             "status": plan.get("status"), "fixed_memory": a.fixed_memory,
+            # with copies to host memory (offload=): the replayed time in
+            # seconds, its part waiting for copies, the host peak in bytes
+            # (None for a plan reused at other sizes: not replayed in time)
+            "offloads": sum(1 for op, _ in steps if op == "offload"),
+            "time": plan.get("time"), "wait": plan.get("wait"),
+            "host_peak": plan.get("host_peak_memory"),
             "fixed_memory_parts": dict(a.fixed_parts),
             "checkpoint_all_peak": ca_peak, "nodes": len(a.real),
             "computes": sum(1 for op, _ in steps if op == "compute"),
@@ -229,14 +237,17 @@ def structure(a):
                   tuple(index[d] for d in a.deps[r])) for r in a.real)
 
 
-def _reused(a, shape, prior):
+def _reused(a, shape, prior, copies=()):
     """(plan figures, steps) of the first of prior (Compiled or _Kept)
     whose graph has structure `shape` and whose steps, replayed at a's
     sizes, fit the budget it was made for; (None, None) when none does.
     The figures are the replayed ones; the status is 'feasible' (proven at
-    no size here)."""
+    no size here). Under a host budget (copies' --host-budget) a plan with
+    copies is not reused: its host peak is not replayed here."""
     for c in prior:
         if c.structure != shape:
+            continue
+        if "--host-budget" in copies and any(op == "offload" for op, _ in c.step_indices):
             continue
         steps = [(op, a.real[i]) for op, i in c.step_indices]
         peak = steps_peak(steps, a.memory) + a.fixed_memory
@@ -247,6 +258,9 @@ def _reused(a, shape, prior):
         return {"budget": budget, "peak_memory": peak, "cost": cost, "status": "feasible",
                 "strategy": c.info["strategy"], "param": c.info["param"], "reused": True}, steps
     return None, None
+
+
+_OPS = ("compute", "free", "offload", "fetch")
 
 
 class _Kept:
@@ -272,7 +286,7 @@ class _Kept:
                         "param": e.get("param")}
             except (KeyError, TypeError, ValueError):
                 continue
-            if all(op in ("compute", "free") and 0 <= i < len(structure) for op, i in steps):
+            if all(op in _OPS and 0 <= i < len(structure) for op, i in steps):
                 out.append(cls(structure, steps, info))
         return out
 
@@ -515,9 +529,9 @@ class Remat(_Wrapper):
     """See remat()."""
 
     def __init__(self, model, example_args, example_kwargs, budget, strategy,
-                 time_limit, binary, cache, cost):
+                 time_limit, binary, cache, cost, copies=()):
         super().__init__(model)
-        self._settings = (budget, strategy, time_limit, binary, cache, cost)
+        self._settings = (budget, strategy, time_limit, binary, cache, cost, copies)
         self._plans = {}
         self._last = self._compile(tuple(example_args), dict(example_kwargs or {}))
 
@@ -714,7 +728,8 @@ def _ours(filename):
 
 
 def remat(model, example_args, example_kwargs=None, *, budget, strategy="auto",
-          time_limit=60.0, cache=True, cost="flops", compile=False, dynamic=None):
+          time_limit=60.0, cache=True, cost="flops", compile=False, dynamic=None,
+          offload=None):
     """A module sharing model's parameters and buffers that, in training
     mode with gradients enabled, runs each forward and backward under a
     checkmate plan for budget: bytes, a string as the CLI takes it ("8G",
@@ -732,8 +747,13 @@ def remat(model, example_args, example_kwargs=None, *, budget, strategy="auto",
     ~/.cache/checkmate, a string names the directory, False keeps none.
     cost: what the plan minimizes, "flops" (from a table) or "time" (each
     op's median time on the example, measured once per signature and kept
-    in the cache). In eval mode or without gradients it runs model
-    itself. compile=True runs the step through torch.compile's inductor
+    in the cache). offload= lets the plan copy values to host memory and
+    back instead of recomputing them: a bandwidth ("25GB/s", or bytes a
+    second), or {"bandwidth": ..., "rate": ..., "host_budget": ...} (rate:
+    the device's cost units a second, needed with cost="flops"); the
+    copies run on a stream of their own on CUDA (offload.py; docs/torch.md,
+    "Offload to host memory"). In eval mode or without gradients it runs
+    model itself. compile=True runs the step through torch.compile's inductor
     instead, `checkmate partition` choosing what the forward saves
     (compiled.py; strategy does not apply, cost="time" times the joint
     graph's ops): one graph per signature (fullgraph; a size that changes
@@ -762,8 +782,12 @@ def remat(model, example_args, example_kwargs=None, *, budget, strategy="auto",
         raise RematError("cost must be 'flops' or 'time'; got %r" % (cost,))
     try:
         plans = open_cache(cache)
-    except ValueError as e:
+        copies = solvemod.copy_args(offload, cost == "time")
+    except (ValueError, solvemod.SolveError) as e:
         raise RematError(str(e)) from None
+    if compile and copies:
+        raise RematError("offload= runs with compile=False only: the compiled step's "
+                         "partition saves or recomputes")
     if compile:
         from .compiled import backend
         if not callable(budget):
@@ -787,4 +811,4 @@ def remat(model, example_args, example_kwargs=None, *, budget, strategy="auto",
         except DynamicError as e:
             raise RematError(str(e)) from None
     return Remat(model, example_args, example_kwargs, budget, strategy, time_limit,
-                 find_checkmate(), plans, cost)
+                 find_checkmate(), plans, cost, copies)

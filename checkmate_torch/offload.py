@@ -1,0 +1,112 @@
+"""Copies to host memory and back, for plans with `offload` and `fetch`
+steps (docs/formats.md, "Offload to host memory"; docs/torch.md,
+"Offload to host memory").
+
+The lowering (lower.py) writes each copy as a call of to_host or
+to_device, which returns the copy and an event, and a call of wait
+before anything that must not run until a copy has ended: a compute
+reading a fetched value, a free of a value being copied. What runs them:
+
+- On CUDA, the copies run on a copy stream of the device's own, into
+  pinned host memory and back, beside the compute stream. A copy is issued
+  after everything the compute stream issued before it (the stream waits
+  for it) and ends with an event; wait makes the compute stream wait for
+  that event, which holds the host thread for nothing.
+- On the CPU, a copy is made at once (host and device memory are one), so
+  there are no events (None) and wait does nothing. The tests run every
+  plan with copies this way: the same values, the same steps.
+
+A copy keeps the strides of the value (clone_strided's rule), so that
+the kernels that read a fetched value read the layout the ordinary step
+gives them. A value that is a tuple or list is copied element by element;
+what is not a tensor (None, a released gradient) is kept as it is."""
+import torch
+
+from .functional import clone_strided
+
+_STREAMS = {}   # CUDA device index -> its copy stream
+
+
+def _copy_stream(device):
+    s = _STREAMS.get(device.index)
+    if s is None:
+        s = _STREAMS[device.index] = torch.cuda.Stream(device)
+    return s
+
+
+def _empty_like(t, device, pin):
+    if t.is_contiguous() or any(st == 0 for st, n in zip(t.stride(), t.shape) if n > 1):
+        return torch.empty(t.shape, dtype=t.dtype, device=device, pin_memory=pin)
+    return torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device=device,
+                               pin_memory=pin)
+
+
+def _each(value, copy):
+    if isinstance(value, torch.Tensor):
+        return copy(value)
+    if isinstance(value, (tuple, list)):
+        return tuple(_each(v, copy) for v in value)
+    return value
+
+
+def _device(value):
+    if isinstance(value, torch.Tensor):
+        return value.device
+    for v in value if isinstance(value, (tuple, list)) else ():
+        d = _device(v)
+        if d is not None:
+            return d
+    return None
+
+
+def _on_stream(value, device, copy):
+    """(copy of value, event): copy(tensor, copy stream) for each tensor,
+    run on device's copy stream after the work issued so far; the event
+    holds the copy's end and the stream that is to wait for it."""
+    compute = torch.cuda.current_stream(device)
+    s = _copy_stream(device)
+    s.wait_stream(compute)
+    with torch.cuda.stream(s):
+        out = _each(value, lambda t: copy(t, s, compute))
+        event = torch.cuda.Event()
+        event.record(s)
+    return out, (event, compute)
+
+
+def to_host(value):
+    """(host copy of value, event or None)."""
+    device = _device(value)
+    if device is None or device.type != "cuda":
+        return _each(value, clone_strided), None
+
+    def copy(t, s, compute):
+        h = _empty_like(t, "cpu", True)
+        h.copy_(t, non_blocking=True)
+        # t's memory is not reused before the copy ends, even if it were
+        # freed without a wait (the plan always waits; the allocator's guard)
+        t.record_stream(s)
+        return h
+    return _on_stream(value, device, copy)
+
+
+def to_device(value, device):
+    """(value copied back to device, event or None)."""
+    if device.type != "cuda":
+        return _each(value, clone_strided), None
+
+    def copy(h, s, compute):
+        # allocated for the compute stream, which reads it after the wait
+        with torch.cuda.stream(compute):
+            t = _empty_like(h, device, False)
+        t.copy_(h, non_blocking=True)
+        t.record_stream(s)
+        return t
+    return _on_stream(value, device, copy)
+
+
+def wait(event):
+    """Work issued from here on waits for the copy of event (None: one
+    that has ended)."""
+    if event is not None:
+        copied, stream = event
+        stream.wait_event(copied)
