@@ -5,7 +5,8 @@ the same seed, compared bit for bit (docs/fuzzing.md, "The PyTorch
 fuzzer").
 
 Usage: PYTHON tests/torch/fuzz_run.py [--seeds A:B | --seed N] [--jobs N]
-           [--timeout S] [--device cpu|cuda] [--compile] [--alias] [--json FILE]
+           [--timeout S] [--device cpu|cuda] [--compile] [--alias] [--offload]
+           [--json FILE]
            [--features] [--verbose] [CHECKMATE_BINARY]
 
 The binary: the argument, else $CHECKMATE, else
@@ -28,6 +29,8 @@ and torch.compile's within a tolerance (fuzz_compiled.py). --alias makes
 calls whose tensors share memory (fuzz_gen.ALIAS_MODES: the ids passed as
 targets, one tensor twice, overlapping views, a view of a parameter),
 the example and the later calls aliased or not, on models of their own.
+--offload plans with copies to host memory (remat's offload=, at a
+bandwidth and a rate the seed draws, by strategies that copy: OFFLOADS).
 
 `--seed N --verbose` runs one seed in this process and prints the model,
 the harness's choices, every differing item and the traceback."""
@@ -46,6 +49,13 @@ PKG_ROOT = ROOT  # where checkmate_torch is imported from (--package-root)
 DEVICE = "cpu"   # where the models train (--device)
 COMPILE = False  # remat(compile=True) instead (--compile)
 ALIAS = False    # calls whose tensors share memory (--alias, fuzz_gen.ALIAS_MODES)
+OFFLOAD = False  # plans with copies to host memory (--offload)
+# --offload: the strategies that copy, for each that does not (the seed's
+# draw stays one draw), and the bandwidths drawn (a byte a FLOP down to
+# a thousandth: from everything offloaded to little)
+OFFLOADS = {"auto": "auto", "lns": "offload-ilp", "approx": "dtr-offload",
+            "dtr": "dtr-offload"}
+BANDWIDTHS = ("1GB/s", "100MB/s", "10MB/s", "1MB/s")
 
 OUTCOMES = ("ok", "refused", "wrong", "crash", "skip")
 STEPS = 3
@@ -70,6 +80,9 @@ def choices(seed, torch_major=2):
     }
     if torch_major < 2:
         ch["autocast"] = None
+    if OFFLOAD:
+        ch["strategy"] = OFFLOADS[ch["strategy"]]
+        ch["offload"] = {"bandwidth": BANDWIDTHS[seed % len(BANDWIDTHS)], "rate": "1GFLOP/s"}
     return ch
 
 
@@ -169,12 +182,13 @@ def train(seed, budget, ch, log):
         try:
             with autocast(ch["autocast"] == "both"):
                 m = checkmate_torch.remat(model, args, kwargs, budget=budget,
-                                          strategy=ch["strategy"], time_limit=ch["time_limit"])
+                                          strategy=ch["strategy"], time_limit=ch["time_limit"],
+                                          offload=ch.get("offload"))
         except Exception as e:
             raise StageError("remat", e, True)
         log.append("plan: %s" % {k: m.plan_info.get(k) for k in
                                  ("budget", "peak", "checkpoint_all_peak", "fixed_memory",
-                                  "computes", "nodes", "strategy")})
+                                  "computes", "nodes", "strategy", "offloads")})
         note = m.plan_info.get("runner_note")
         log.append("runner: %s%s" % (m.plan_info.get("runner"), " (%s)" % note if note else ""))
     params = list(m.parameters())
@@ -435,9 +449,9 @@ def one_seed(seed, verbose=False):
     return run_seed(seed, verbose)
 
 
-def _worker(conn, pkg_root, device, compiled, alias):
-    global PKG_ROOT, DEVICE, COMPILE, ALIAS
-    PKG_ROOT, DEVICE, COMPILE, ALIAS = pkg_root, device, compiled, alias
+def _worker(conn, pkg_root, device, compiled, alias, offload):
+    global PKG_ROOT, DEVICE, COMPILE, ALIAS, OFFLOAD
+    PKG_ROOT, DEVICE, COMPILE, ALIAS, OFFLOAD = pkg_root, device, compiled, alias, offload
     setup()
     conn.send("ready")  # torch imported: the seeds' clocks start now
     while True:
@@ -461,7 +475,7 @@ def run_many(seeds, jobs, timeout, progress=None):
 
     def start():
         a, b = ctx.Pipe()
-        p = ctx.Process(target=_worker, args=(b, PKG_ROOT, DEVICE, COMPILE, ALIAS),
+        p = ctx.Process(target=_worker, args=(b, PKG_ROOT, DEVICE, COMPILE, ALIAS, OFFLOAD),
                        daemon=True)
         p.start()
         b.close()
@@ -557,6 +571,11 @@ def summary(records, secs=None, jobs=1):
                                   for r in records for line in r.get("log") or []
                                   if line.startswith("runner: python ("))
         lines += ["  %4d  python: %s" % (c, w) for w, c in why.most_common(5)]
+    copied = [int(m.group(1)) for r in records if r["outcome"] == "ok"
+              for m in [re.search(r"'offloads': (\d+)", " ".join(r.get("log") or []))] if m]
+    if any(copied):
+        lines.append("plans with copies to host memory: %d of %d ok seeds (%d offloads)"
+                     % (sum(1 for c in copied if c), len(copied), sum(copied)))
     for outcome in ("wrong", "crash", "refused", "skip"):
         g = group(records, outcome)
         if not g:
@@ -637,6 +656,8 @@ def main(argv=None):
                     help="fuzz remat(compile=True) against eager and torch.compile")
     ap.add_argument("--alias", action="store_true",
                     help="calls whose tensors share memory (fuzz_gen.ALIAS_MODES): other models")
+    ap.add_argument("--offload", action="store_true",
+                    help="plans with copies to host memory (remat's offload=)")
     ap.add_argument("--json", help="write one record per seed (a JSON list) to this file")
     ap.add_argument("--features", action="store_true",
                     help="also print the outcomes per feature")
@@ -644,9 +665,11 @@ def main(argv=None):
     ap.add_argument("--package-root", default=ROOT,
                     help="the folder checkmate_torch is imported from (default: this checkout)")
     o = ap.parse_args(argv)
-    global PKG_ROOT, DEVICE, COMPILE, ALIAS
+    global PKG_ROOT, DEVICE, COMPILE, ALIAS, OFFLOAD
     PKG_ROOT, DEVICE, COMPILE = os.path.abspath(o.package_root), o.device, o.compile
-    ALIAS = o.alias
+    ALIAS, OFFLOAD = o.alias, o.offload
+    if OFFLOAD and COMPILE:
+        ap.error("--offload runs with remat's eager mode only, not --compile")
     if o.binary:
         os.environ["CHECKMATE"] = os.path.abspath(o.binary)
     if PKG_ROOT not in sys.path:
@@ -687,7 +710,8 @@ def main(argv=None):
             return 0
         print("# torch %s, %s, seeds %s, %d job(s), %s%s; checkmate_torch %s" % (
             ver, sys.executable, o.seeds, o.jobs, DEVICE,
-            (", compile=True" if COMPILE else "") + (", aliased calls" if ALIAS else ""),
+            (", compile=True" if COMPILE else "") + (", aliased calls" if ALIAS else "") +
+            (", offload" if OFFLOAD else ""),
             revision()))
         sys.stdout.flush()
 

@@ -1,0 +1,286 @@
+#!/usr/bin/python3
+"""Plans that copy values to host memory and back (remat's offload=,
+checkmate_torch/offload.py): on this CPU each copy is made at once, so
+these checks cover the semantics, not the overlap (docs/torch.md,
+"Offload to host memory").
+
+- Models with dropout and layer norms (an MLP, our GPT, Hugging Face's
+  GPT-2 and Llama where transformers imports) under plans that offload:
+  3 training steps equal ordinary ones bit for bit (losses, parameters,
+  buffers, the generator), the plan's offloads counted, and the bytes
+  the plan's device registers hold at each step (host copies left out)
+  equal to the plan's model of them.
+- A backward whose tangents are partly absent (the interpreter's path).
+- A plan reused at a shorter length with its copies.
+- The lowering's one-line errors for steps that copy wrongly, and
+  remat()'s for offload= settings it cannot take.
+
+Usage: PYTHON tests/torch/t_offload.py [CHECKMATE_BINARY]. Prints TAP and
+ends with "N passed, M failed"."""
+import copy
+import os
+import sys
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+from tap import finish, ok, remat_or_finish, torch_setup  # noqa: E402
+
+torch = torch_setup()
+remat_or_finish()
+from torch import nn  # noqa: E402
+from torch.nn import functional as F  # noqa: E402
+from checkmate_torch import remat  # noqa: E402
+from checkmate_torch.execute import PlanError, kept_rng, replay, resolve, \
+    zero_tangents  # noqa: E402
+from checkmate_torch.examples.gpt import GPT  # noqa: E402
+from checkmate_torch.lower import Lowered, split_at_tangents  # noqa: E402
+from checkmate_torch.train import RematError  # noqa: E402
+
+# Copies as fast as a FLOP a nanosecond: the planners offload much.
+FAST = {"bandwidth": "1GB/s", "rate": "1GFLOP/s"}
+
+
+def at(frac):
+    return lambda fixed, peak: fixed + int((peak - fixed) * frac)
+
+
+class MLP(nn.Module):
+    def __init__(self, blocks=4, d=64):
+        super().__init__()
+        self.m = nn.Sequential(*[nn.Sequential(
+            nn.Linear(d, 4 * d), nn.GELU(), nn.Dropout(0.1), nn.Linear(4 * d, d),
+            nn.LayerNorm(d)) for _ in range(blocks)])
+
+    def forward(self, x):
+        return self.m(x).pow(2).mean()
+
+
+class TwoHeads(nn.Module):
+    """Two outputs: a loss of the first alone leaves the second's
+    gradient absent."""
+
+    def __init__(self, d=32):
+        super().__init__()
+        self.body = MLP(3, d).m
+        self.a = nn.Linear(d, d)
+        self.b = nn.Linear(d, d)
+
+    def forward(self, x):
+        h = self.body(x)
+        return self.a(h).tanh(), self.b(h).sigmoid()
+
+
+def compare(model, call, batches, loss_of, optimizer="sgd"):
+    """Trains a copy ordinarily and model through call on batches (each
+    (args, kwargs)): whether every loss, parameter, buffer and the
+    generator state are equal bit for bit, and the first difference."""
+    plain = copy.deepcopy(model)
+
+    def run(m, fn):
+        opt = torch.optim.SGD(m.parameters(), lr=0.05, momentum=0.9) if optimizer == "sgd" \
+            else torch.optim.AdamW(m.parameters(), lr=1e-3)
+        torch.manual_seed(7)
+        out = []
+        for args, kwargs in batches:
+            loss = loss_of(fn(*args, **kwargs))
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            out.append(("loss", loss.detach()))
+        out += [("parameter " + n, p.detach().clone()) for n, p in m.named_parameters()]
+        out += [("buffer " + n, b.clone()) for n, b in m.named_buffers()]
+        return out + [("generator", torch.get_rng_state())]
+    want = run(plain, plain)
+    got = run(model, call)
+    for (name, a), (_, b) in zip(got, want):
+        if not torch.equal(a, b):
+            return False, name
+    return len(got) == len(want), None
+
+
+def register_peak(m, args, kwargs):
+    """The plan of m's last step replayed by the interpreter on these
+    inputs: (the most bytes its device registers held after a compute or
+    fetch, host copies left out; that peak as the memory model counts
+    it)."""
+    c = m._last
+    a = c.analysis
+    flat = list(args) + list((kwargs or {}).values())
+    tensors = [t.detach() for t in list(m.model.parameters()) + list(m.model.buffers())] + \
+        [t for t in flat if isinstance(t, torch.Tensor)]
+    with kept_rng(tensors), torch.no_grad():
+        it, _ = replay(a, tensors, c.forward_steps + c.backward_steps, zero_tangents(a),
+                       measure=True)
+    return it.peak, it.model_peak
+
+
+def trains(name, model, example, batches, loss_of, optimizer="sgd", strategy="dtr-offload"):
+    """remat(offload=FAST) at 40% of the activations: offloads, trains bit
+    for bit, its registers as the model says. The module."""
+    args, kwargs = example
+    m = remat(model, args, kwargs, budget=at(0.4), offload=FAST, strategy=strategy,
+              time_limit=3)
+    info = m.plan_info
+    ok(info["offloads"] > 0 and info["runner"] == "python" and info["time"] is not None
+       and info["host_peak"] > 0,
+       "%s: the plan offloads %d values (host peak %s bytes, time %s s, run as %s)"
+       % (name, info["offloads"], info["host_peak"], info["time"], info["runner"]))
+    same, where = compare(model, m, batches, loss_of, optimizer)
+    ok(same, "%s: %d steps equal ordinary ones bit for bit" % (name, len(batches)),
+       "first difference: %s" % where)
+    measured, model = register_peak(m, args, kwargs)
+    ok(measured <= model == info["peak"],
+       "%s: the device registers' peak %d <= the model's %d = the plan's %d (checkpoint-all's "
+       "%d)" % (name, measured, model, info["peak"], info["checkpoint_all_peak"]))
+    return m
+
+
+def lm_batches(vocab, rows, length, n, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return [((torch.randint(0, vocab, (rows, length), generator=g),), {}) for _ in range(n)]
+
+
+def lm_loss(vocab):
+    return lambda logits: F.cross_entropy(logits[:, :-1].reshape(-1, vocab),
+                                          torch.zeros(logits.shape[0] * (logits.shape[1] - 1),
+                                                      dtype=torch.long))
+
+
+def main():
+    torch.manual_seed(0)
+    x = torch.randn(32, 64)
+    trains("MLP (auto)", MLP(), ((x,), {}),
+           [((torch.randn(32, 64),), {}) for _ in range(3)], lambda loss: loss, strategy="auto")
+
+    torch.manual_seed(0)
+    gpt = GPT(vocab=64, d=32, heads=2, layers=2, context=32, dropout=0.1)
+    batches = lm_batches(64, 2, 16, 3)
+    m = trains("GPT", gpt, batches[0], batches, lm_loss(64), optimizer="adamw")
+
+    # a shorter length: the plan's steps, copies included, reused
+    short = lm_batches(64, 2, 12, 2, seed=1)
+    same, where = compare(gpt, m, short, lm_loss(64), "adamw")
+    info = m.plan_info
+    ok(same and info["reused"] and info["offloads"] > 0,
+       "GPT at length 12: the length-16 plan reused with its %d offloads, bit for bit "
+       "(reused %s)" % (info["offloads"], info["reused"]), "first difference: %s" % where)
+
+    # partly absent tangents: the interpreter runs the backward
+    torch.manual_seed(0)
+    two = TwoHeads()
+    xs = [((torch.randn(16, 32),), {}) for _ in range(3)]
+    m2 = remat(two, xs[0][0], budget=at(0.4), offload=FAST, strategy="dtr-offload")
+    same, where = compare(two, m2, xs, lambda out: out[0].sum())
+    ok(same and m2.plan_info["offloads"] > 0,
+       "two outputs, the loss of one: %d offloads, bit for bit" % m2.plan_info["offloads"],
+       "first difference: %s" % where)
+
+    hugging_face()
+    lowering_errors()
+    settings_errors()
+
+
+def hugging_face():
+    try:
+        import transformers as tf
+    except ImportError:
+        print("# transformers does not import here (build/venv-torch2 has it): "
+              "no Hugging Face models")
+        return
+    tf.logging.set_verbosity_error()
+    vocab = 128
+
+    class Logits(nn.Module):
+        def __init__(self, model):
+            super().__init__()
+            self.model = model
+
+        def forward(self, input_ids):
+            return self.model(input_ids=input_ids, use_cache=False).logits
+    builds = {
+        "HF GPT-2": lambda: tf.GPT2LMHeadModel(tf.GPT2Config(
+            vocab_size=vocab, n_positions=32, n_embd=64, n_layer=2, n_head=4,
+            bos_token_id=0, eos_token_id=0)),
+        "HF Llama": lambda: tf.LlamaForCausalLM(tf.LlamaConfig(
+            vocab_size=vocab, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+            num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=32)),
+    }
+    for name, build in builds.items():
+        torch.manual_seed(0)
+        model = Logits(build())
+        model.train()
+        batches = lm_batches(vocab, 2, 16, 3)
+        trains(name, model, batches[0], batches, lm_loss(vocab), optimizer="adamw")
+
+
+def lowering_errors():
+    """Steps that copy wrongly: a PlanError naming the step."""
+    torch.manual_seed(0)
+    m = remat(MLP(2, 16), (torch.randn(4, 16),), budget=at(1.0), strategy="checkpoint-all")
+    a = m._last.analysis
+    first = a.real[0]
+    user = next(r for r in a.real if first in a.deps[r])
+
+    def lowered(steps):
+        try:
+            Lowered(a, *split_at_tangents(a, resolve(a, steps)))
+        except PlanError as e:
+            return str(e)
+        return "no error"
+    c, f, o, g = ({"op": op, "node": first.name} for op in ("compute", "free", "offload", "fetch"))
+    cases = [
+        ("a fetch with no host copy", [c, f, g], "step 2: fetch '%s': no host copy"
+         % first.name),
+        ("an offload of a value not resident", [o], "step 0: offload '%s': not resident"
+         % first.name),
+        ("a second offload", [c, o, o], "step 2: offload '%s': it has a host copy already"
+         % first.name),
+        ("a fetch of a resident value", [c, o, g], "step 2: fetch '%s': already resident"
+         % first.name),
+        ("a compute reading a value on the host only", [c, o, f, {"op": "compute",
+                                                                  "node": user.name}],
+         "step 3: compute '%s': input '%s' is on the host, not resident: fetch it first"
+         % (user.name, first.name)),
+        ("a free of a value on neither side", [c, o, f, f, f], "step 4: free '%s': not "
+         "resident" % first.name),
+    ]
+    for what, steps, want in cases:
+        got = lowered(steps)
+        ok(got == want, "lowering refuses %s: %s" % (what, got), "want: %s" % want)
+
+
+def settings_errors():
+    x = torch.randn(4, 16)
+    cases = [
+        ("cost='flops' without a rate", dict(offload="25GB/s"), "needs the device's rate"),
+        ("a bandwidth that is no size", dict(offload="fast"), "offload's bandwidth must be"),
+        ("a rate that is no rate", dict(offload={"bandwidth": "1GB/s", "rate": "quick"}),
+         "offload's rate must be"),
+        ("an unknown key", dict(offload={"bandwidth": "1GB/s", "latency": 1}),
+         "offload takes bandwidth, rate and host_budget"),
+        ("compile=True", dict(offload=FAST, compile=True), "compile=False only"),
+    ]
+    for what, kw, want in cases:
+        try:
+            remat(MLP(2, 16), (x,), budget=at(0.5), **kw)
+            got = "no error"
+        except RematError as e:
+            got = str(e)
+        ok(want in got and "\n" not in got, "remat refuses %s in one line: %s" % (what, got))
+    # with measured times the costs are milliseconds: no rate needed
+    torch.manual_seed(0)
+    model = MLP(2, 16)
+    try:
+        m = remat(model, (x,), budget=at(0.5), offload="1GB/s", cost="time",
+                  strategy="dtr-offload")
+        same, where = compare(model, m, [((torch.randn(4, 16),), {})] * 2, lambda loss: loss)
+        got = "cost unit %s, %d offloads" % (m.plan_info["cost_unit"], m.plan_info["offloads"])
+    except RematError as e:
+        same, where, got = False, None, str(e)
+    ok(same, "cost='time' with offload='1GB/s' trains bit for bit (%s)" % got,
+       "first difference: %s" % where)
+
+
+main()
+finish()
