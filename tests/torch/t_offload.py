@@ -12,6 +12,8 @@ these checks cover the semantics, not the overlap (docs/torch.md,
   equal to the plan's model of them.
 - A backward whose tangents are partly absent (the interpreter's path).
 - A plan reused at a shorter length with its copies.
+- A plan file with copies (`checkmate solve --bandwidth`) replayed by
+  `python3 -m checkmate_torch run`: gradients and live bytes.
 - The lowering's one-line errors for steps that copy wrongly, and
   remat()'s for offload= settings it cannot take.
 
@@ -24,7 +26,10 @@ import sys
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
-from tap import finish, ok, remat_or_finish, torch_setup  # noqa: E402
+import json  # noqa: E402
+import subprocess  # noqa: E402
+import tempfile  # noqa: E402
+from tap import cli, finish, ok, remat_or_finish, torch_setup  # noqa: E402
 
 torch = torch_setup()
 remat_or_finish()
@@ -177,6 +182,7 @@ def main():
        "first difference: %s" % where)
 
     hugging_face()
+    plan_file()
     lowering_errors()
     settings_errors()
 
@@ -212,6 +218,48 @@ def hugging_face():
         model.train()
         batches = lm_batches(vocab, 2, 16, 3)
         trains(name, model, batches[0], batches, lm_loss(vocab), optimizer="adamw")
+
+
+RUN_MODEL = """import torch
+from torch import nn
+
+
+def mlp():
+    torch.manual_seed(0)
+    return nn.Sequential(*[nn.Sequential(
+        nn.Linear(64, 256), nn.GELU(), nn.Dropout(0.1), nn.Linear(256, 64), nn.LayerNorm(64))
+        for _ in range(3)])
+"""
+
+
+def plan_file():
+    """A plan file with copies, replayed by `run`."""
+    from checkmate_torch.binary import find_checkmate
+    binary = find_checkmate()
+    with tempfile.TemporaryDirectory(prefix="checkmate-offload-") as d:
+        g, p = os.path.join(d, "g.json"), os.path.join(d, "p.json")
+        spec = os.path.join(d, "model.py") + ":mlp"
+        with open(spec[:-4], "w") as f:
+            f.write(RUN_MODEL)
+        st, _, err = cli(["export", spec, "--batch", "16", "--input", "64", "-o", g])
+        with open(g) as f:
+            doc = json.load(f)
+        budget = doc["fixed_memory"] + (max(n["memory"] for n in doc["nodes"]) * 5)
+        q = subprocess.run([binary, "solve", g, "--budget", str(budget), "--bandwidth", "1GB/s",
+                            "--rate", "1GFLOP/s", "--strategy", "dtr-offload", "--plan", p,
+                            "--quiet"], capture_output=True, text=True)
+        steps = json.load(open(p))["steps"] if q.returncode == 0 else []
+        copies = sum(1 for s in steps if s["op"] in ("offload", "fetch"))
+        st, out, err = cli(["run", spec, p, "--batch", "16", "--input", "64", "--json"])
+        try:
+            rep = json.loads(out.strip().splitlines()[-1])
+        except (ValueError, IndexError):
+            rep = {}
+    ok(st == 0 and copies > 0 and rep.get("gradients_ok") and
+       rep.get("peak_measured") == rep.get("peak_plan"),
+       "run replays a plan file with %d copies: gradients equal the training step's, live "
+       "bytes %s = the plan's %s" % (copies, rep.get("peak_measured"), rep.get("peak_plan")),
+       err or q.stderr)
 
 
 def lowering_errors():
