@@ -613,7 +613,8 @@ class Lowered:
             if i in self.collected or not all(d in self.env for d in a.needs[g]):
                 continue
             self.collected.add(i)
-            self._wait(a.needs[g], out, "fetch")
+            # read, and perhaps released: no copy may still run from or into it
+            self._wait(a.needs[g], out)
             src = self._value(g)
             if not self.in_backward:
                 # complete in the forward: kept as it is, handed over

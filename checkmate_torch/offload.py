@@ -16,6 +16,13 @@ reading a fetched value, a free of a value being copied. What runs them:
   there are no events (None) and wait does nothing. The tests run every
   plan with copies this way: the same values, the same steps.
 
+The device memory a copy reads or writes is the compute stream's: the
+lowering frees it only after a wait for the copy, so the allocator's
+reuse on that stream comes after the copy (no record_stream, which would
+hold the memory until the host next looks, above the plan's peak).
+Pinned host memory read or written by a copy in flight is kept by
+torch's host allocator until the copy ends.
+
 A copy keeps the strides of the value (clone_strided's rule), so that
 the kernels that read a fetched value read the layout the ordinary step
 gives them. A value that is a tuple or list is copied element by element;
@@ -82,9 +89,6 @@ def to_host(value):
     def copy(t, s, compute):
         h = _empty_like(t, "cpu", True)
         h.copy_(t, non_blocking=True)
-        # t's memory is not reused before the copy ends, even if it were
-        # freed without a wait (the plan always waits; the allocator's guard)
-        t.record_stream(s)
         return h
     return _on_stream(value, device, copy)
 
@@ -99,7 +103,6 @@ def to_device(value, device):
         with torch.cuda.stream(compute):
             t = _empty_like(h, device, False)
         t.copy_(h, non_blocking=True)
-        t.record_stream(s)
         return t
     return _on_stream(value, device, copy)
 
