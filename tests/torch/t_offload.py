@@ -16,6 +16,9 @@ these checks cover the semantics, not the overlap (docs/torch.md,
   `python3 -m checkmate_torch run`: gradients and live bytes.
 - The lowering's one-line errors for steps that copy wrongly, and
   remat()'s for offload= settings it cannot take.
+- Where CUDA is available, the copy stream's: our GPT on the GPU, bit for
+  bit an ordinary loop's, and the allocator's peak within the plan's
+  activations plus the allowance t_train.py explains.
 
 Usage: PYTHON tests/torch/t_offload.py [CHECKMATE_BINARY]. Prints TAP and
 ends with "N passed, M failed"."""
@@ -182,6 +185,7 @@ def main():
        "first difference: %s" % where)
 
     hugging_face()
+    on_cuda()
     plan_file()
     lowering_errors()
     settings_errors()
@@ -218,6 +222,42 @@ def hugging_face():
         model.train()
         batches = lm_batches(vocab, 2, 16, 3)
         trains(name, model, batches[0], batches, lm_loss(vocab), optimizer="adamw")
+
+
+def on_cuda():
+    if not torch.cuda.is_available():
+        print("# no CUDA device here: the copy stream's checks run where there is one")
+        return
+    from checkmate_torch.measure import step_peak
+    torch.manual_seed(0)
+    gpt = GPT(vocab=64, d=64, heads=4, layers=2, context=64, dropout=0.1).cuda()
+    g = torch.Generator().manual_seed(0)
+    batches = [((torch.randint(0, 64, (4, 64), generator=g).cuda(),), {}) for _ in range(3)]
+    loss_of = lm_loss(64)
+    if not compare(gpt, gpt, batches, loss_of, "adamw")[0]:
+        print("# two ordinary CUDA runs differ (a kernel that is not deterministic): "
+              "no bit-for-bit check on CUDA")
+        return
+    m = remat(gpt, batches[0][0], budget=at(0.4), offload=FAST, strategy="dtr-offload")
+    same, where = compare(gpt, m, batches, loss_of, "adamw")
+    ok(same and m.plan_info["offloads"] > 0, "GPT on CUDA: %d offloads on the copy stream, "
+       "3 steps bit for bit" % m.plan_info["offloads"], "first difference: %s" % where)
+    info = m.plan_info
+    for p in gpt.parameters():
+        p.grad = torch.zeros_like(p)
+    args = batches[0][0]
+
+    def step():
+        loss_of(m(*args)).backward()
+    step()
+    peak = step_peak(step, "cuda")["peak"]
+    parts = info["fixed_memory_parts"]
+    act = info["peak"] - info["fixed_memory"] + parts["rng_states"] + parts["snapshots"]
+    with torch.no_grad():
+        out_bytes = m(*args).numel() * 4
+    allowance = max(p.numel() * p.element_size() for p in gpt.parameters()) + 2 * out_bytes
+    ok(peak <= act + allowance, "GPT on CUDA: the allocator's peak %d <= the plan's activations "
+       "%d + allowance %d" % (peak, act, allowance))
 
 
 RUN_MODEL = """import torch
