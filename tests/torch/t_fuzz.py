@@ -11,7 +11,9 @@ ordinary loop trains, and at most one model in ten that the ordinary loop
 itself cannot train (the generator's own check). A failing line shows the
 messages grouped, with their seeds; `fuzz_run.py --seed N --verbose`
 reproduces one. Then ALIAS_SEEDS with calls whose tensors share memory
-(fuzz_run.py --alias): none wrong, none crashed. Then, among the long
+(fuzz_run.py --alias): none wrong, none crashed; and OFFLOAD_SEEDS
+under plans that copy to host memory (fuzz_run.py --offload): none wrong,
+none crashed, some plans with copies. Then, among the long
 checks (tap.long_checks), five seeds of the compiled mode
 (fuzz_compiled.py). Ends with "N passed, M failed"."""
 import os
@@ -25,6 +27,7 @@ import fuzz_run  # noqa: E402
 SEEDS = (0, 32)
 QUICK_SEEDS = (0, 8)
 ALIAS_SEEDS = (0, 12)
+OFFLOAD_SEEDS = (0, 16) if LONG else (0, 4)
 MAX_REFUSED = 0.10
 MAX_SKIPPED = 0.10
 # Seeds of SEEDS known to train wrong, with their cause (docs/fuzzing.md,
@@ -86,6 +89,7 @@ def main():
        "fuzz seeds %d:%d: %d models the ordinary loop cannot train (at most %.0f%%)"
        % (a, b, n["skip"], 100 * MAX_SKIPPED), detail(records, "skip"))
     aliased_seeds()
+    offload_seeds()
     if long_checks("the compiled mode on %d fuzzer seeds" % len(COMPILED_SEEDS)):
         compiled_seeds()
     finish()
@@ -105,6 +109,24 @@ def aliased_seeds():
     ok(not bad, "aliased calls, seeds %d:%d (%s): none wrong or crashed (%s)"
        % (a, b, " ".join(modes), " ".join("%s %d" % (o, sum(r["outcome"] == o for r in records))
                                           for o in fuzz_run.OUTCOMES)),
+       "\n".join("seed %d: %s %s" % (r["seed"], r["outcome"], r["message"]) for r in bad))
+
+
+def offload_seeds():
+    """fuzz_run.py --offload on OFFLOAD_SEEDS."""
+    a, b = OFFLOAD_SEEDS
+    fuzz_run.OFFLOAD = True
+    try:
+        records = fuzz_run.run_many(range(a, b), 1, 120)
+    finally:
+        fuzz_run.OFFLOAD = False
+    bad = [r for r in records if r["outcome"] in ("wrong", "crash")]
+    copied = sum(1 for r in records if r["outcome"] == "ok" and
+                 not any("'offloads': 0" in line for line in r.get("log") or []))
+    ok(not bad and copied > 0, "plans with copies to host memory, seeds %d:%d: none wrong or "
+       "crashed, %d ok with copies (%s)" % (
+           a, b, copied, " ".join("%s %d" % (o, sum(r["outcome"] == o for r in records))
+                                  for o in fuzz_run.OUTCOMES)),
        "\n".join("seed %d: %s %s" % (r["seed"], r["outcome"], r["message"]) for r in bad))
 
 
