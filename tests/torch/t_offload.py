@@ -11,7 +11,8 @@ these checks cover the semantics, not the overlap (docs/torch.md,
   the plan's device registers hold at each step (host copies left out)
   equal to the plan's model of them.
 - A backward whose tangents are partly absent (the interpreter's path).
-- A plan reused at a shorter length with its copies.
+- A plan reused at a shorter length with its copies; the plan cache
+  keyed by the copy settings.
 - A plan file with copies (`checkmate solve --bandwidth`) replayed by
   `python3 -m checkmate_torch run`: gradients and live bytes.
 - The lowering's one-line errors for steps that copy wrongly, and
@@ -173,6 +174,15 @@ def main():
     ok(same and info["reused"] and info["offloads"] > 0,
        "GPT at length 12: the length-16 plan reused with its %d offloads, bit for bit "
        "(reused %s)" % (info["offloads"], info["reused"]), "first difference: %s" % where)
+
+    # the plan cache: the same settings find the plan, another bandwidth not
+    kw = dict(budget=at(0.4), strategy="dtr-offload", time_limit=3)
+    again = remat(gpt, batches[0][0], offload=FAST, **kw).plan_info
+    other = remat(gpt, batches[0][0], offload=dict(FAST, bandwidth="10MB/s"), **kw).plan_info
+    ok(again["cached"] and not other["cached"] and again["offloads"] == info["offloads"],
+       "the plan cache: the same copy settings find the plan (cached %s, %d offloads), "
+       "another bandwidth solves (cached %s, %d offloads)"
+       % (again["cached"], again["offloads"], other["cached"], other["offloads"]))
 
     # partly absent tangents: the interpreter runs the backward
     torch.manual_seed(0)
