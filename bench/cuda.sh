@@ -22,6 +22,11 @@
 #               ATen ops, predicted against measured overhead
 #     peers     bench/torch_peers.py --device cuda on $PEERS_MODELS
 #               (default gpt)
+#     offload   tests/torch/t_offload.py (its CUDA checks: the copy stream
+#               bit for bit, the allocator's peak), then
+#               bench/torch_offload.py --device cuda: plans with copies
+#               against recompute alone, replayed time against measured
+#               (not default)
 #     lowering  bench/torch_lowering.py --device cuda: compile=True's
 #               buffer reuse and horizontal fusion rules against
 #               inductor's, one partition each, the GPTs at F = .45 and .4
@@ -99,6 +104,12 @@ for s in $stages; do
         timeout "$(limit peers 300)" $py bench/torch_peers.py --device cuda \
             --models "${PEERS_MODELS:-gpt}" --time-limit 10 --tries 2 --rounds 9 \
             --json "$out/peers.json" --markdown "$out/peers.md" > "$out/peers.log" 2>&1
+        ;;
+    offload)
+        timeout "$(limit offload 240)" sh -c "$py tests/torch/t_offload.py \
+            ${CHECKMATE:-build/checkmate} > '$out/offload-test.log' 2>&1; \
+            $py bench/torch_offload.py --device cuda --time-limit 10 \
+            --json '$out/offload.json' > '$out/offload.log' 2>&1"
         ;;
     lowering)
         timeout "$(limit lowering 300)" $py bench/torch_lowering.py --device cuda \
