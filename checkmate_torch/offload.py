@@ -13,8 +13,14 @@ reading a fetched value, a free of a value being copied. What runs them:
   for it) and ends with an event; wait makes the compute stream wait for
   that event, which holds the host thread for nothing.
 - On the CPU, a copy is made at once (host and device memory are one), so
-  there are no events (None) and wait does nothing. The tests run every
-  plan with copies this way: the same values, the same steps.
+  there are no events (None) and wait does nothing.
+- emulate(True) (the tests) runs CPU copies as a copy stream would: each
+  copy's destination starts as garbage (NaN), and the copies run in issue
+  order only when a wait reaches them; a copy whose device source was
+  freed first leaves its garbage. So a compute that reads a fetch it did
+  not wait for, a free before its copy ends, a value written in place
+  while its offload is pending or a copy out of stream order gives other
+  results than an ordinary step, which the tests compare bit for bit.
 
 The device memory a copy reads or writes is the compute stream's: the
 lowering frees it only after a wait for the copy, so the allocator's
@@ -27,11 +33,52 @@ A copy keeps the strides of the value (clone_strided's rule), so that
 the kernels that read a fetched value read the layout the ordinary step
 gives them. A value that is a tuple or list is copied element by element;
 what is not a tensor (None, a released gradient) is kept as it is."""
+import collections
+import weakref
+
 import torch
 
 from .functional import clone_strided
 
 _STREAMS = {}   # CUDA device index -> its copy stream
+_EMULATED = None   # emulate(True): the copies not run yet, in issue order
+
+
+def emulate(on):
+    """CPU copies run as an emulated copy stream (True) or at once."""
+    global _EMULATED
+    _EMULATED = collections.deque() if on else None
+
+
+def _garbage(like):
+    t = _empty_like(like, "cpu", False)
+    return t.fill_(float("nan") if t.is_floating_point() or t.is_complex() else
+                   True if t.dtype == torch.bool else 7)
+
+
+def _emulated(value, from_device):
+    """(destination, event) of a copy of value queued on the emulated
+    stream; a device source is held weakly (freed, it leaves garbage), a
+    host one strongly (torch's host allocator keeps it for its copy)."""
+    def queue(t):
+        dst = _garbage(t)
+        _EMULATED.append((dst, weakref.ref(t) if from_device else (lambda t=t: t)))
+        return dst
+    out = _each(value, queue)
+    event = [False]
+    _EMULATED.append((None, event))
+    return out, event
+
+
+def _run_emulated(event):
+    while not event[0]:
+        dst, src = _EMULATED.popleft()
+        if dst is None:
+            src[0] = True
+            continue
+        t = src()
+        if t is not None:
+            dst.copy_(t)
 
 
 def _copy_stream(device):
@@ -84,6 +131,8 @@ def to_host(value):
     """(host copy of value, event or None)."""
     device = _device(value)
     if device is None or device.type != "cuda":
+        if _EMULATED is not None:
+            return _emulated(value, True)
         return _each(value, clone_strided), None
 
     def copy(t, s, compute):
@@ -96,6 +145,8 @@ def to_host(value):
 def to_device(value, device):
     """(value copied back to device, event or None)."""
     if device.type != "cuda":
+        if _EMULATED is not None:
+            return _emulated(value, False)
         return _each(value, clone_strided), None
 
     def copy(h, s, compute):
@@ -110,6 +161,8 @@ def to_device(value, device):
 def wait(event):
     """Work issued from here on waits for the copy of event (None: one
     that has ended)."""
-    if event is not None:
+    if isinstance(event, list):
+        _run_emulated(event)
+    elif event is not None:
         copied, stream = event
         stream.wait_event(copied)

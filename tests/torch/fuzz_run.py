@@ -30,7 +30,9 @@ calls whose tensors share memory (fuzz_gen.ALIAS_MODES: the ids passed as
 targets, one tensor twice, overlapping views, a view of a parameter),
 the example and the later calls aliased or not, on models of their own.
 --offload plans with copies to host memory (remat's offload=, at a
-bandwidth and a rate the seed draws, by strategies that copy: OFFLOADS).
+bandwidth and a rate the seed draws, by strategies that copy: OFFLOADS),
+on the CPU through offload.emulate's copy stream (a wait left out gives
+NaN).
 
 `--seed N --verbose` runs one seed in this process and prints the model,
 the harness's choices, every differing item and the traceback."""
@@ -178,6 +180,9 @@ def train(seed, budget, ch, log):
         return torch.autocast(DEVICE, dtype=torch.bfloat16) if on else contextlib.nullcontext()
     if budget is not None:
         import checkmate_torch
+        if OFFLOAD:
+            from checkmate_torch import offload
+            offload.emulate(True)
         args, kwargs = make_batch(0)
         try:
             with autocast(ch["autocast"] == "both"):

@@ -1,8 +1,10 @@
 #!/usr/bin/python3
 """Plans that copy values to host memory and back (remat's offload=,
-checkmate_torch/offload.py): on this CPU each copy is made at once, so
-these checks cover the semantics, not the overlap (docs/torch.md,
-"Offload to host memory").
+checkmate_torch/offload.py), on the CPU through offload.emulate's copy
+stream: a copy's destination holds NaN until a wait runs it, in issue
+order, and a copy whose source was freed first leaves it so; a wait the
+lowering left out changes the results (docs/torch.md, "Offload to host
+memory").
 
 - Models with dropout and layer norms (an MLP, our GPT, Hugging Face's
   GPT-2 and Llama where transformers imports) under plans that offload:
@@ -39,7 +41,7 @@ torch = torch_setup()
 remat_or_finish()
 from torch import nn  # noqa: E402
 from torch.nn import functional as F  # noqa: E402
-from checkmate_torch import remat  # noqa: E402
+from checkmate_torch import offload, remat  # noqa: E402
 from checkmate_torch.execute import PlanError, kept_rng, replay, resolve, \
     zero_tangents  # noqa: E402
 from checkmate_torch.examples.gpt import GPT  # noqa: E402
@@ -157,6 +159,7 @@ def lm_loss(vocab):
 
 
 def main():
+    offload.emulate(True)
     torch.manual_seed(0)
     x = torch.randn(32, 64)
     trains("MLP (auto)", MLP(), ((x,), {}),
