@@ -187,6 +187,19 @@ def main():
        "another bandwidth solves (cached %s, %d offloads)"
        % (again["cached"], again["offloads"], other["cached"], other["offloads"]))
 
+    # a host budget: half the host memory the plan above took
+    cap = other["host_peak"] // 2 if other["host_peak"] else info["host_peak"] // 2
+    try:
+        capped = remat(gpt, batches[0][0], offload=dict(FAST, host_budget=cap), **kw)
+        got = capped.plan_info
+        same, where = compare(gpt, capped, short[:1], lm_loss(64), "adamw")
+        text = "host peak %s, %d offloads" % (got["host_peak"], got["offloads"])
+    except RematError as e:
+        got, same, where, text = {}, False, None, str(e)
+    ok(same and (got.get("host_peak") or 0) <= cap,
+       "host_budget=%d: the plan's host peak within it, bit for bit (%s)" % (cap, text),
+       "first difference: %s" % where)
+
     # partly absent tangents: the interpreter runs the backward
     torch.manual_seed(0)
     two = TwoHeads()
