@@ -54,9 +54,8 @@ running from or into it; the forward ends waiting for the fetches of
 what it returns or writes back, the backward for all of its fetches
 (its gradients are read after it). The events of the copies not waited
 for in the forward are handed over with the resident values and the
-host copies. A value that is
-ever offloaded is never written in place (the copy may still be
-reading it).
+host copies. A value that is ever offloaded is never written in place
+(the copy may still be reading it).
 
 Absent gradients (the gradient of an output the loss does not reach, and
 what is computed from such gradients alone) are decided when the backward
@@ -199,8 +198,8 @@ def in_place_writes(a, forward_steps, backward_steps):
     a clone, as the ordinary step writes them:
       - a dense value of the plan's, read once by the op and by nothing
         after it, not part of a gradient, never offloaded, and freed next
-        in the same function (relu_ on a batch norm's output, dropout's bernoulli_ on
-        a fresh tensor); an element of a tuple (a projection) only where
+        in the same function (relu_ on a batch norm's output, dropout's
+        bernoulli_ on a fresh tensor); an element of a tuple (a projection) only where
         nothing takes an element from that tuple again afterwards;
       - a parameter, buffer or input the step writes, where the op makes
         its last version and nothing reads its first one afterwards (a
