@@ -95,39 +95,41 @@ def main():
     finish()
 
 
+def in_mode(flag, seeds):
+    """fuzz_run's records of seeds (a range's ends) with its module flag
+    (ALIAS, OFFLOAD) set; (records, the wrong and crashed ones, the
+    outcomes' counts as text)."""
+    setattr(fuzz_run, flag, True)
+    try:
+        records = fuzz_run.run_many(range(*seeds), 1, 120)
+    finally:
+        setattr(fuzz_run, flag, False)
+    bad = [r for r in records if r["outcome"] in ("wrong", "crash")]
+    counts = " ".join("%s %d" % (o, sum(r["outcome"] == o for r in records))
+                      for o in fuzz_run.OUTCOMES)
+    return records, bad, counts
+
+
+def _bad_detail(bad):
+    return "\n".join("seed %d: %s %s" % (r["seed"], r["outcome"], r["message"]) for r in bad)
+
+
 def aliased_seeds():
     """fuzz_run.py --alias on ALIAS_SEEDS: each ALIAS_MODES mode about
     three times, the example aliased or not."""
-    a, b = ALIAS_SEEDS
-    fuzz_run.ALIAS = True
-    try:
-        records = fuzz_run.run_many(range(a, b), 1, 120)
-    finally:
-        fuzz_run.ALIAS = False
+    records, bad, counts = in_mode("ALIAS", ALIAS_SEEDS)
     modes = sorted({f for r in records for f in r["features"] if f.startswith("alias_")})
-    bad = [r for r in records if r["outcome"] in ("wrong", "crash")]
     ok(not bad, "aliased calls, seeds %d:%d (%s): none wrong or crashed (%s)"
-       % (a, b, " ".join(modes), " ".join("%s %d" % (o, sum(r["outcome"] == o for r in records))
-                                          for o in fuzz_run.OUTCOMES)),
-       "\n".join("seed %d: %s %s" % (r["seed"], r["outcome"], r["message"]) for r in bad))
+       % (ALIAS_SEEDS + (" ".join(modes), counts)), _bad_detail(bad))
 
 
 def offload_seeds():
-    """fuzz_run.py --offload on OFFLOAD_SEEDS."""
-    a, b = OFFLOAD_SEEDS
-    fuzz_run.OFFLOAD = True
-    try:
-        records = fuzz_run.run_many(range(a, b), 1, 120)
-    finally:
-        fuzz_run.OFFLOAD = False
-    bad = [r for r in records if r["outcome"] in ("wrong", "crash")]
+    """fuzz_run.py --offload on OFFLOAD_SEEDS: some plans copy."""
+    records, bad, counts = in_mode("OFFLOAD", OFFLOAD_SEEDS)
     copied = sum(1 for r in records if r["outcome"] == "ok" and
                  not any("'offloads': 0" in line for line in r.get("log") or []))
     ok(not bad and copied > 0, "plans with copies to host memory, seeds %d:%d: none wrong or "
-       "crashed, %d ok with copies (%s)" % (
-           a, b, copied, " ".join("%s %d" % (o, sum(r["outcome"] == o for r in records))
-                                  for o in fuzz_run.OUTCOMES)),
-       "\n".join("seed %d: %s %s" % (r["seed"], r["outcome"], r["message"]) for r in bad))
+       "crashed, %d ok with copies (%s)" % (OFFLOAD_SEEDS + (copied, counts)), _bad_detail(bad))
 
 
 # The compiled mode (fuzz_run.py --compile) on seeds whose buffers the

@@ -26,15 +26,15 @@ memory").
 Usage: PYTHON tests/torch/t_offload.py [CHECKMATE_BINARY]. Prints TAP and
 ends with "N passed, M failed"."""
 import copy
+import json
 import os
+import subprocess
 import sys
+import tempfile
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
-import json  # noqa: E402
-import subprocess  # noqa: E402
-import tempfile  # noqa: E402
 from tap import cli, finish, ok, remat_or_finish, torch_setup  # noqa: E402
 
 torch = torch_setup()
@@ -135,7 +135,7 @@ def trains(name, model, example, batches, loss_of, optimizer="sgd", strategy="dt
     info = m.plan_info
     ok(info["offloads"] > 0 and info["runner"] == "python" and info["time"] is not None
        and info["host_peak"] > 0,
-       "%s: the plan offloads %d values (host peak %s bytes, time %s s, run as %s)"
+       "%s: the plan offloads %d values (host peak %s bytes, time %.4g s, run as %s)"
        % (name, info["offloads"], info["host_peak"], info["time"], info["runner"]))
     same, where = compare(model, m, batches, loss_of, optimizer)
     ok(same, "%s: %d steps equal ordinary ones bit for bit" % (name, len(batches)),
@@ -225,7 +225,8 @@ def hugging_face():
               "no Hugging Face models")
         return
     tf.logging.set_verbosity_error()
-    vocab = 128
+    import t_hf
+    vocab = t_hf.VOCAB
 
     class Logits(nn.Module):
         def __init__(self, model):
@@ -234,14 +235,7 @@ def hugging_face():
 
         def forward(self, input_ids):
             return self.model(input_ids=input_ids, use_cache=False).logits
-    builds = {
-        "HF GPT-2": lambda: tf.GPT2LMHeadModel(tf.GPT2Config(
-            vocab_size=vocab, n_positions=32, n_embd=64, n_layer=2, n_head=4,
-            bos_token_id=0, eos_token_id=0)),
-        "HF Llama": lambda: tf.LlamaForCausalLM(tf.LlamaConfig(
-            vocab_size=vocab, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-            num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=32)),
-    }
+    builds = {"HF " + k: v for k, v in t_hf.configs(tf).items() if k in ("GPT-2", "Llama")}
     for name, build in builds.items():
         torch.manual_seed(0)
         model = Logits(build())
