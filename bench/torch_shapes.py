@@ -6,7 +6,8 @@ same seeds.
 
 Usage: PYTHON bench/torch_shapes.py [--model gpt2|llama] [--steps 100]
            [--batch 4] [--min 16] [--max 256] [--time-limit 10]
-           [--frac 0.5] [--cache DIR] [--compile [--declare]] [--json FILE]
+           [--frac 0.5] [--cache DIR] [--peaks N] [--compile [--declare]]
+           [--json FILE]
 
 remat's example is a batch at --max (so that its plan serves every
 shorter length: docs/torch.md, "Other sizes, one solve"); the budget is
@@ -15,7 +16,13 @@ fixed memory + frac of the activations there; --cache keeps plans in DIR
 the steps, first calls included, for each loop and their ratio; the
 distinct lengths; how many were solved and how many reused a plan; the
 mean time of a step at a new length; and whether every loss equals the
-ordinary loop's bit for bit.
+ordinary loop's bit for bit. --peaks N (eager) then measures one step at
+N of the distinct lengths, spread from the shortest to the longest: its
+peak of live tensor bytes between ops (checkmate_torch.measure.step_peak)
+against the activations of the plan that length ran (plan_info["peak"]
+less fixed memory, plus the generator states and snapshots the step
+allocates) plus t_train.py's allowance (the largest parameter, the
+outputs twice).
 
 --compile compares remat(compile=True) with torch.compile(dynamic=True)
 instead, both from the same seeds: the total times, how many graphs
@@ -93,6 +100,7 @@ def main():
     ap.add_argument("--frac", type=float, default=0.5)
     ap.add_argument("--cache", default=False,
                     help="the plan cache's directory (default: none)")
+    ap.add_argument("--peaks", type=int, default=0)
     ap.add_argument("--compile", action="store_true")
     ap.add_argument("--declare", action="store_true")
     ap.add_argument("--json")
@@ -137,10 +145,45 @@ def main():
            "new_length_step_s": round(sum(new_times) / max(len(new_times), 1), 2),
            "equal": all(torch.equal(a, b) for a, b in zip(got, want)),
            "torch": torch.__version__}
+    if args.peaks:
+        row["peaks"] = peaks(torch, m, model, sorted(set(lengths)), args)
     print(json.dumps(row))
     if args.json:
         with open(args.json, "w") as f:
             json.dump(row, f)
+
+
+def peaks(torch, m, model, distinct, args):
+    """One step at args.peaks of the distinct lengths: per length, the
+    measured peak, the plan's activations, the allowance and whether the
+    first is within the other two."""
+    from checkmate_torch.measure import step_peak
+    k = min(args.peaks, len(distinct))
+    picked = sorted({distinct[round(i * (len(distinct) - 1) / max(k - 1, 1))] for i in range(k)})
+    for p in model.parameters():
+        p.grad = torch.zeros_like(p)
+    biggest = max(p.numel() * p.element_size() for p in model.parameters())
+    out = []
+    for n in picked:
+        ids = torch.randint(0, 1000, (args.batch, n), generator=torch.Generator().manual_seed(n))
+
+        def step():
+            m(input_ids=ids, labels=ids).loss.backward()
+        step()
+        measured = step_peak(step, "cpu")["between_ops"]
+        info = m.plan_info
+        parts = info["fixed_memory_parts"]
+        act = info["peak"] - info["fixed_memory"] + parts["rng_states"] + parts["snapshots"]
+        with torch.no_grad():
+            res = m(input_ids=ids, labels=ids)
+        outs = 4 + res.logits.numel() * res.logits.element_size()
+        allowance = biggest + 2 * outs
+        out.append({"length": n, "measured": measured, "plan_activations": act,
+                    "allowance": allowance, "reused": info["reused"],
+                    "within": measured <= act + allowance})
+    for p in model.parameters():
+        p.grad = None
+    return out
 
 
 def compiled(args):
