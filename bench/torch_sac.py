@@ -7,7 +7,7 @@ Usage: build/venv-torch2/bin/python bench/torch_sac.py
            [--model gpt|hf-gpt2] [--dropout 0.1] [--rounds 11] [--warmup 2] [--threads 1]
            [--tries 4] [--lr 1e-3] [--time-limit 30]
            [--gpt-layers 8] [--gpt-d 256] [--gpt-context 128] [--gpt-batch 4]
-           [--json FILE] [--markdown FILE]
+           [--compile [--fractions 1,.6,.4,.2,.1,0]] [--json FILE] [--markdown FILE]
 
 The model (--model): gpt, bench/torch_cases.py's gpt
 (checkmate_torch/examples/gpt.py, vocab 256, heads 4, the sizes above)
@@ -32,6 +32,17 @@ its own copy of the model (seeded the same):
                   of A, and while it is under P's by more than 1%, by Y,
                   A = A + Y / blocks, up to --tries tries; the largest A
                   that fits is used, else the last, marked.
+
+--compile runs every variant under torch.compile instead (each its own
+compiled function, so that none reaches dynamo's recompile limit), without
+matching: compile (no checkpointing), ckpt-block, sac-matmuls and
+sac-2nd-matmul compiled; compile-B, torch.compile with
+torch._functorch.config.activation_memory_budget = B (0.5, 0.2); policy F,
+sac_blocks with a per-block budget of fixed + F of what a block holds
+(each F of --fractions), compiled; and remat(compile=True) at fixed + F
+of the activations for F = .5 and .25. The losses are compared with
+compile's (within 1e-4 of it, first round); "peak MB" is then the peak
+at every moment ("in-op": inductor's fused kernels are no ATen ops).
 
 A step: gradients zeroed in place, forward, loss, backward (timed and
 measured), then an SGD step outside them. The peak is
@@ -84,25 +95,31 @@ def _checkpointed(forward, context_fn, *a, **k):
 
 
 class Variant:
-    def __init__(self, label, model, lr):
+    def __init__(self, label, model, lr, call=None):
         self.label, self.model = label, model
+        self.call = call or model
         self.params = list(model.parameters())
         for p in self.params:
             p.grad = torch.zeros_like(p)
         self.opt = torch.optim.SGD(self.params, lr=lr)
         self.wall, self.cpu, self.losses, self.mem, self.extra = [], [], [], None, {}
+        self.first = None   # a context the first step runs in
 
     def fwd_bwd(self, case):
         for p in self.params:
             p.grad.zero_()
-        loss = case["loss"](self.model(*case["args"], **case["kwargs"]))
+        loss = case["loss"](self.call(*case["args"], **case["kwargs"]))
         loss.backward()
         return loss.detach()
 
     def warm_and_measure(self, case, warmup):
         for k in range(warmup):
             torch.manual_seed(1000 + k)
-            self.fwd_bwd(case)
+            if k == 0 and self.first is not None:
+                with self.first():
+                    self.fwd_bwd(case)
+            else:
+                self.fwd_bwd(case)
             self.opt.step()
         torch.manual_seed(999)
         r = step_peak(lambda: self.fwd_bwd(case), "cpu")
@@ -157,6 +174,64 @@ def match(case, base, args, peer, plain_peak, blocks):
     v.extra["tries"] = tries
     v.extra["fits"] = v.mem["between_ops"] <= target
     return v
+
+
+_COMPILED = iter(range(1 << 30))
+
+
+def build_compiled(case, base, label, args, prepare=None, backend="inductor"):
+    """A Variant of a copy of base, prepare(copy) applied first (its
+    figures in extra), run through torch.compile by a function of a code
+    object of its own."""
+    model = copy.deepcopy(base)
+    extra = prepare(model) if prepare else {}
+
+    def step(*a, **k):
+        return model(*a, **k)
+    step.__code__ = step.__code__.replace(co_name="sac_bench_%d" % next(_COMPILED))
+    v = Variant(label, model, args.lr, torch.compile(step, backend=backend))
+    v.extra = extra or {}
+    return v
+
+
+def compiled_variants(case, base, args):
+    from torch_peers import budget_backend
+
+    def blocks(context_fn):
+        def prepare(model):
+            for blk in case["block_list"](model):
+                blk.forward = functools.partial(_checkpointed, blk.forward, context_fn)
+        return prepare
+
+    def policy(f):
+        def prepare(model):
+            pols = checkmate_torch.sac_blocks(
+                model, case["block_list"](model), case["args"], case["kwargs"],
+                time_limit=args.time_limit,
+                budget=lambda fixed, peak: fixed + int(f * (peak - fixed)))
+            return {"saved": [p.info["compile_saved"] for p in pols],
+                    "ops": pols[0].info["compile_ops"]}
+        return prepare
+
+    def remat(f):
+        m = copy.deepcopy(base)
+        r = checkmate_torch.remat(m, case["args"], case["kwargs"], compile=True,
+                                  time_limit=args.time_limit,
+                                  budget=lambda fixed, peak: fixed + int(f * (peak - fixed)))
+        return Variant("remat compile F=%g" % f, m, args.lr, r)
+    out = [build_compiled(case, base, "compile", args),
+           build_compiled(case, base, "ckpt-block", args, blocks(None)),
+           build_compiled(case, base, "sac-matmuls", args, blocks(op_list(False))),
+           build_compiled(case, base, "sac-2nd-matmul", args, blocks(op_list(True)))]
+    for b in (0.5, 0.2):
+        v = build_compiled(case, base, "compile-%g" % b, args, backend=budget_backend(b))
+        # the partition may run at the first call, outside the backend
+        v.first = functools.partial(torch._functorch.config.patch, activation_memory_budget=b)
+        out.append(v)
+    out += [build_compiled(case, base, "policy F=%g" % f, args, policy(f))
+            for f in (float(x) for x in args.fractions.split(","))]
+    out += [remat(f) for f in (0.5, 0.25)]
+    return out
 
 
 def rounds(variants, init, case, n):
@@ -221,6 +296,8 @@ def main():
     ap.add_argument("--lr", type=float, default=1e-3)
     ap.add_argument("--time-limit", type=float, default=30.0)
     torch_cases.add_size_arguments(ap)
+    ap.add_argument("--compile", action="store_true")
+    ap.add_argument("--fractions", default="1,.6,.4,.2,.1,0")
     ap.add_argument("--json", metavar="FILE")
     ap.add_argument("--markdown", metavar="FILE")
     args = ap.parse_args()
@@ -247,30 +324,40 @@ def main():
                                   datetime.datetime.now(datetime.timezone.utc)
                                   .strftime("%Y-%m-%d %H:%M UTC")))
     print(head, flush=True)
-    eager = build(case, base, "eager", args, checkpointed=False)
-    ckpt = build(case, base, "ckpt-block", args)
-    mm = build(case, base, "sac-matmuls", args, op_list(False))
-    mm2 = build(case, base, "sac-2nd-matmul", args, op_list(True))
-    peers = [eager, ckpt, mm, mm2]
-    for v in peers:
-        v.warm_and_measure(case, args.warmup)
-        print("  %s: peak %.3f MB" % (v.label, v.mem["between_ops"] / 1e6), flush=True)
-    ours = [match(case, base, args, p, ckpt.mem["between_ops"], blocks) for p in peers[1:]]
-    variants = peers + ours
+    peak_kind = "peak" if args.compile else "between_ops"
+    if args.compile:
+        variants = compiled_variants(case, base, args)
+        for v in variants:
+            v.warm_and_measure(case, args.warmup)
+            print("  %s: peak %.3f MB" % (v.label, v.mem["peak"] / 1e6), flush=True)
+        eager = variants[0]
+    else:
+        eager = build(case, base, "eager", args, checkpointed=False)
+        ckpt = build(case, base, "ckpt-block", args)
+        mm = build(case, base, "sac-matmuls", args, op_list(False))
+        mm2 = build(case, base, "sac-2nd-matmul", args, op_list(True))
+        peers = [eager, ckpt, mm, mm2]
+        for v in peers:
+            v.warm_and_measure(case, args.warmup)
+            print("  %s: peak %.3f MB" % (v.label, v.mem["between_ops"] / 1e6), flush=True)
+        ours = [match(case, base, args, p, ckpt.mem["between_ops"], blocks) for p in peers[1:]]
+        variants = peers + ours
     rounds(variants, init, case, args.rounds)
     t_eager = statistics.median(eager.wall)
     c_eager = statistics.median(eager.cpu)
     rows = []
     for v in variants:
         med = statistics.median(v.wall)
-        rows.append({"variant": v.label, "peak_mb": v.mem["between_ops"] / 1e6,
+        first = abs(v.losses[0] - eager.losses[0]) / abs(eager.losses[0])
+        rows.append({"variant": v.label, "peak_mb": v.mem[peak_kind] / 1e6,
                      "in_op_mb": v.mem["peak"] / 1e6, "median_ms": med,
                      "time_vs_eager": med / t_eager, "wall_ms": v.wall, "cpu_ms": v.cpu,
                      "cpu_median_ms": statistics.median(v.cpu),
                      "cpu_vs_eager": statistics.median(v.cpu) / c_eager,
-                     "losses_equal_eager": v.losses == eager.losses, **v.extra})
-    md = [head, "", "| variant | peak MB | in-op MB | CPU time / eager | wall / eager | "
-          "saved a block | losses = eager's |", "|---|---|---|---|---|---|---|"]
+                     "losses_equal_eager": v.losses == eager.losses,
+                     "first_loss_rel_diff": first, **v.extra})
+    md = [head, "", "| variant | peak MB | in-op MB | CPU time / {0} | wall / {0} | "
+          "saved a block | losses = {0}'s |".format(eager.label), "|---|---|---|---|---|---|---|"]
     for r in rows:
         saved = ("%d of %d ops" % (max(r["saved"]), r["ops"]) if "saved" in r else "")
         if "fits" in r and not r["fits"]:
@@ -278,7 +365,8 @@ def main():
         md.append("| %s | %.3f | %.3f | %.3f | %.3f | %s | %s |"
                   % (r["variant"], r["peak_mb"], r["in_op_mb"], r["cpu_vs_eager"],
                      r["time_vs_eager"], saved,
-                     "yes" if r["losses_equal_eager"] else "no"))
+                     "yes" if r["losses_equal_eager"] else
+                     "within 1e-4" if r["first_loss_rel_diff"] <= 1e-4 else "no"))
     out = {"command": " ".join([os.path.basename(sys.executable)] + sys.argv), "head": head,
            "commit": commit(), "torch": torch.__version__, "args": vars(args), "rows": rows,
            "total_s": time.perf_counter() - t_all}
