@@ -169,15 +169,11 @@ def _budget_bytes(budget, fixed, peak):
     return arg
 
 
-def _knapsack_doc(region, fixed, compiled=False):
-    """The knapsack of region's saveable ops (compiled: only those of
-    WRITTEN_UNDER_COMPILE, the ones a policy saves under torch.compile)."""
-    items = [n for n in region.saveable
-             if not compiled or str(op_of(n).overloadpacket) in WRITTEN_UNDER_COMPILE]
+def _knapsack_doc(region, fixed):
     nodes = [{"name": n.name, "cost": region.cost[n], "memory": region.bytes[n], "deps": []}
-             for n in items]
+             for n in region.saveable]
     nodes.append({"name": "backward", "cost": 0, "memory": 0, "backward": True,
-                  "deps": [n.name for n in items]})
+                  "deps": [n.name for n in region.saveable]})
     return {"format": "checkmate-graph", "version": 1, "name": "selective checkpoint region",
             "fixed_memory": fixed, "nodes": nodes}
 
@@ -395,21 +391,18 @@ def sac_policy(module, example_args, example_kwargs=None, *, budget, time_limit=
                            % (name, arg, fixed, peak))
         part, hit = solvemod.partition(find_checkmate(), _knapsack_doc(region, fixed), arg,
                                        time_limit, plans)
-        # under torch.compile the knapsack of the ops saved there alone:
-        # the eager answer's matmuls would leave room unused
-        cpart, _ = solvemod.partition(find_checkmate(), _knapsack_doc(region, fixed, True), arg,
-                                      time_limit, plans)
     except solvemod.SolveError as e:
         raise SACError("%s: %s (fixed memory %d, peak %d)" % (name, e, fixed, peak)) from None
+    chosen = set(part["saved"])
     traced = [op_of(n) for n in region.ops]
-    want = [i for i, n in enumerate(region.ops) if n.name in set(part["saved"])]
-    cwant = [i for i, n in enumerate(region.ops) if n.name in set(cpart["saved"])]
+    want = [i for i, n in enumerate(region.ops) if n.name in chosen]
     modes, mine = {}, want
     try:
         for mode in ("eager", "compile"):
             ran = _recorded(module, example_args, example_kwargs or {}, mode == "compile")
             at = _alignment(traced, ran)
-            keep = [i for i in (want if mode == "eager" else cwant) if i in at]
+            keep = [i for i in want if i in at and (
+                mode == "eager" or str(traced[i].overloadpacket) in WRITTEN_UNDER_COMPILE)]
             modes[mode] = (tuple(ran), frozenset(at[i] for i in keep) if mode == "eager"
                            else frozenset(_key(ran, at[i]) for i in keep))
             if mode == "eager":    # the trace's saved ops that eager mode saves
