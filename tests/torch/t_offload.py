@@ -213,6 +213,7 @@ def main():
     hugging_face()
     on_cuda()
     plan_file()
+    fetched_output()
     lowering_errors()
     settings_errors()
 
@@ -320,6 +321,56 @@ def plan_file():
        "run replays a plan file with %d copies: gradients equal the training step's, live "
        "bytes %s = the plan's %s" % (copies, rep.get("peak_measured"), rep.get("peak_plan")),
        err or q.stderr)
+
+
+class Returns(nn.Module):
+    """Returns an early activation beside its result: a plan may offload
+    it and fetch it back before the forward ends."""
+
+    def __init__(self, d=32):
+        super().__init__()
+        self.a = nn.Linear(d, 2 * d)
+        self.m = MLP(2, d).m
+
+    def forward(self, x):
+        h = torch.tanh(self.a(x))
+        return self.m(x), h
+
+
+def fetched_output():
+    """A hand-made plan that offloads a returned value after its compute
+    and fetches it back at the forward's end, against checkpoint-all's, by
+    the interpreter on the emulated stream: outputs and gradients equal
+    (the forward's last wait is for that fetch)."""
+    from checkmate_torch.execute import Interpreter
+    torch.manual_seed(0)
+    model, x = Returns(), torch.randn(8, 32)
+    m = remat(model, (x,), budget=at(1.0), strategy="checkpoint-all")
+    a = m._last.analysis
+    early = a.outputs[1]
+    plain = a.in_order_steps()
+    at_end = next(k for k, (op, r) in enumerate(plain) if op == "compute" and r is a.tangents)
+    steps = []
+    for k, (op, r) in enumerate(plain):
+        if k == at_end:
+            steps.append(("fetch", early))
+        steps.append((op, r))
+        if op == "compute" and r is early:
+            steps += [("offload", early), ("free", early)]
+    tensors = [t.detach() for t in list(model.parameters()) + list(model.buffers())] + [x]
+
+    def run(plan):
+        it = Interpreter(Lowered(a, *split_at_tangents(a, plan)))
+        with kept_rng(tensors), torch.no_grad():
+            outs, state = it.forward(tensors)
+            outs = [o.clone() for o in outs]
+            grads = it.backward(state, [torch.ones_like(o) for o in outs],
+                                [None] * len(a.grads))
+        return outs + [g for g in grads if g is not None]
+    got, want = run(steps), run(plain)
+    ok(len(got) == len(want) and all(torch.equal(g, w) for g, w in zip(got, want)),
+       "a returned value offloaded and fetched at the forward's end: outputs and gradients "
+       "equal checkpoint-all's")
 
 
 def lowering_errors():
