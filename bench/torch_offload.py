@@ -9,9 +9,8 @@ Usage: PYTHON bench/torch_offload.py [--device cpu|cuda] [--fractions .6,.4,.25]
 The model: checkmate_torch/examples/gpt.py's GPT (vocab 256, dropout
 0.1), token ids of batch x context, cross-entropy of the logits against
 the ids shifted by one. Its costs are measured (cost="time"). The copy
-bandwidth, unless --bandwidth gives one, is measured: the slower of a
-64 MiB copy from the device into pinned host memory and back (on the CPU,
-a clone). For each fraction F, a budget of fixed memory + F of the
+bandwidth, unless --bandwidth gives one, is measured as offload=True
+measures it (offload.measured_bandwidth). For each fraction F, a budget of fixed memory + F of the
 activations, two plans: recompute alone, and with offload= that
 bandwidth; each row gives the plan's replayed time (the cost in
 milliseconds without copies), its offloads and host peak, the step's
@@ -37,28 +36,6 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, ROOT)
 
 
-def bandwidth(torch, device):
-    """Bytes a second of the slower way of a 64 MiB copy (median of 5)."""
-    n = 64 << 20
-    src = torch.empty(n, dtype=torch.uint8, device=device)
-    host = torch.empty(n, dtype=torch.uint8, pin_memory=device.type == "cuda")
-
-    def timed(fn):
-        out = []
-        for _ in range(6):
-            sync(torch, device)
-            t0 = time.perf_counter()
-            fn()
-            sync(torch, device)
-            out.append(time.perf_counter() - t0)
-        return statistics.median(out[1:])
-    if device.type != "cuda":
-        return n / timed(lambda: src.clone())
-    down = timed(lambda: host.copy_(src, non_blocking=True))
-    up = timed(lambda: src.copy_(host, non_blocking=True))
-    return n / max(down, up)
-
-
 def sync(torch, device):
     if device.type == "cuda":
         torch.cuda.synchronize(device)
@@ -81,13 +58,14 @@ def main():
     import torch
     from torch.nn import functional as F
     import checkmate_torch
+    from checkmate_torch import offload
     from checkmate_torch.examples.gpt import GPT
     from checkmate_torch.measure import step_peak
     from checkmate_torch.solve import SolveError
     from checkmate_torch.train import RematError
     torch.set_num_threads(1) if o.device == "cpu" else None
     device = torch.device(o.device)
-    bw = o.bandwidth or "%dB/s" % int(bandwidth(torch, device))
+    bw = o.bandwidth or offload.measured_bandwidth(device)
     torch.manual_seed(0)
     base = GPT(vocab=256, context=o.context, d=o.d, heads=o.heads, layers=o.layers,
                dropout=0.1).to(device)
@@ -123,14 +101,14 @@ def main():
     rows.append({"variant": "ordinary", "fraction": None, "step_s": secs, "peak": peak,
                  "equal": True})
     for frac in [float(f) for f in o.fractions.split(",")]:
-        for offload in (None, bw):
+        for copies in (None, bw):
             m = copy.deepcopy(base)
-            row = {"variant": "remat, offload " + offload if offload else "remat",
+            row = {"variant": "remat, offload " + copies if copies else "remat",
                    "fraction": frac}
             try:
                 r = checkmate_torch.remat(
                     m, (ids,), budget=lambda fixed, pk: fixed + int((pk - fixed) * frac),
-                    cost="time", offload=offload, time_limit=o.time_limit)
+                    cost="time", offload=copies, time_limit=o.time_limit)
                 info = r.plan_info
                 first, secs, peak = measure(m, r)
                 row.update(step_s=secs, peak=peak, equal=bool(torch.equal(first, want)),

@@ -48,16 +48,19 @@ _BANDWIDTH = re.compile(r"\s*(\d+\.?\d*|\.\d+)\s*([kmgt](i?b)?|b)?(/s)?\s*$", re
 _RATE = re.compile(r"(\d+\.?\d*|\.\d+)([kmgtp])?(flop/s|flops|/s)?$", re.IGNORECASE)
 
 
-def copy_args(offload, cost_unit_known):
+def copy_args(offload, cost_unit_known, measured):
     """The `solve` arguments of remat's offload= (docs/torch.md, "Offload
     to host memory"): None (no copies: none), a bandwidth (bytes a second,
-    or a string such as "25GB/s"), or a dict with "bandwidth" and
-    optionally "rate" (cost units a second, "100TFLOP/s": the device's,
-    needed where the costs are FLOPs, cost_unit_known False) and
-    "host_budget" (a size, "64G"). A tuple of strings."""
-    if offload is None:
+    or a string such as "25GB/s"; True: measured(), the device's), or a
+    dict with "bandwidth" and optionally "rate" (cost units a second,
+    "100TFLOP/s": the device's, needed where the costs are FLOPs,
+    cost_unit_known False) and "host_budget" (a size, "64G"). A tuple of
+    strings."""
+    if offload is None or offload is False:
         return ()
     given = dict(offload) if isinstance(offload, dict) else {"bandwidth": offload}
+    if given.get("bandwidth") is True:
+        given["bandwidth"] = measured()
     unknown = sorted(set(given) - {"bandwidth", "rate", "host_budget"})
     if unknown:
         raise SolveError("offload takes bandwidth, rate and host_budget; got %r" % unknown[0])
@@ -68,8 +71,9 @@ def copy_args(offload, cost_unit_known):
                 and v >= 1:
             v = str(int(v))
         if not isinstance(v, str) or not pattern.match(v) or not re.search(r"[1-9]", v):
-            raise SolveError("offload's %s must be a positive number or a string such as %s; "
-                             "got %r" % (key, example, given.get(key)))
+            also = " (or True: measured)" if key == "bandwidth" else ""
+            raise SolveError("offload's %s must be a positive number or a string such as "
+                             "%s%s; got %r" % (key, example, also, given.get(key)))
         return v.strip()
     out = ["--bandwidth", text("bandwidth", _BANDWIDTH, "'25GB/s'")]
     if "rate" in given:

@@ -12,6 +12,7 @@ import warnings
 import torch
 
 from . import alias, private, solve as solvemod
+from .offload import measured_bandwidth
 from .cache import cost_key, kept_or_measured, open_cache, shape_key
 from .codegen import Program
 from .dynamic import DynamicError, declared, grown
@@ -20,7 +21,7 @@ from .functional import op_of
 from .graph import Analysis, Synthetic, steps_peak
 from .script import ScriptError, ScriptProgram
 from .strides import corrections, measure
-from .trace import Inputs, autocast_key, no_autocast, outside as _outside, trace
+from .trace import Inputs, autocast_key, no_autocast, outside as _outside, tensors_of, trace
 
 
 class RematError(Exception):
@@ -126,10 +127,12 @@ class Compiled:
             "overhead": plan.get("cost") / floor if floor else 1.0,
             "strategy": plan.get("strategy"), "param": plan.get("param"),
             "status": plan.get("status"), "fixed_memory": a.fixed_memory,
-            # with copies to host memory (offload=): the replayed time in
-            # seconds, its part waiting for copies, the host peak in bytes
-            # (None for a plan reused at other sizes: not replayed in time)
+            # with copies to host memory (offload=): the bandwidth, the
+            # replayed time in seconds, its part waiting for copies, the
+            # host peak in bytes (None for a plan reused at other sizes:
+            # not replayed in time)
             "offloads": sum(1 for op, _ in steps if op == "offload"),
+            "bandwidth": copies[1] if copies else None,
             "time": plan.get("time"), "wait": plan.get("wait"),
             "host_peak": plan.get("host_peak_memory"),
             "fixed_memory_parts": dict(a.fixed_parts),
@@ -304,6 +307,14 @@ class _Kept:
             return
         rest = [e for e in old if e != new]
         cache.put(key, {"plans": [new] + rest[:cls.LIMIT - 1]})
+
+
+def _device_of(model, args, kwargs):
+    """The device of the model's first CUDA tensor or the call's, else the
+    CPU."""
+    ts = list(model.parameters()) + list(model.buffers()) + \
+        tensors_of((tuple(args), dict(kwargs or {})))
+    return next((t.device for t in ts if t.device.type == "cuda"), torch.device("cpu"))
 
 
 def _device_name(tensors):
@@ -749,7 +760,8 @@ def remat(model, example_args, example_kwargs=None, *, budget, strategy="auto",
     op's median time on the example, measured once per signature and kept
     in the cache). offload= lets the plan copy values to host memory and
     back instead of recomputing them: a bandwidth ("25GB/s", or bytes a
-    second), or {"bandwidth": ..., "rate": ..., "host_budget": ...} (rate:
+    second; True: the device's, measured once a process), or
+    {"bandwidth": ..., "rate": ..., "host_budget": ...} (rate:
     the device's cost units a second, needed with cost="flops"); the
     copies run on a stream of their own on CUDA (offload.py; docs/torch.md,
     "Offload to host memory"). In eval mode or without gradients it runs
@@ -780,14 +792,16 @@ def remat(model, example_args, example_kwargs=None, *, budget, strategy="auto",
         example_args = (example_args,)
     if cost not in ("flops", "time"):
         raise RematError("cost must be 'flops' or 'time'; got %r" % (cost,))
-    try:
-        plans = open_cache(cache)
-        copies = solvemod.copy_args(offload, cost == "time")
-    except (ValueError, solvemod.SolveError) as e:
-        raise RematError(str(e)) from None
-    if compile and copies:
+    if compile and offload not in (None, False):
         raise RematError("offload= runs with compile=False only: the compiled step's "
                          "partition saves or recomputes")
+    try:
+        plans = open_cache(cache)
+        copies = solvemod.copy_args(offload, cost == "time",
+                                    lambda: measured_bandwidth(_device_of(model, example_args,
+                                                                          example_kwargs)))
+    except (ValueError, solvemod.SolveError) as e:
+        raise RematError(str(e)) from None
     if compile:
         from .compiled import backend
         if not callable(budget):

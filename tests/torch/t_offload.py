@@ -427,6 +427,15 @@ def settings_errors():
         except RematError as e:
             got = str(e)
         ok(want in got and "\n" not in got, "remat refuses %s in one line: %s" % (what, got))
+    # offload=True: the device's bandwidth, measured
+    try:
+        m = remat(MLP(2, 16), (x,), budget=at(0.5), offload=True, cost="time",
+                  strategy="dtr-offload")
+        bw = m.plan_info["bandwidth"]
+    except RematError as e:
+        bw = str(e)
+    ok(bw.endswith("B/s") and int(bw[:-3]) > 0 and len(bw[:-3].rstrip("0")) <= 2,
+       "offload=True: the bandwidth measured once, two significant digits: %s" % bw)
     # with measured times the costs are milliseconds: no rate needed
     torch.manual_seed(0)
     model = MLP(2, 16)
