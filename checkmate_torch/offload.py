@@ -18,9 +18,9 @@ reading a fetched value, a free of a value being copied. What runs them:
   copy's destination starts as garbage (NaN), and the copies run in issue
   order only when a wait reaches them; a copy whose device source was
   freed first leaves its garbage. So a compute that reads a fetch it did
-  not wait for, a free before its copy ends, a value written in place
-  while its offload is pending or a copy out of stream order gives other
-  results than an ordinary step, which the tests compare bit for bit.
+  not wait for, a free before its copy ends or an output returned before
+  its fetch ends gives other results than an ordinary step, which the
+  tests compare bit for bit.
 
 The device memory a copy reads or writes is the compute stream's: the
 lowering frees it only after a wait for the copy, so the allocator's
@@ -167,8 +167,8 @@ def measured_bandwidth(device):
     """The copy bandwidth to host memory and back on device, measured once
     a process: the slower way of a 64 MiB copy (pinned host memory on
     CUDA; a clone on the CPU), median of 3 after one, rounded down to two
-    significant digits so that plans (and their cache keys) stay the same
-    from run to run; a string such as "24000000000B/s"."""
+    significant digits, so that run-to-run noise seldom changes the plan
+    (and its cache key); a string such as "24000000000B/s"."""
     device = torch.device(device)
     if device not in _MEASURED:
         n = 64 << 20
