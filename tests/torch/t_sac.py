@@ -12,10 +12,10 @@ not rise and stays within the model: the peak of plain per-block
 checkpointing (measured) plus every region's saved bytes, plus 4 KiB; at
 the bytes torch's op-list policies hold (save every matmul, every second
 one), the policy runs no more FLOPs again and its step peaks no higher;
-under torch.compile (MLP blocks; GPT and HF GPT-2, whose attention
-inductor decomposes further, in the long suite), 3 AdamW steps' losses
-are torch.compile's without the policy within 1e-4 (6 budgets; 2 on
-GPT-2),
+under torch.compile (MLP blocks; GPT, HF GPT-2 and Llama, whose
+attention inductor decomposes further, in the long suite), 3 AdamW
+steps' losses are torch.compile's without the policy within 1e-4 (6
+budgets; 2 on the HF models),
 and on the MLP blocks the measured peak does not rise as the budget falls
 (GPT's peaks are printed: they need not fall); per block under FSDP2
 (fully_shard) on 2 gloo processes (sac_fsdp.py), 3 AdamW steps equal
@@ -476,13 +476,16 @@ def main():
             check_budgets(*got)
             check_op_lists(*got)
     check_compiled(*mlp_case())
-    if long_checks("GPT and HF GPT-2 under torch.compile: losses (their peaks are printed)"):
+    if long_checks("GPT, HF GPT-2 and Llama under torch.compile: losses (their peaks are "
+                   "printed)"):
         check_compiled(*gpt_case(), peaks=False)
-        got = hf_gpt2_case()
-        if got is None:
-            skip("HF GPT-2 under torch.compile", "transformers is not installed")
-        else:
-            check_compiled(*got, peaks=False, fractions=(0.5, 0.0))
+        for case in (hf_gpt2_case, hf_llama_case):
+            got = case()
+            if got is None:
+                skip("%s under torch.compile" % case.__doc__.split(",")[0],
+                     "transformers is not installed")
+            else:
+                check_compiled(*got, peaks=False, fractions=(0.5, 0.0))
     check_fsdp()
     check_mismatch()
     check_again()
