@@ -25,7 +25,9 @@
 #     offload   tests/torch/t_offload.py (its CUDA checks: the copy stream
 #               bit for bit, the allocator's peak), then
 #               bench/torch_offload.py --device cuda: plans with copies
-#               against recompute alone, replayed time against measured
+#               against recompute alone, replayed time against measured,
+#               then fuzz_run.py --device cuda --offload on $OFUZZ_SEEDS
+#               (default 62000:62300): random models on the copy stream
 #               (not default)
 #     lowering  bench/torch_lowering.py --device cuda: compile=True's
 #               buffer reuse and horizontal fusion rules against
@@ -109,7 +111,10 @@ for s in $stages; do
         timeout "$(limit offload 240)" sh -c "$py tests/torch/t_offload.py \
             ${CHECKMATE:-build/checkmate} > '$out/offload-test.log' 2>&1; \
             $py bench/torch_offload.py --device cuda --time-limit 10 \
-            --json '$out/offload.json' > '$out/offload.log' 2>&1"
+            --json '$out/offload.json' > '$out/offload.log' 2>&1; \
+            $py tests/torch/fuzz_run.py --device cuda --offload \
+            --seeds ${OFUZZ_SEEDS:-62000:62300} --jobs ${FUZZ_JOBS:-12} --timeout 60 \
+            --json '$out/fuzz-offload.json' > '$out/fuzz-offload.log' 2>&1"
         ;;
     lowering)
         timeout "$(limit lowering 300)" $py bench/torch_lowering.py --device cuda \
