@@ -1229,6 +1229,7 @@ def backend(budget, time_limit, binary, cache, cost="flops"):
     uuid = partition_uuid(binary, budget, time_limit, cost) \
         if cache is not None and keyed else None
     part = CheckmatePartitioner(budget, time_limit, binary, cache, cost, uuid)
+    part.graphs = 0   # the graphs partitioned (dynamo's compiles of the step)
 
     _fold_in_place()
 
@@ -1274,6 +1275,7 @@ def backend(budget, time_limit, binary, cache, cost="flops"):
         out = compiled(gm, example_inputs)
         if len(part.info) == made:   # no backward: nothing partitioned
             return out
+        part.graphs += 1
         # Measured at the first call, outside dynamo's compile (where the
         # backward could not compile), before the call runs.
         held = {"graph": gm}

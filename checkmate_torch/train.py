@@ -620,7 +620,9 @@ class RematCompiled(_Wrapper):
         dynamic with their maxima, so that torch.compile makes one graph
         for every size up to them; an input past its maximum is left
         unmarked (compiled for its sizes), with one warning, and one of
-        size 0 or 1, which torch.compile compiles apart, silently."""
+        size 0 or 1, which torch.compile compiles apart, silently. Whether
+        an input was past its maximum."""
+        beyond = False
         for key, dims in self._dynamic.items():
             t = kwargs.get(key) if isinstance(key, str) else \
                 args[key] if -len(args) <= key < len(args) else None
@@ -632,6 +634,8 @@ class RematCompiled(_Wrapper):
             elif any(t.shape[d] > most for d, most in dims.items()):
                 _say_once(self, "beyond", "checkmate_torch.remat: compiled anew for inputs "
                           "%s: past the declared maxima" % Inputs(args, kwargs).describe())
+                beyond = True
+        return beyond
 
     @property
     def plan_info(self):
@@ -644,11 +648,11 @@ class RematCompiled(_Wrapper):
     def forward(self, *args, **kwargs):
         if not (self.training and torch.is_grad_enabled()):
             return self.model(*args, **kwargs)
-        if self._dynamic:
-            self._mark(args, kwargs)
+        beyond = self._dynamic and self._mark(args, kwargs)
+        graphs = self._partitioner.graphs
         try:
             with self._quiet_logging():
-                return self._compiled(*args, **kwargs)
+                out = self._compiled(*args, **kwargs)
         except private.dynamo_exc("BackendCompilerFailed") as e:
             inner = getattr(e, "inner_exception", None) or e
             raise RematError("compile=True: %s" % _first_line(inner)) from None
@@ -660,6 +664,12 @@ class RematCompiled(_Wrapper):
                              % private.dynamo_config().recompile_limit) from None
         except private.dynamo_exc("TorchDynamoException") as e:
             raise RematError(_dynamo_refusal(e)) from None
+        if graphs and self._partitioner.graphs > graphs and not beyond:
+            _say_once(self, "anew", "checkmate_torch.remat: partitioned anew for inputs %s: "
+                      "torch.compile compiled the step again (sizes past those the "
+                      "partitions so far serve, or another graph)"
+                      % Inputs(args, kwargs).describe())
+        return out
 
 
 def _own_code(model):
