@@ -248,6 +248,19 @@ class Mixer(torch.nn.Module):
         return self.head(torch.tanh(h))
 
 
+def compiled_step(r, c, opts, xb):
+    """One AdamW step of remat r and torch.compile c on xb: whether their
+    losses are within 1e-4."""
+    losses = []
+    for m, opt in zip((r, c), opts):
+        loss = m(xb).float().pow(2).mean()
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        losses.append(loss.item())
+    return abs(losses[0] - losses[1]) <= 1e-4 * abs(losses[1])
+
+
 def compiled_lengths():
     """compile=True over lengths, against torch.compile (dynamic=None):
     with dynamic= declared, one partition, made at the maximum, serves
@@ -274,15 +287,9 @@ def compiled_lengths():
             xb = torch.randint(0, 64, (2, length), generator=gen)
             with warnings.catch_warnings(record=True) as said:
                 warnings.simplefilter("always")
-                losses = []
-                for m, opt in zip((r, c), opts):
-                    loss = m(xb).float().pow(2).mean()
-                    loss.backward()
-                    opt.step()
-                    opt.zero_grad()
-                    losses.append(loss.item())
+                close = compiled_step(r, c, opts, xb)
             info = r.plan_info
-            rows.append((length, abs(losses[0] - losses[1]) <= 1e-4 * abs(losses[1]),
+            rows.append((length, close,
                          len(r._partitioner.info), info["sized_at"],
                          info["measured_peak"] <= info["budget"] + 65536,
                          [str(w.message) for w in said if "anew" in str(w.message)]))
@@ -337,15 +344,7 @@ def compiled_branch():
         warnings.simplefilter("always")
         for length in (32, 48, 36, 44):
             xb = torch.randint(0, 64, (2, length), generator=gen)
-            losses = []
-            for m, opt in zip((r, c), opts):
-                loss = m(xb).float().pow(2).mean()
-                loss.backward()
-                opt.step()
-                opt.zero_grad()
-                losses.append(loss.item())
-            rows.append((length, abs(losses[0] - losses[1]) <= 1e-4 * abs(losses[1]),
-                         r._partitioner.graphs))
+            rows.append((length, compiled_step(r, c, opts, xb), r._partitioner.graphs))
     anew = [str(w.message) for w in said if "partitioned anew" in str(w.message)]
     ok(all(row[1] for row in rows) and rows[-1][2] >= 3 and len(anew) == 1,
        "compile=True, a branch on the length: %d graphs partitioned, one warning (%s); losses "
