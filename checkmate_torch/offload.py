@@ -41,6 +41,7 @@ import weakref
 import torch
 
 from .functional import clone_strided
+from .lower import device_of
 
 _STREAMS = {}   # CUDA device index -> its copy stream
 _EMULATED = None   # emulate(True): the copies not run yet, in issue order
@@ -105,16 +106,6 @@ def _each(value, copy):
     return value
 
 
-def _device(value):
-    if isinstance(value, torch.Tensor):
-        return value.device
-    for v in value if isinstance(value, (tuple, list)) else ():
-        d = _device(v)
-        if d is not None:
-            return d
-    return None
-
-
 def _on_stream(value, device, copy):
     """(copy of value, event): copy(tensor, copy stream) for each tensor,
     run on device's copy stream after the work issued so far; the event
@@ -131,8 +122,8 @@ def _on_stream(value, device, copy):
 
 def to_host(value):
     """(host copy of value, event or None)."""
-    device = _device(value)
-    if device is None or device.type != "cuda":
+    device = device_of(value)
+    if device.type != "cuda":
         if _EMULATED is not None:
             return _emulated(value, True)
         return _each(value, clone_strided), None

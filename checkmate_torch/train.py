@@ -12,13 +12,13 @@ import warnings
 import torch
 
 from . import alias, private, solve as solvemod
-from .offload import measured_bandwidth
 from .cache import cost_key, kept_or_measured, open_cache, shape_key
 from .codegen import Program
 from .dynamic import DynamicError, declared, grown
 from .execute import Interpreter, PlanError, measure_costs, resolve
 from .functional import op_of
 from .graph import Analysis, Synthetic, steps_peak
+from .offload import measured_bandwidth
 from .script import ScriptError, ScriptProgram
 from .strides import corrections, measure
 from .trace import Inputs, autocast_key, no_autocast, outside as _outside, tensors_of, trace
@@ -309,18 +309,16 @@ class _Kept:
         cache.put(key, {"plans": [new] + rest[:cls.LIMIT - 1]})
 
 
-def _device_of(model, args, kwargs):
-    """The device of the model's first CUDA tensor or the call's, else the
-    CPU."""
-    ts = list(model.parameters()) + list(model.buffers()) + \
-        tensors_of((tuple(args), dict(kwargs or {})))
-    return next((t.device for t in ts if t.device.type == "cuda"), torch.device("cpu"))
+def _device_of(tensors):
+    """The device of the first CUDA tensor of tensors, else the CPU."""
+    return next((t.device for t in tensors if isinstance(t, torch.Tensor)
+                 and t.device.type == "cuda"), torch.device("cpu"))
 
 
 def _device_name(tensors):
-    cuda = [t.device for t in tensors if isinstance(t, torch.Tensor) and t.device.type == "cuda"]
-    if cuda:
-        return "cuda: " + torch.cuda.get_device_name(cuda[0])
+    device = _device_of(tensors)
+    if device.type == "cuda":
+        return "cuda: " + torch.cuda.get_device_name(device)
     try:
         with open("/proc/cpuinfo") as f:
             model = next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")),
@@ -808,8 +806,9 @@ def remat(model, example_args, example_kwargs=None, *, budget, strategy="auto",
     try:
         plans = open_cache(cache)
         copies = solvemod.copy_args(offload, cost == "time",
-                                    lambda: measured_bandwidth(_device_of(model, example_args,
-                                                                          example_kwargs)))
+                                    lambda: measured_bandwidth(_device_of(
+                                        list(model.parameters()) + list(model.buffers()) +
+                                        tensors_of((tuple(example_args), example_kwargs)))))
     except (ValueError, solvemod.SolveError) as e:
         raise RematError(str(e)) from None
     if compile:
