@@ -21,11 +21,12 @@ this program's state (unpack).
 What differs between languages goes through the methods under "what a
 dialect writes its own way": script.py's ScriptProgram writes the same
 instructions in TorchScript's."""
+import copy
 import math
 
 import torch
 
-from . import offload, private
+from . import offload, private, sizes
 from .execute import rng_state, set_rng_state
 from .functional import clone_strided
 from .graph import _FORMULA_CONTIGUOUS, _formula_contiguous
@@ -65,6 +66,8 @@ class Program:
                          "_formula": _formula_call, "_to_host": offload.to_host,
                          "_to_device": offload.to_device, "_wait": offload.wait}
         self._consts = {}
+        self._sizes = {}    # a symbolic size's expression -> its name
+        self.binding = None
         self.pre = []
         fwd = self._forward_source(self._lines(lw.forward), [self._src(o) for o in lw.outputs])
         bwd = self._backward_source(self._lines(lw.backward()))
@@ -72,10 +75,22 @@ class Program:
         self._build()
 
     def _build(self):
-        code = compile(self.source, "<checkmate plan %x>" % id(self), "exec")
-        exec(code, self._globals)
+        self._code = compile(self.source, "<checkmate plan %x>" % id(self), "exec")
+        exec(self._code, self._globals)
         self.forward = self._globals["forward"]
         self.backward = self._globals["backward"]
+
+    def at(self, binding):
+        """This program at other sizes of a symbolic trace (binding:
+        {symbol: size}, sizes.py): a copy whose functions read those
+        sizes, its code compiled once."""
+        out = copy.copy(self)
+        out._globals = dict(self._globals)
+        out._globals.update(sizes.at({n: e for e, n in self._sizes.items()}, binding))
+        out.binding = binding
+        exec(self._code, out._globals)
+        out.forward, out.backward = out._globals["forward"], out._globals["backward"]
+        return out
 
     def unpack(self, state):
         """A forward's state as execute.Interpreter.backward takes it: the
@@ -183,8 +198,10 @@ class Program:
         if t is Factor:
             return self._factor(x)
         if t is Zeros:
-            return "torch.zeros(%r, dtype=%s, device=%s)" % (
-                x.shape, self._const(x.dtype), self._const(x.device))
+            return "torch.zeros(%s, dtype=%s, device=%s)" % (
+                self._src(tuple(x.shape)), self._const(x.dtype), self._const(x.device))
+        if private.is_sym(x):
+            return self._size(x)
         if x is None or isinstance(x, (bool, str)):
             return repr(x)
         if isinstance(x, int):
@@ -197,6 +214,16 @@ class Program:
                 return "(%s%s)" % (inner, "," if len(x) == 1 else "")
             return "[%s]" % inner
         return self._const(x)
+
+    def _size(self, x):
+        """A symbolic size: a global name per expression, bound to its
+        value at the traced call's sizes (at(): at others)."""
+        e = private.sym_expr(x)
+        name = self._sizes.get(e)
+        if name is None:
+            name = self._sizes[e] = "z%d" % len(self._sizes)
+            self._globals[name] = private.hint(x)
+        return name
 
     def _clone(self, src):
         return "_clone(%s)" % src

@@ -151,4 +151,5 @@ def flops(node, fake):
         f = FLOPS[t.overloadpacket](node, fake.__getitem__, out)
     if f is None:
         f = _numel(out)
-    return int(f)
+    # a symbolic trace's cost stays symbolic (graph.Analysis takes its hint)
+    return f if private.is_sym(f) else int(f)

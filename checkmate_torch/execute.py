@@ -17,6 +17,7 @@ from .functional import clone_strided
 from .graph import Synthetic, _formula_contiguous, nbytes
 from .lower import Clone, Elem, Factor, Lowered, PlanError, Reg, Zeros, device_of, \
     is_copy_register, is_rng_register, split_at_tangents
+from .sizes import value_at
 from .trace import tensors_of
 
 
@@ -36,7 +37,8 @@ def set_rng_state(device, state):
 def zero_tangents(analysis):
     """Zeros for the tangents (the outputs' gradients): for a run of the
     whole step whose gradients are not wanted."""
-    return [torch.zeros(tuple(analysis.fake[p].shape), dtype=analysis.fake[p].dtype,
+    return [torch.zeros([value_at(d, None) for d in analysis.fake[p].shape],
+                        dtype=analysis.fake[p].dtype,
                         device=analysis.fake[p].device)
             for p in analysis.placeholders if analysis.role[p] == "tangent"]
 
@@ -55,9 +57,12 @@ class Interpreter:
     generator states as fixed_memory counts them), and `model_peak`, the
     peak by the exporter's sizes."""
 
-    def __init__(self, lowered, measure=False):
+    def __init__(self, lowered, measure=False, binding=None):
         self.lw = lowered
         self.a = lowered.a
+        # a symbolic trace's sizes: {symbol: size} (sizes.py); None: the
+        # traced call's
+        self.binding = binding
         self.on_mark = None
         self.measure = measure
         self.computes = 0
@@ -100,10 +105,10 @@ class Interpreter:
         if t is Factor:
             return 1.0 / float(env[x.name] + x.calls)
         if t is Zeros:
-            return torch.zeros(x.shape, dtype=x.dtype, device=x.device)
+            return torch.zeros(self.value(x.shape, env), dtype=x.dtype, device=x.device)
         if t is list or t is tuple:
             return t(self.value(y, env) for y in x)
-        return x
+        return value_at(x, self.binding)
 
     def run(self, body, env, start=0, stop=None):
         """Runs body[start:stop] on the registers env."""
@@ -212,8 +217,8 @@ class Interpreter:
             key = st.data_ptr()
             if key:
                 seen[key] = max(seen.get(key, 0), st.nbytes())
-        pending = sum(nbytes(self.a.fake[g]) for i, g in enumerate(self.a.grads)
-                      if i not in self.done)
+        pending = sum(value_at(nbytes(self.a.fake[g]), self.binding)
+                      for i, g in enumerate(self.a.grads) if i not in self.done)
         # the generator states, kept or not yet, as fixed memory counts them
         return sum(seen.values()) + pending + self.a.fixed_parts["rng_states"]
 

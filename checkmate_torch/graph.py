@@ -141,6 +141,17 @@ def call(node, value_of, replace=None):
 
 
 
+def _exprs(numbers):
+    """{key: sympy expression} of the symbolic numbers among numbers'
+    values (a symbolic trace's)."""
+    return {k: private.sym_expr(v) for k, v in numbers.items() if private.is_sym(v)}
+
+
+def _hints(numbers):
+    """numbers with each symbolic value given as it is in the call traced."""
+    return {k: int(private.hint(v)) for k, v in numbers.items()}
+
+
 def nbytes(t):
     return t.numel() * t.element_size()
 
@@ -224,12 +235,10 @@ class Analysis:
         self._memory(fixed)
         self._backward()
         self._grad_of()
-        self.cost = {}
-        for r in self.real:
-            if isinstance(r, Synthetic):
-                self.cost[r] = 0
-            else:
-                self.cost[r] = costmod.flops(r, self.fake)
+        self.cost = {r: 0 if isinstance(r, Synthetic) else costmod.flops(r, self.fake)
+                     for r in self.real}
+        self.cost_expr = _exprs(self.cost)
+        self.cost = _hints(self.cost)
         self.cost_unit = "flops"
         self.by_name = {r.name: r for r in self.real}
         self.cumulative = self._cumulative()
@@ -506,6 +515,12 @@ class Analysis:
             # the values before the step of what it writes (lower.py's snapshots)
             "snapshots": sum(nbytes(self.fake[p]) for p in self.final),
         }
+        # A symbolic trace's sizes: their values in the call traced, and
+        # their expressions, for its other sizes (sized_at)
+        self.memory_expr = _exprs(self.memory)
+        self.fixed_expr = _exprs(self.fixed_parts)
+        self.memory = _hints(self.memory)
+        self.fixed_parts = _hints(self.fixed_parts)
         self.fixed_memory = sum(self.fixed_parts.values())
 
     def _backward(self):

@@ -100,6 +100,11 @@ _SCRIPT = "plans run as Python instead of TorchScript: slower on a step bound by
           "Python one slower (docs/benchmarks.md, \"The eager path's host time\")"
 _SCRIPT_WHY = "TorchScript's interpreter, checked to run the plan's ops (script.py); its " \
               "passes and executor settings have no public API"
+_SIZES = "each new size of an input is traced anew (a second or two on a small model), " \
+         "not run by one plan traced with symbolic sizes"
+_SIZES_WHY = "a step traced once with symbolic sizes for the dimensions that vary, and the " \
+             "shape environment's guards checked for each new size; torch has no public " \
+             "symbolic tracing"
 NAMES = {n.key: n for n in (
     # --- every mode: tracing and analysing a step ------------------------
     Name("torch._ops.OpOverload", ALL, _OP_WHY),
@@ -147,6 +152,10 @@ NAMES = {n.key: n for n in (
     Name("torch._C._set_graph_executor_optimize", ("eager",), _SCRIPT_WHY, _SCRIPT),
     Name("torch._C._last_executed_optimized_graph", ("eager",), _SCRIPT_WHY, _SCRIPT),
     Name("torch._C.ScriptList", ("eager",), _SCRIPT_WHY, _SCRIPT),
+    Name("torch.fx.experimental.symbolic_shapes.ShapeEnv", ("eager",), _SIZES_WHY, _SIZES),
+    Name("torch.fx.experimental.symbolic_shapes.StatelessSymbolicContext", ("eager",),
+         _SIZES_WHY, _SIZES),
+    Name("torch.fx.experimental.symbolic_shapes.DimDynamic", ("eager",), _SIZES_WHY, _SIZES),
     # --- sac_policy -------------------------------------------------------
     Name("torch._dispatch.python.enable_python_dispatcher", ("sac",),
          "the ops a checkpointed region dispatches under torch.compile are recorded with "
@@ -338,6 +347,25 @@ def fake_tensor_mode(**kwargs):
     return get("torch._subclasses.fake_tensor.FakeTensorMode")(**kwargs)
 
 
+def symbolic_fakes(groups, dynamic):
+    """(a fake tensor mode with a shape environment, groups' tensors as its
+    fake tensors): the last group's tensor i with the dimensions
+    dynamic[i] symbolic, every other dimension static."""
+    path = "torch.fx.experimental.symbolic_shapes."
+    dynamic_, static = get(path + "DimDynamic").DYNAMIC, get(path + "DimDynamic").STATIC
+    mode = fake_tensor_mode(shape_env=get(path + "ShapeEnv")(), allow_fallback_kernels=True)
+    out = []
+    for g, ts in enumerate(groups):
+        fakes = []
+        for i, t in enumerate(ts):
+            dims = dynamic.get(i, ()) if g == len(groups) - 1 else ()
+            ctx = get(path + "StatelessSymbolicContext")(dynamic_sizes=[
+                dynamic_ if d in dims else static for d in range(t.dim())])
+            fakes.append(mode.from_tensor(t, symbolic_context=ctx))
+        out.append(fakes)
+    return mode, out
+
+
 def unset_fake():
     """A context in which torch's fake tensor mode is off."""
     return get("torch._subclasses.fake_tensor.unset_fake_temporarily")()
@@ -423,6 +451,44 @@ def sym_hint(size):
     return size.node.hint
 
 
+def is_sym(value):
+    """Whether value is a symbolic number (a size of a symbolic trace)."""
+    return isinstance(value, (torch.SymInt, torch.SymFloat, torch.SymBool))
+
+
+def hint(value):
+    """A number as it is in the call traced: a symbolic one's hint."""
+    if not is_sym(value):
+        return value
+    h = value.node.hint
+    if h is None:
+        raise ValueError("a size known only when the step runs (%s)" % sym_expr(value))
+    return h
+
+
+def shape_env(value):
+    """The shape environment of a symbolic size."""
+    return value.node.shape_env
+
+
+def guards(env):
+    """The sympy expressions a shape environment's trace assumed true
+    (each a decision the traced code took on sizes), with each symbol's
+    range (its lower and upper bounds as sympy relations)."""
+    import sympy
+    # in the symbols left: one found equal to another is replaced by it
+    out = [g.expr.xreplace(env.replacements) for g in env.guards]
+    out = [g for g in out if g is not sympy.true]
+    for sym, r in env.var_to_range.items():
+        if sym in env.replacements:
+            continue
+        if r.lower.is_finite:
+            out.append(sympy.Ge(sym, r.lower))
+        if r.upper.is_finite:
+            out.append(sympy.Le(sym, r.upper))
+    return out
+
+
 def sym_largest(size):
     """The largest a symbolic size can take in its shape environment's
     ranges (not a sympy Integer where unbounded)."""
@@ -466,6 +532,12 @@ def jit_last_graph():
 def script_list():
     """An empty TorchScript list (torch.jit.script([]) warns on torch 2.14)."""
     return get("torch._C.ScriptList")([])
+
+
+def has_symbolic():
+    """Whether every name of the symbolic trace is there (torch 2)."""
+    return all(has(k) for k, n in NAMES.items() if n.lost == _SIZES) and \
+        has("torch._dispatch.python.enable_python_dispatcher") and has("SymInt.node")
 
 
 def has_torchscript():

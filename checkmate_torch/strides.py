@@ -27,13 +27,16 @@ from . import private
 from .execute import PlanError, whole_step
 from .functional import TAKEN_AGAIN, op_of
 from .graph import Synthetic, _tensor_inputs
+from .sizes import value_at
 
 
 def _layout(value):
     """The strides of value's tensors (None for what is not one), in the
     dimensions longer than 1 (the others are free)."""
     if isinstance(value, torch.Tensor):
-        return tuple(st if n > 1 else None for st, n in zip(value.stride(), value.shape))
+        # a symbolic trace's strides as they are in the call traced
+        return tuple(value_at(st, None) if value_at(n, None) > 1 else None
+                     for st, n in zip(value.stride(), value.shape))
     if isinstance(value, (tuple, list)):
         return tuple(_layout(v) for v in value)
     return None

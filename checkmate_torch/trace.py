@@ -12,6 +12,7 @@ torch.autograd.grad. Two kinds:
   sum       the loss is the sum of every floating-point output element
             (`export`'s default: a graph with a loss node, for the CLI).
 """
+import contextlib
 import os
 import traceback
 
@@ -293,12 +294,15 @@ def outside(filename):
 def _dynamic_node(gm):
     """The first node of gm whose value is not static, and why. Torch 2's
     fake tensors give .item() and data-dependent shapes (nonzero, masked
-    indexing) a symbol instead of failing."""
+    indexing) a symbol instead of failing; a symbolic trace's sizes of
+    the inputs' dynamic dimensions (and what follows from them) have a
+    hint, and are not."""
     for n in gm.graph.nodes:
         vals = private.tree_flatten(n.meta.get("val"))[0]
         if n.target is torch.ops.aten._local_scalar_dense.default:
             return n, _DATA_DEPENDENT
-        if any(isinstance(t, torch.Tensor) and not all(isinstance(d, int) for d in t.shape)
+        if any(isinstance(t, torch.Tensor) and
+               any(not isinstance(d, int) and private.sym_hint(d) is None for d in t.shape)
                for t in vals):
             return n, "its output shape depends on tensor values"
     return None, None
@@ -330,7 +334,7 @@ def dtype_mismatch(graph):
     return None, None
 
 
-def _make_fx(f, *args):
+def _make_fx(f, *args, symbolic=False):
     """f traced by make_fx over fake tensors, without stack traces (they
     cost a tenth of the trace). Torch 2's fake tensors give .item() and
     data-dependent shapes (nonzero, masked indexing) a symbol instead of
@@ -338,7 +342,7 @@ def _make_fx(f, *args):
     symbols, which fails at that op with the user's line in its traceback
     (the same error as on 1.13)."""
     try:
-        gm = make_fx(f, tracing_mode="fake")(*args)
+        gm = make_fx(f, tracing_mode="symbolic" if symbolic else "fake")(*args)
     except TraceError:
         raise
     except Exception as exc:  # anything the tracer or the model raised
@@ -353,15 +357,20 @@ def _make_fx(f, *args):
     return gm
 
 
-def _fake_run(f, *args):
+def _fake_run(f, *args, fakes=None):
     """f called on fake copies of args (lists of tensors) without building
     a graph, in a third of make_fx's time: for the probe of a step (its
     outputs' structure, shapes and which are differentiable), and for an
     error that names the user's line."""
     try:
-        mode = private.fake_tensor_mode(allow_fallback_kernels=True)
-        fake = [[mode.from_tensor(t) for t in ts] for ts in args]
-        with mode:
+        if fakes is not None:
+            # torch's Python kernels: a C++ kernel would read the sizes as ints
+            (mode, fake), within = fakes, private.python_dispatcher()
+        else:
+            mode = private.fake_tensor_mode(allow_fallback_kernels=True)
+            fake = [[mode.from_tensor(t) for t in ts] for ts in args]
+            within = contextlib.nullcontext()
+        with mode, within:
             return f(*fake)
     except TraceError:
         raise
@@ -382,23 +391,43 @@ def _cumulative_batch_norms(model):
             if private.is_batch_norm(m) and m.momentum is None and m.track_running_stats]
 
 
-def trace(model, args, kwargs=None, mode="tangents", within=None):
+def trace(model, args, kwargs=None, mode="tangents", within=None, dynamic=None):
     """Traces a training step of model on the example call
     model(*args, **kwargs); mode is 'tangents' or 'sum'; within a function
-    giving a context the step is traced in (strides.corrections). A
+    giving a context the step is traced in (strides.corrections); dynamic
+    ({index of a placed input: dimensions}) traces with those dimensions
+    symbolic (torch 2), every other size as the example has it. A
     BatchNorm(momentum=None) is traced with momentum CMA_MOMENTUM (the
     executor gives its op the true one)."""
     cma = _cumulative_batch_norms(model)
     for m in cma:
         m.momentum = CMA_MOMENTUM
     try:
-        return _trace(model, args, kwargs, mode, within)
+        return _trace(model, args, kwargs, mode, within, dynamic)
     finally:
         for m in cma:
             m.momentum = None
 
 
-def _trace(model, args, kwargs, mode, within):
+def _inline_sizes(gm):
+    """The nodes of a symbolic trace that compute sizes (sym_size, and
+    arithmetic on sizes) removed, each argument that read one given the
+    symbolic size itself: the graph's nodes are tensors and tuples of
+    them, as in a trace of one size; codegen.py writes a symbolic size as
+    a name bound to its value at each call's sizes."""
+    sizes = {n: n.meta["val"] for n in gm.graph.nodes
+             if n.op == "call_function" and private.is_sym(n.meta.get("val"))}
+    if not sizes:
+        return
+    for n in gm.graph.nodes:
+        if n not in sizes and any(d in sizes for d in n.all_input_nodes):
+            n.args = torch.fx.node.map_arg(n.args, lambda d: sizes.get(d, d))
+            n.kwargs = torch.fx.node.map_arg(n.kwargs, lambda d: sizes.get(d, d))
+    for n in reversed(list(sizes)):
+        gm.graph.erase_node(n)
+
+
+def _trace(model, args, kwargs, mode, within, dynamic=None):
     param_names = [n for n, _ in model.named_parameters()]
     buffer_names = [n for n, _ in model.named_buffers()]
     params = [p.detach() for p in model.parameters()]
@@ -481,9 +510,16 @@ def _trace(model, args, kwargs, mode, within):
                 for i in out.diff]
 
     tangents = []
+    fakes = None
+    if dynamic is not None:
+        fakes = private.symbolic_fakes((params, buffers, xs_in), dynamic)
     if mode == "tangents":
-        _fake_run(probe, params, buffers, xs_in)
-        tangents = tangents_of(seen["out"])
+        _fake_run(probe, params, buffers, xs_in, fakes=fakes)
+        if fakes is not None:
+            with fakes[0]:
+                tangents = tangents_of(seen["out"])
+        else:
+            tangents = tangents_of(seen["out"])
     if within is not None:
         plain = step
 
@@ -491,6 +527,14 @@ def _trace(model, args, kwargs, mode, within):
             with within():
                 return plain(*a)
     try:
+        if fakes is not None:
+            gm = _make_fx(step, *fakes[1], tangents, symbolic=True)
+            _inline_sizes(gm)
+            # the tangents as the call traced has them
+            tangents = [torch.zeros([private.hint(d) for d in t.shape], dtype=t.dtype,
+                                    device=t.device) for t in tangents]
+            return Traced(gm, (param_names, buffer_names), inputs, seen.get("out"),
+                          seen["grad_of"]), params + buffers + xs_in + tangents
         gm = _make_fx(step, params, buffers, xs_in, tangents)
     except TraceError as e:
         # A returned value whose backward reads a tensor the forward wrote

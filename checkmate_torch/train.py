@@ -2,6 +2,7 @@
 plan. Each training step runs the plan's forward steps in the module's
 forward and the rest in its backward (docs/torch.md, "Training with a
 plan")."""
+import copy
 import itertools
 import os
 import platform
@@ -11,21 +12,27 @@ import warnings
 
 import torch
 
-from . import alias, private, solve as solvemod
+from . import alias, private, sizes, solve as solvemod
 from .cache import cost_key, kept_or_measured, open_cache, shape_key
 from .codegen import Program
-from .dynamic import DynamicError, declared, grown
+from .dynamic import DynamicError, declared, grown, grown_tensor
 from .execute import Interpreter, PlanError, measure_costs, resolve
 from .functional import op_of
 from .graph import Analysis, Synthetic, steps_peak
 from .offload import measured_bandwidth
 from .script import ScriptError, ScriptProgram
+from .sizes import Symbols, value_at
 from .strides import corrections, measure
 from .trace import Inputs, autocast_key, no_autocast, outside as _outside, tensors_of, trace
 
 
 class RematError(Exception):
     pass
+
+
+class NotSymbolic(Exception):
+    """A symbolic trace that serves no other sizes: the step is traced at
+    the call's sizes instead."""
 
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -52,17 +59,23 @@ class Compiled:
     and the plan kept in the cache for its structure."""
 
     def __init__(self, model, args, kwargs, budget, strategy, time_limit, binary, cache, cost,
-                 copies=(), prior=()):
+                 copies=(), prior=(), dynamic=None):
         # Traced, solved, and run once on the example to compare strides
         # (strides.py); traced and solved again with the kernels' strides
         # where they differ (at most 3 rounds; differences left after the
-        # third are refused, not run).
+        # third are refused, not run). dynamic ({placed input: dimensions})
+        # traces those sizes symbolic (sizes.py); a symbolic trace whose
+        # strides need correcting is given up (NotSymbolic).
         fixes = {}
         for rounds in range(1, 4):
             fix = dict(fixes)
             traced, tensors = trace(model, args, kwargs, "tangents",
-                                    (lambda: corrections(fix)) if fix else None)
+                                    (lambda: corrections(fix)) if fix else None, dynamic)
             a = Analysis(traced, tensors)
+            if dynamic and not Symbols(a.fake[p] for p in a.placeholders
+                                       if a.role[p] == "input"):
+                raise NotSymbolic("the step specialised every symbolic size (to the sizes "
+                                  "of the call traced)")
             if cost == "time":
                 a.set_costs(_time_costs(a, tensors, cache), "ms")
             ca_peak = a.checkpoint_all_peak()
@@ -96,6 +109,8 @@ class Compiled:
             new = sorted(found.keys() - fixes.keys(), key=lambda ok: (str(ok[0]), ok[1]))
             if not new:
                 break
+            if dynamic:
+                raise NotSymbolic("the kernels' strides differ from the symbolic trace's")
             if rounds == 3:
                 raise RematError("the kernels' strides still differ from the trace's after 3 "
                                  "traces (call %d of %s): no plan runs the ordinary step's "
@@ -116,10 +131,13 @@ class Compiled:
         # A plan reused at other sizes runs as Python at its first step
         # and is compiled by TorchScript at its second (run): a length seen
         # once does not wait for TorchScript's compile.
-        self._script_later = bool(plan.get("reused"))
+        self._script_later = bool(plan.get("reused")) and not dynamic
         self._ran = False
         self.program, runner_note = _program(a, self.forward_steps, self.backward_steps,
-                                             not self._script_later)
+                                             not self._script_later, bool(dynamic))
+        # the sizes the plan serves: its lowering's decisions are guards too
+        self.symbols = Symbols(a.fake[p] for p in a.placeholders if a.role[p] == "input")
+        self.symbols.seal()
         floor = sum(a.cost.values())
         self.info = {
             "budget": plan.get("budget"), "peak": plan.get("peak_memory"),
@@ -144,6 +162,8 @@ class Compiled:
             "runner_note": runner_note,
             "cached": hit if cache is not None else None,
             "reused": plan.get("reused", False),
+            # a plan traced with symbolic sizes: its symbols' sizes at this call
+            "sizes": {str(k): v for k, v in self.symbols.binding_at_trace().items()} or None,
             "step_ms": None, "measured_overhead": None,   # after a step (timed)
         }
         self.on_cpu = _device_name(tensors).startswith("cpu")
@@ -157,6 +177,39 @@ class Compiled:
         self.written = [k for k, p in enumerate(q for q in a.placeholders
                                                 if a.role[q] != "tangent") if p in a.final]
         self.grad_meta = [_meta(a.fake.get(g)) for g in a.grads]
+
+    def sized_at(self, inputs):
+        """This plan for a call at other sizes of its symbolic trace: a
+        copy whose program and figures are at the call's sizes, where
+        every guard holds there and the steps, replayed with each node's
+        bytes at those sizes, fit the budget the plan was made for; else
+        None."""
+        binding = self.symbols.binding(inputs.placed) if self.symbols else None
+        if binding is None:
+            return None
+        a = self.analysis
+        memory = {**a.memory, **sizes.at(a.memory_expr, binding)}
+        fixed = {**a.fixed_parts, **sizes.at(a.fixed_expr, binding)}
+        steps = [(op, a.real[i]) for op, i in self.step_indices]
+        peak = steps_peak(steps, memory) + sum(fixed.values())
+        budget = self.info["budget"]
+        if budget is not None and peak > budget:
+            return None
+        cost = {**a.cost, **sizes.at(a.cost_expr, binding)}
+        c = copy.copy(self)
+        c.program = self.program.at(binding)
+        c.grad_meta = [None if m is None else
+                       (tuple(value_at(d, binding) for d in m[0]),) + m[1:]
+                       for m in self.grad_meta]
+        c.info = dict(self.info, peak=peak, fixed_memory=sum(fixed.values()),
+                      fixed_memory_parts=fixed, step_ms=None, measured_overhead=None,
+                      cost=sum(cost[r] for op, r in steps if op == "compute"),
+                      checkpoint_all_cost=sum(cost.values()),
+                      reused=self.info["reused"] or binding != self.symbols.binding_at_trace(),
+                      sizes={str(k): v for k, v in binding.items()})
+        floor = c.info["checkpoint_all_cost"]
+        c.info["overhead"] = c.info["cost"] / floor if floor else 1.0
+        return c
 
     def timed(self, ms):
         """Records a step's own time, forward and backward (on the CPU;
@@ -342,13 +395,16 @@ def _time_costs(a, tensors, cache):
     return {r: kept[r.name] for r in a.real}
 
 
-def _program(a, forward_steps, backward_steps, script=True):
+def _program(a, forward_steps, backward_steps, script=True, symbolic=False):
     """(the plan's generated code, why it is Python or None): compiled by
     TorchScript where it gives the same ops (script.py), else Python; the
     environment's CHECKMATE_TORCHSCRIPT=0 keeps it Python, and so does
-    script=False (until a later call)."""
+    script=False (until a later call), and a symbolic trace (its sizes
+    are bound at each call's, sizes.py)."""
     try:
-        if not script:
+        if symbolic:
+            note = "Python: a plan traced with symbolic sizes"
+        elif not script:
             note = "Python at the first step of a plan reused at these sizes"
         elif os.environ.get("CHECKMATE_TORCHSCRIPT", "1") == "0":
             note = "CHECKMATE_TORCHSCRIPT=0"
@@ -436,8 +492,8 @@ class _Step(torch.autograd.Function):
                 absent = frozenset(range(len(tangents))) - given
                 into = [None if j in unreached else t for j, t in enumerate(into)]
                 try:
-                    grads = Interpreter(ctx.program.lowered).backward(
-                        ctx.program.unpack(state), tangents, into, absent)
+                    it = Interpreter(ctx.program.lowered, binding=ctx.program.binding)
+                    grads = it.backward(ctx.program.unpack(state), tangents, into, absent)
                 except PlanError as e:
                     raise RematError("plan: %s" % e) from None
         c.timed(ctx.forward_ms + (time.perf_counter() - t0) * 1e3)
@@ -483,6 +539,36 @@ def _accumulate_into(params, grad_of, meta, shared):
             and k not in shared \
             and not private.gradient_hooks(p)
         out.append(old if ok else None)
+    return out
+
+
+def _placed_dims(args, kwargs, dynamic):
+    """{index of a placed input: dimensions} of a declaration checked by
+    dynamic.declared ({position or keyword: {dim: max}})."""
+    inputs = Inputs(args, kwargs)
+    out = {}
+    for key, dims in dynamic.items():
+        t = args[key] if isinstance(key, int) else kwargs[key]
+        for j, u in enumerate(inputs.tensors):
+            if u is t:
+                out.setdefault(inputs.where[j], set()).update(d % t.dim() for d in dims)
+    return out
+
+
+def _varying(inputs, earlier):
+    """{index of a placed input: dimensions} in which inputs' sizes differ
+    from earlier's (Inputs), which has the same structure, constants,
+    dtypes, devices and dimensions; {} where it differs otherwise."""
+    def kind(x):
+        return (str(x.spec), repr(x.constants), tuple(x.where), tuple(
+            (t.dim(), t.dtype, str(t.device), t.requires_grad) for t in x.placed))
+    if kind(inputs) != kind(earlier):
+        return {}
+    out = {}
+    for i, (t, u) in enumerate(zip(inputs.placed, earlier.placed)):
+        ds = {d for d in range(t.dim()) if t.shape[d] != u.shape[d]}
+        if ds:
+            out[i] = ds
     return out
 
 
@@ -538,11 +624,17 @@ class Remat(_Wrapper):
     """See remat()."""
 
     def __init__(self, model, example_args, example_kwargs, budget, strategy,
-                 time_limit, binary, cache, cost, copies=()):
+                 time_limit, binary, cache, cost, copies=(), dynamic=None):
         super().__init__(model)
         self._settings = (budget, strategy, time_limit, binary, cache, cost, copies)
         self._plans = {}
-        self._last = self._compile(tuple(example_args), dict(example_kwargs or {}))
+        self._families = []     # the plans traced with symbolic sizes, latest last
+        self.symbolic_note = None   # why the last symbolic trace was given up
+        self._symbolic = private.has_symbolic() and \
+            os.environ.get("CHECKMATE_SYMBOLIC", "1") != "0"
+        args, kwargs = tuple(example_args), dict(example_kwargs or {})
+        self._declared = _placed_dims(args, kwargs, dynamic or {})
+        self._last = self._compile(args, kwargs)
 
     def _key(self, inputs, params):
         """What a plan depends on: the inputs (Inputs.key), autocast, and
@@ -556,25 +648,77 @@ class Remat(_Wrapper):
         params, buffers = state_tensors(self.model)
         key = self._key(inputs, params)
         c = self._plans.get(key)
+        if c is not None:
+            return c
+        # a plan traced with symbolic sizes that serves these
+        c = next((s for s in (f.sized_at(inputs) for f in self._families[::-1])
+                  if s is not None), None)
+        prior = list(self._plans.values())[::-1]
         if c is None:
             was = self.model.training
             self.model.train()
-            prior = list(self._plans.values())[::-1]
             try:
-                c = Compiled(self.model, args, kwargs, *self._settings, prior=prior)
+                f = self._family(inputs, prior)
+                c = f.sized_at(inputs) if f is not None else None
+                if f is not None and c is None:
+                    # it does not serve the call it was traced for (a size
+                    # the step specialised): sizes are traced one by one
+                    self._families.remove(f)
+                    self.symbolic_note = "the symbolic trace's guards (%s) or budget exclude " \
+                        "the call it was made for" % ", ".join(map(str, f.symbols.guards))
+                    self._symbolic, f = False, None
+                if c is None:
+                    c = Compiled(self.model, args, kwargs, *self._settings, prior=prior)
             finally:
                 self.model.train(was)
-            c.shared_memory(params + buffers + inputs.placed, inputs)
-            self._plans[key] = c
-            if prior and not c.info["reused"]:
-                same = any(p.structure == c.structure for p in prior)
+            made = f if f is not None else c
+            # the first symbolic plan of an undeclared size is no news
+            found = f is not None and not self._declared and len(self._families) == 1
+            if prior and not made.info["reused"] and not found:
+                same = any(p.structure == made.structure for p in prior)
                 _say_once(
                     self, "larger" if same else "other",
                     "checkmate_torch.remat: planned anew for inputs %s: %s" % (
                         inputs.describe(),
                         "the plans made so far do not fit the budget at these sizes" if same
                         else "they trace to another graph than the plans made so far"))
+        c.shared_memory(params + buffers + inputs.placed, inputs)
+        self._plans[key] = c
         return c
+
+    def _family(self, inputs, prior):
+        """A plan traced with symbolic sizes (sizes.py) for the dimensions
+        declared dynamic (remat's dynamic=) or, without a declaration,
+        those in which the call differs from earlier ones, traced at the
+        largest sizes seen; None where there are no such dimensions, or
+        the symbolic trace fails (the call is then traced at its own
+        sizes)."""
+        if not self._symbolic:
+            return None
+        dims, seen = self._declared, []
+        if not dims:
+            seen = [p.traced.inputs for p in prior if _varying(inputs, p.traced.inputs)]
+            dims = {}
+            for e in seen:
+                for i, ds in _varying(inputs, e).items():
+                    dims.setdefault(i, set()).update(ds)
+            if not dims:
+                return None
+        # the example (declared: grown to the maxima already), or this call
+        # grown to the largest sizes seen
+        placed = [grown_tensor(t, {d: max([t.shape[d]] + [e.placed[i].shape[d] for e in seen])
+                                   for d in dims.get(i, ())})
+                  if seen and i in dims else t for i, t in enumerate(inputs.placed)]
+        args, kwargs = inputs.rebuild([placed[k] for k in inputs.where])
+        try:
+            f = Compiled(self.model, args, kwargs, *self._settings, prior=prior, dynamic=dims)
+        except Exception as e:
+            # the symbolic trace's limits: sizes are traced one by one
+            self._symbolic = False
+            self.symbolic_note = "%s: %s" % (type(e).__name__, _first_line(e))
+            return None
+        self._families.append(f)
+        return f
 
     @property
     def plan_info(self):
@@ -828,10 +972,12 @@ def remat(model, example_args, example_kwargs=None, *, budget, strategy="auto",
                 raise RematError(str(e)) from None
         return RematCompiled(model, backend(budget, time_limit, find_checkmate(), plans, cost),
                              dynamic)
+    declared_dims = None
     if dynamic is not None:
         try:
+            declared_dims = declared(example_args, example_kwargs or {}, dynamic)
             example_args, example_kwargs = grown(example_args, example_kwargs or {}, dynamic)
         except DynamicError as e:
             raise RematError(str(e)) from None
     return Remat(model, example_args, example_kwargs, budget, strategy, time_limit,
-                 find_checkmate(), plans, cost, copies)
+                 find_checkmate(), plans, cost, copies, declared_dims)

@@ -1,10 +1,10 @@
 #!/usr/bin/python3
-"""remat on inputs of several sizes (train.py, Compiled's prior plans): a
-new sequence length whose graph has the structure of a planned one runs
-that plan's steps without a solve when they fit its budget at the new
-sizes, bit for bit as an ordinary loop; a longer one that does not fit,
-and one that traces to another graph, are solved anew, each saying so
-once. Across runs, the plan cache gives a run whose sizes it has no plan
+"""remat on inputs of several sizes (train.py, sizes.py): the second
+length seen is traced once with a symbolic length, and that plan runs
+every length where its guards hold and its steps, replayed at the
+length, fit its budget, bit for bit as an ordinary loop, without a
+trace or a solve; a longer one that does not fit, and one that takes
+another branch, are solved anew, each saying so once. Across runs, the plan cache gives a run whose sizes it has no plan
 for one made for the graph's structure at other sizes. Sizes declared
 with their maxima (remat's dynamic=) are planned at the maxima."""
 import glob
@@ -72,17 +72,21 @@ def main():
         info = r.plan_info
         rows.append((length, equal, info["reused"], len(solves) - before,
                      info["peak"], info["budget"], info["status"],
-                     [str(w.message) for w in said if "planned anew" in str(w.message)]))
+                     [str(w.message) for w in said if "planned anew" in str(w.message)],
+                     info["sizes"]))
     same = all(torch.equal(a, b) for a, b in zip(model.parameters(), ref.parameters()))
     ok(all(row[1] for row in rows) and same,
        "9 AdamW steps at lengths 32, 24, 16, 9, 32, 36, 20, 48, 44: losses and parameters "
        "equal an ordinary loop's bit for bit")
     by = {row[0]: row for row in rows}
     shorter = [by[n] for n in (24, 16, 9)]
-    ok(all(row[2] and row[3] == 0 and row[4] <= budget and row[6] == "feasible"
-           for row in shorter),
-       "lengths 24, 16, 9: the plan made at 32 runs without a solve, its peak replayed at "
-       "each length within its budget %d (%s)" % (budget, ", ".join(
+    ok(by[24][3] == 1 and not by[24][7]
+       and all(row[2] and row[4] <= budget and row[8] and list(row[8].values()) == [row[0]]
+               for row in shorter)
+       and by[16][3] == 0 and by[9][3] == 0,
+       "length 24, the second seen: one plan traced with a symbolic length at 32 (one "
+       "solve, no warning); 16 and 9 run it without a solve, each peak replayed at its "
+       "length within the budget %d (%s)" % (budget, ", ".join(
            "%d: %d" % (row[0], row[4]) for row in shorter)))
     ok(not by[36][2] and by[36][3] == 1 and len(by[36][7]) == 1
        and "do not fit the budget" in by[36][7][0] and not by[20][7] and by[20][3] == 0,
@@ -94,6 +98,7 @@ def main():
        "length 48 takes another branch: solved anew, saying so once; length 44 reuses "
        "its plan: %s" % (by[48][7] or "no warning"))
     across_runs()
+    specialised()
     declared()
     compiled_lengths()
     compiled_branch()
@@ -168,6 +173,40 @@ def across_runs():
        % fourth[0])
 
 
+class Pinned(torch.nn.Module):
+    """A GPT that reads its length as an int (a symbolic trace specialises
+    it: its only guard is the length it was traced at)."""
+
+    def __init__(self):
+        super().__init__()
+        self.gpt = GPT(vocab=64, context=64, d=32, heads=4, layers=2)
+
+    def forward(self, x):
+        n = int(x.shape[1])
+        return self.gpt(x) * (1.0 + 1.0 / n)
+
+
+def specialised():
+    """A step that specialises the length: the symbolic trace of the
+    second length is given up before it is solved (remat's symbolic_note
+    says why); every length is then traced at its own size,
+    as on a torch without symbolic tracing, bit for bit as an ordinary
+    loop, with no further symbolic trace."""
+    gen = torch.Generator().manual_seed(5)
+    torch.manual_seed(0)
+    model, ref = Pinned(), Pinned()
+    ref.load_state_dict(model.state_dict())
+    r = checkmate_torch.remat(model, (torch.randint(0, 64, (2, 32), generator=gen),),
+                              budget=lambda f, p: f + (p - f) // 2, cache=False, strategy="dtr")
+    before = len(solves)
+    same = all([steps(r, ref, n, gen, n=1) for n in (24, 16, 20)])
+    ok(same and len(solves) - before == 0 and not r._families
+       and "specialised" in (r.symbolic_note or "") and r.plan_info["sizes"] is None,
+       "a step that specialises the length: its symbolic trace is given up before a solve "
+       "(%d solves; %s); lengths 24, 16, 20 traced one by one, bit for bit"
+       % (len(solves) - before, r.symbolic_note))
+
+
 def declared():
     """remat(dynamic=...): an example 16 long declared up to 48 is planned
     at 48, as an example 48 long is; every length up to 48 then runs that
@@ -184,26 +223,26 @@ def declared():
                               dynamic={0: {1: 48}})
     at48 = checkmate_torch.remat(GPT(vocab=64, context=64, d=32, heads=4, layers=2),
                                  (torch.randint(0, 64, (2, 48), generator=gen),),
-                                 budget=half, cache=False, strategy="dtr")
+                                 budget=half, cache=False, strategy="dtr", dynamic={0: {1: 48}})
     made = len(solves) - before
     ok(x.shape == (2, 16) and r.plan_info["budget"] == at48.plan_info["budget"]
-       and r.plan_info["checkpoint_all_peak"] == at48.plan_info["checkpoint_all_peak"],
+       and r.plan_info["checkpoint_all_peak"] == at48.plan_info["checkpoint_all_peak"]
+       and list(r.plan_info["sizes"].values()) == [48],
        "dynamic={0: {1: 48}} on an example 16 long: planned at 48 (budget %d, as an example "
-       "48 long), the example itself untouched" % r.plan_info["budget"])
+       "48 long), its length symbolic (%s), the example itself untouched"
+       % (r.plan_info["budget"], r.plan_info["sizes"]))
     rows = []
     for length in (16, 40, 48, 9, 40):
         before = len(solves)
         same = steps(r, ref, length, gen, n=1)
         rows.append((length, same, r.plan_info["reused"], len(solves) - before,
-                     r.plan_info["runner"]))
+                     (r.plan_info["runner"], r.plan_info["runner_note"])))
     ok(made == 2 and all(row[1] and (row[2] or row[0] == 48) and row[3] == 0 for row in rows),
        "lengths 16, 40, 48, 9, 40: the plan made at 48 (reused at the others), without a "
        "solve, bit for bit as an ordinary loop (%s)" % [row[:4] for row in rows])
-    runners = [row[4] for row in rows]
-    ok(runners[2] != "torchscript" or (runners[:2] + runners[3:] ==
-                                       ["python", "python", "python", "torchscript"]),
-       "a reused plan runs as Python at its first step, by TorchScript from its second "
-       "(%s)" % runners)
+    runners = set(row[4] for row in rows)
+    ok(len(runners) == 1 and "symbolic" in str(runners),
+       "a plan traced with symbolic sizes runs as Python (%s)" % runners)
     before = len(solves)
     with warnings.catch_warnings(record=True) as said:
         warnings.simplefilter("always")

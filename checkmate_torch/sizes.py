@@ -1,0 +1,103 @@
+"""A step traced with symbolic sizes (trace.trace's dynamic=), run at
+other sizes than the call it was traced at.
+
+The trace's sizes are sympy expressions in torch's symbols, one symbol
+per dynamic dimension of an input (a sequence length, a batch). The
+trace, the analysis, the lowering and the code generator take every
+decision on sizes through those expressions, and torch's shape
+environment keeps each decision as a guard (Eq(s0, 200) where something
+specialised the size; s0 >= 2 always: sizes 0 and 1 are traced apart).
+A call binds each symbol to its input's size; the plan serves it where
+every guard holds at that binding, and its steps, replayed with each
+node's bytes at that binding, fit the budget (train.Compiled.sized_at).
+"""
+import torch
+
+from . import private
+
+
+def value_at(x, binding):
+    """A number of the trace (an int, or a symbolic size) at binding
+    ({symbol: int}); at the traced call's sizes where binding is None."""
+    if not private.is_sym(x):
+        return x
+    if binding is None:
+        return private.hint(x)
+    return _evaluate(private.sym_expr(x), binding)
+
+
+def _evaluate(expr, binding):
+    v = expr.xreplace(binding) if hasattr(expr, "xreplace") else expr
+    if isinstance(v, (int, float)):
+        return int(v)
+    if not v.is_number:
+        raise ValueError("the size %s has symbols not bound by the call" % expr)
+    return int(v)
+
+
+def at(values, binding):
+    """{key: int} of {key: sympy expression}, at binding."""
+    memo = {}
+    out = {}
+    for k, e in values.items():
+        v = memo.get(e)
+        if v is None:
+            v = memo[e] = _evaluate(e, binding)
+        out[k] = v
+    return out
+
+
+class Symbols:
+    """Where a symbolic trace's symbols come from: for each placeholder
+    input with symbolic dimensions, (its index among the placed inputs,
+    the dimension, the size's expression), and the guards its shape
+    environment holds (read after the plan is lowered: the lowering's
+    decisions are guards too)."""
+
+    def __init__(self, input_fakes):
+        self.dims = []
+        self.env = None
+        self._sizes = {}    # symbol -> a symbolic size that is it
+        for i, t in enumerate(input_fakes):
+            if not isinstance(t, torch.Tensor):
+                continue
+            for d, n in enumerate(t.shape):
+                if private.is_sym(n):
+                    e = private.sym_expr(n)
+                    self.dims.append((i, d, e))
+                    self.env = private.shape_env(n)
+                    if e.is_Symbol:
+                        self._sizes.setdefault(e, n)
+        self.guards = []
+
+    def __bool__(self):
+        return bool(self.dims)
+
+    def binding_at_trace(self):
+        """{symbol: size} of the call traced."""
+        return {e: private.hint(n) for e, n in self._sizes.items()}
+
+    def seal(self):
+        """Reads the guards: every decision taken so far."""
+        self.guards = private.guards(self.env) if self.env is not None else []
+
+    def binding(self, placed):
+        """{symbol: size} for a call's placed inputs, or None where the
+        trace does not serve their sizes (a guard fails, or a dimension's
+        expression is not the input's size)."""
+        binding = {}
+        for i, d, e in self.dims:
+            t = placed[i]
+            if d >= t.dim():
+                return None
+            if e.is_Symbol:
+                if binding.setdefault(e, t.shape[d]) != t.shape[d]:
+                    return None
+        for i, d, e in self.dims:
+            if not e.is_Symbol and _evaluate(e, binding) != placed[i].shape[d]:
+                return None
+        for g in self.guards:
+            v = g.xreplace(binding)
+            if v is not True and not (getattr(v, "is_Boolean", False) and bool(v)):
+                return None
+        return binding
