@@ -6,7 +6,7 @@ same seeds.
 
 Usage: PYTHON bench/torch_shapes.py [--model gpt2|llama] [--steps 100]
            [--batch 4] [--min 16] [--max 256] [--time-limit 10]
-           [--frac 0.5] [--cache DIR] [--peaks N] [--compile [--declare]]
+           [--frac 0.5] [--cache DIR] [--peaks N] [--declare] [--compile]
            [--json FILE]
 
 remat's example is a batch at --max (so that its plan serves every
@@ -27,8 +27,8 @@ outputs twice).
 --compile compares remat(compile=True) with torch.compile(dynamic=True)
 instead, both from the same seeds: the total times, how many graphs
 each compiled (torch's frames, checkmate's partitions), and whether
-every loss is within 1e-4 of torch.compile's; --declare passes
-dynamic={"input_ids": {1: max}, "labels": {1: max}} to remat."""
+every loss is within 1e-4 of torch.compile's. --declare (either mode)
+passes dynamic={"input_ids": {1: max}, "labels": {1: max}} to remat."""
 import argparse
 import json
 import os
@@ -130,9 +130,12 @@ def main():
     example = torch.randint(0, 1000, (args.batch, args.max), generator=gen)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
+        dynamic = {"input_ids": {1: args.max}, "labels": {1: args.max}} \
+            if args.declare else None
         m = checkmate_torch.remat(model, (), {"input_ids": example, "labels": example},
                                   budget=lambda f, p: int(f + (p - f) * args.frac),
-                                  time_limit=args.time_limit, cache=args.cache)
+                                  time_limit=args.time_limit, cache=args.cache,
+                                  dynamic=dynamic)
         remat_s = time.perf_counter() - t0
         loop_s, got, new_times = loop(torch, m, model.parameters(), batches)
     remat_s += loop_s
@@ -141,7 +144,8 @@ def main():
            "lengths": "%d-%d" % (args.min, args.max), "distinct": len(set(lengths)),
            "ordinary_s": round(plain_s, 1), "remat_s": round(remat_s, 1),
            "ratio": round(remat_s / plain_s, 2), "solves": len(solves),
-           "plans_reused": reused, "cache": bool(args.cache),
+           "plans_reused": reused, "cache": bool(args.cache), "declared": args.declare,
+           "symbolic_plans": len(m._families), "symbolic_note": m.symbolic_note,
            "new_length_step_s": round(sum(new_times) / max(len(new_times), 1), 2),
            "equal": all(torch.equal(a, b) for a, b in zip(got, want)),
            "torch": torch.__version__}

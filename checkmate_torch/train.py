@@ -116,7 +116,7 @@ class Compiled:
                                  "traces (call %d of %s): no plan runs the ordinary step's "
                                  "kernels" % (new[0][1] + 1, new[0][0]))
             fixes.update(found)
-        self.traced, self.analysis = traced, a
+        self.traced, self.analysis, self.copies = traced, a, copies
         index = {r: i for i, r in enumerate(a.real)}
         self.step_indices = [(op, index[r]) for op, r in steps]
         if not plan.get("reused") and plan.get("budget") is not None:
@@ -185,8 +185,8 @@ class Compiled:
         bytes at those sizes, fit the budget the plan was made for; else
         None."""
         binding = self.symbols.binding(inputs.placed) if self.symbols else None
-        if binding is None:
-            return None
+        if binding is None or (self.info["offloads"] and "--host-budget" in self.copies):
+            return None     # (a host peak is not replayed here)
         a = self.analysis
         memory = {**a.memory, **sizes.at(a.memory_expr, binding)}
         fixed = {**a.fixed_parts, **sizes.at(a.fixed_expr, binding)}
@@ -209,6 +209,9 @@ class Compiled:
                       sizes={str(k): v for k, v in binding.items()})
         floor = c.info["checkpoint_all_cost"]
         c.info["overhead"] = c.info["cost"] / floor if floor else 1.0
+        if binding != self.symbols.binding_at_trace():
+            # the copies' replayed time and host peak are the traced sizes'
+            c.info.update(time=None, wait=None, host_peak=None)
         return c
 
     def timed(self, ms):

@@ -824,7 +824,7 @@ def _param_view(w, b, shape, grad):
     return part.view(shape).unsqueeze(0).expand((b,) + tuple(shape))
 
 
-def build(seed, data_dep_rate=0.06, device="cpu", alias=False):
+def build(seed, data_dep_rate=0.06, device="cpu", alias=False, sizes=False):
     """(model, make_batch, loss_fn, description) for seed; see the module's
     docstring. The model, the batches and the loss's constants are made on
     the CPU, from the same generators whatever the device, then moved to
@@ -984,19 +984,26 @@ def build(seed, data_dep_rate=0.06, device="cpu", alias=False):
     def make_batch(step):
         g = torch.Generator().manual_seed(seed * 1009 + step)
         b = B - 1 if batch_change and step == 2 and B > 2 else B
+        t, xs, ys = T, xshape, yshape
+        if sizes:
+            # each step shorter and smaller than the one before, down to 2
+            b = B - step if B - step >= 2 else B
+            if T is not None and T - step >= 2:
+                t = T - step
+                xs, ys = (t,) + xshape[1:], (t,) + yshape[1:]
         vals = {}
         if use_x:
-            vals["x"] = torch.randn((b,) + xshape, generator=g).to(device)
+            vals["x"] = torch.randn((b,) + xs, generator=g).to(device)
             if x_grad:
                 vals["x"].requires_grad_(True)
         if use_ids:
-            vals["ids"] = torch.randint(0, vocab, (b, T), generator=g).to(device)
+            vals["ids"] = torch.randint(0, vocab, (b, t), generator=g).to(device)
         if use_mask:
-            m = torch.rand((b, T), generator=g) < 0.7
+            m = torch.rand((b, t), generator=g) < 0.7
             m[:, 0] = True
             vals["mask"] = m.to(device)
         if use_y:
-            vals["y"] = torch.randn((b,) + yshape, generator=g).to(device)
+            vals["y"] = torch.randn((b,) + ys, generator=g).to(device)
             if y_grad:
                 vals["y"].requires_grad_(True)
         if mode:

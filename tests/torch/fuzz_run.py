@@ -6,6 +6,7 @@ fuzzer").
 
 Usage: PYTHON tests/torch/fuzz_run.py [--seeds A:B | --seed N] [--jobs N]
            [--timeout S] [--device cpu|cuda] [--compile] [--alias] [--offload]
+           [--sizes]
            [--json FILE]
            [--features] [--verbose] [CHECKMATE_BINARY]
 
@@ -32,7 +33,10 @@ the example and the later calls aliased or not, on models of their own.
 --offload plans with copies to host memory (remat's offload=, at a
 bandwidth and a rate the seed draws, by strategies that copy: OFFLOADS),
 on the CPU through offload.emulate's copy stream (a wait left out gives
-NaN).
+NaN). --sizes makes each step's batch smaller and its sequence shorter
+than the step's before (down to 2; fuzz_gen.build's sizes): the second
+step's call is traced with symbolic sizes, and its plan runs the third
+(sizes.py); the summary counts the steps a symbolic plan ran.
 
 `--seed N --verbose` runs one seed in this process and prints the model,
 the harness's choices, every differing item and the traceback."""
@@ -52,6 +56,7 @@ DEVICE = "cpu"   # where the models train (--device)
 COMPILE = False  # remat(compile=True) instead (--compile)
 ALIAS = False    # calls whose tensors share memory (--alias, fuzz_gen.ALIAS_MODES)
 OFFLOAD = False  # plans with copies to host memory (--offload)
+SIZES = False    # each step at other sizes (--sizes)
 # --offload: the strategies that copy, for each that does not (the seed's
 # draw stays one draw), and the bandwidths drawn (a byte a FLOP down to
 # a thousandth: from everything offloaded to little)
@@ -172,7 +177,8 @@ def train(seed, budget, ch, log):
     from torch.utils import _pytree as pytree
     import fuzz_gen
     import contextlib
-    model, make_batch, loss_fn, desc = fuzz_gen.build(seed, device=DEVICE, alias=ALIAS)
+    model, make_batch, loss_fn, desc = fuzz_gen.build(seed, device=DEVICE, alias=ALIAS,
+                                                      sizes=SIZES)
     m = model
     shapes = None
 
@@ -247,6 +253,8 @@ def train(seed, budget, ch, log):
             for n, p in model.named_parameters():
                 items.append(("step %d .grad of %s" % (step, n), _clone(p.grad)))
             opt.step()
+            if budget is not None:
+                log.append("step %d sizes: %s" % (step, m.plan_info.get("sizes")))
             for n, b in model.named_buffers():
                 items.append(("step %d buffer %s" % (step, n), _clone(b)))
         except Exception as e:
@@ -454,9 +462,10 @@ def one_seed(seed, verbose=False):
     return run_seed(seed, verbose)
 
 
-def _worker(conn, pkg_root, device, compiled, alias, offload):
-    global PKG_ROOT, DEVICE, COMPILE, ALIAS, OFFLOAD
-    PKG_ROOT, DEVICE, COMPILE, ALIAS, OFFLOAD = pkg_root, device, compiled, alias, offload
+def _worker(conn, pkg_root, device, compiled, alias, offload, sizes):
+    global PKG_ROOT, DEVICE, COMPILE, ALIAS, OFFLOAD, SIZES
+    PKG_ROOT, DEVICE, COMPILE, ALIAS, OFFLOAD, SIZES = \
+        pkg_root, device, compiled, alias, offload, sizes
     setup()
     conn.send("ready")  # torch imported: the seeds' clocks start now
     while True:
@@ -480,7 +489,7 @@ def run_many(seeds, jobs, timeout, progress=None):
 
     def start():
         a, b = ctx.Pipe()
-        p = ctx.Process(target=_worker, args=(b, PKG_ROOT, DEVICE, COMPILE, ALIAS, OFFLOAD),
+        p = ctx.Process(target=_worker, args=(b, PKG_ROOT, DEVICE, COMPILE, ALIAS, OFFLOAD, SIZES),
                        daemon=True)
         p.start()
         b.close()
@@ -581,6 +590,12 @@ def summary(records, secs=None, jobs=1):
     if any(copied):
         lines.append("plans with copies to host memory: %d of %d ok seeds (%d offloads)"
                      % (sum(1 for c in copied if c), len(copied), sum(copied)))
+    symbolic = [sum(1 for line in r.get("log") or []
+                    if re.match(r"step \d+ sizes: \{", line)) for r in records
+                if r["outcome"] == "ok"]
+    if any(symbolic):
+        lines.append("steps run by a plan traced with symbolic sizes: %d, in %d of %d ok seeds"
+                     % (sum(symbolic), sum(1 for c in symbolic if c), len(symbolic)))
     for outcome in ("wrong", "crash", "refused", "skip"):
         g = group(records, outcome)
         if not g:
@@ -663,6 +678,8 @@ def main(argv=None):
                     help="calls whose tensors share memory (fuzz_gen.ALIAS_MODES): other models")
     ap.add_argument("--offload", action="store_true",
                     help="plans with copies to host memory (remat's offload=)")
+    ap.add_argument("--sizes", action="store_true",
+                    help="each step at smaller sizes than the one before")
     ap.add_argument("--json", help="write one record per seed (a JSON list) to this file")
     ap.add_argument("--features", action="store_true",
                     help="also print the outcomes per feature")
@@ -670,11 +687,13 @@ def main(argv=None):
     ap.add_argument("--package-root", default=ROOT,
                     help="the folder checkmate_torch is imported from (default: this checkout)")
     o = ap.parse_args(argv)
-    global PKG_ROOT, DEVICE, COMPILE, ALIAS, OFFLOAD
+    global PKG_ROOT, DEVICE, COMPILE, ALIAS, OFFLOAD, SIZES
     PKG_ROOT, DEVICE, COMPILE = os.path.abspath(o.package_root), o.device, o.compile
-    ALIAS, OFFLOAD = o.alias, o.offload
+    ALIAS, OFFLOAD, SIZES = o.alias, o.offload, o.sizes
     if OFFLOAD and COMPILE:
         ap.error("--offload runs with remat's eager mode only, not --compile")
+    if SIZES and (COMPILE or ALIAS):
+        ap.error("--sizes runs with remat's eager mode and calls that alias nothing")
     if o.binary:
         os.environ["CHECKMATE"] = os.path.abspath(o.binary)
     if PKG_ROOT not in sys.path:
@@ -716,7 +735,7 @@ def main(argv=None):
         print("# torch %s, %s, seeds %s, %d job(s), %s%s; checkmate_torch %s" % (
             ver, sys.executable, o.seeds, o.jobs, DEVICE,
             (", compile=True" if COMPILE else "") + (", aliased calls" if ALIAS else "") +
-            (", offload" if OFFLOAD else ""),
+            (", offload" if OFFLOAD else "") + (", sizes" if SIZES else ""),
             revision()))
         sys.stdout.flush()
 

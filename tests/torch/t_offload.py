@@ -170,19 +170,21 @@ def main():
     batches = lm_batches(64, 2, 16, 3)
     m = trains("GPT", gpt, batches[0], batches, lm_loss(64), optimizer="adamw")
 
+    at16 = m.plan_info
     # a shorter length: the plan's steps, copies included, reused
     short = lm_batches(64, 2, 12, 2, seed=1)
     same, where = compare(gpt, m, short, lm_loss(64), "adamw")
     info = m.plan_info
     ok(same and info["reused"] and info["offloads"] > 0,
-       "GPT at length 12: the length-16 plan reused with its %d offloads, bit for bit "
-       "(reused %s)" % (info["offloads"], info["reused"]), "first difference: %s" % where)
+       "GPT at length 12: a plan made at 16 (traced with a symbolic length) runs it with "
+       "its %d offloads, bit for bit (reused %s, sizes %s)"
+       % (info["offloads"], info["reused"], info["sizes"]), "first difference: %s" % where)
 
     # the plan cache: the same settings find the plan, another bandwidth not
     kw = dict(budget=at(0.4), strategy="dtr-offload", time_limit=3)
     again = remat(gpt, batches[0][0], offload=FAST, **kw).plan_info
     other = remat(gpt, batches[0][0], offload=dict(FAST, bandwidth="10MB/s"), **kw).plan_info
-    ok(again["cached"] and not other["cached"] and again["offloads"] == info["offloads"],
+    ok(again["cached"] and not other["cached"] and again["offloads"] == at16["offloads"],
        "the plan cache: the same copy settings find the plan (cached %s, %d offloads), "
        "another bandwidth solves (cached %s, %d offloads)"
        % (again["cached"], again["offloads"], other["cached"], other["offloads"]))
