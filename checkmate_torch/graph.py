@@ -25,6 +25,7 @@ into it at the end of the forward. Random nodes and those last versions
 are kept even when no output needs them: an ordinary step draws the
 random numbers and updates the buffers whether or not they are used.
 """
+import contextlib
 import functools
 import operator
 
@@ -652,6 +653,15 @@ def _recorded_values(gm):
     return None
 
 
+def _symbolic_mode(gm):
+    """The fake tensor mode of a symbolic trace's placeholders, or None."""
+    for n in gm.graph.nodes:
+        v = n.meta.get("val") if n.op == "placeholder" else None
+        if isinstance(v, torch.Tensor) and any(private.is_sym(d) for d in v.shape):
+            return v.fake_mode
+    return None
+
+
 def _fake_values(gm, fixed):
     """Every fx node's value on fake tensors (shapes and dtypes only): the
     recorded ones, else each op run again on fake tensors. Raises
@@ -659,11 +669,19 @@ def _fake_values(gm, fixed):
     val = _recorded_values(gm)
     if val is not None:
         return val
-    mode = private.fake_tensor_mode()
+    mode, within = private.fake_tensor_mode(), contextlib.nullcontext()
     inputs = iter([mode.from_tensor(t.detach()) for t in fixed])
     val = {}
-    with mode:
+    sym = _symbolic_mode(gm)
+    if sym is not None:
+        # a symbolic trace: the nodes the analysis added (functional.py)
+        # run on the recorded values, sizes symbolic
+        mode, within = sym, private.python_dispatcher()
+        val = {n: n.meta["val"] for n in gm.graph.nodes if "val" in n.meta}
+    with mode, within:
         for n in gm.graph.nodes:
+            if n in val:
+                continue
             if n.op == "placeholder":
                 val[n] = next(inputs)
             elif n.op == "get_attr":

@@ -259,6 +259,8 @@ def train(seed, budget, ch, log):
                 items.append(("step %d buffer %s" % (step, n), _clone(b)))
         except Exception as e:
             raise StageError(stage, e, new_shape)
+    if budget is not None and getattr(m, "symbolic_note", None):
+        log.append("symbolic trace given up: %s" % m.symbolic_note)
     for n, p in model.named_parameters():
         items.append(("parameter %s" % n, _clone(p)))
     items.append(("generator state", torch.get_rng_state()))
