@@ -38,12 +38,13 @@ Anything else (a constant the language cannot write, an op that resolves
 to another overload, a value of a type the state cannot hold) raises
 ScriptError, and the plan runs as Python (train.py)."""
 import collections
+import copy
 import math
 import operator
 
 import torch
 
-from . import private
+from . import private, sizes
 from .codegen import Program
 from .execute import rng_state, set_rng_state
 from .functional import functional_op, write_through, written_op
@@ -248,6 +249,7 @@ class ScriptProgram(Program):
         self.n_kept = 0       # the op results read once (_after)
         self.result = None    # the op result of the call rendered last
         self.K = []
+        self.Z = []     # a symbolic trace's sizes (codegen's _size), at the traced call's
         super().__init__(analysis, forward_steps, backward_steps, lowered)
 
     # --- the language's ways ----------------------------------------------
@@ -271,6 +273,21 @@ class ScriptProgram(Program):
         if isinstance(x, Zeros):
             raise ScriptError("zeros for an absent gradient")
         return super()._src(x)
+
+    def _size(self, x):
+        e = private.sym_expr(x)
+        name = self._sizes.get(e)
+        if name is None:
+            name = self._sizes[e] = "Z[%d]" % len(self.Z)
+            self.Z.append(private.hint(x))
+        return name
+
+    def at(self, binding):
+        out = copy.copy(self)
+        out.Z = list(sizes.at(dict(enumerate(self._sizes)), binding).values())
+        out.binding = binding
+        out.unchecked = set(self.unchecked)
+        return out
 
     def _tmp(self):
         self.n_tmp += 1
@@ -441,14 +458,14 @@ class ScriptProgram(Program):
         if self.handed:
             out.append("state.extend([%s])" % ", ".join(self.handed))
         out.append("return [%s]" % ", ".join(outs))
-        return ("def forward(X: List[Tensor], K: List[Tensor], state: List[Tensor]) "
-                "-> List[Tensor]:\n") + "".join("    %s\n" % line for line in out)
+        return ("def forward(X: List[Tensor], K: List[Tensor], Z: List[int], "
+                "state: List[Tensor]) -> List[Tensor]:\n") + "".join("    %s\n" % line for line in out)
 
     def _backward_source(self, out):
         pro = ["%s = state[%d]" % (v, k) for k, v in enumerate(self.handed)]
         pro += ["state.clear()", "G = %s" % (self._NONES % len(self.a.grads))]
-        return ("def backward(state: List[Tensor], K: List[Tensor], T: List[Tensor], "
-                "A: List[Optional[Tensor]]) -> List[Optional[Tensor]]:\n") + \
+        return ("def backward(state: List[Tensor], K: List[Tensor], Z: List[int], "
+                "T: List[Tensor], A: List[Optional[Tensor]]) -> List[Optional[Tensor]]:\n") + \
             "".join("    %s\n" % line for line in pro + out + ["return G"])
 
     # --- compiling and checking --------------------------------------------
@@ -486,10 +503,10 @@ class ScriptProgram(Program):
 
     def forward(self, X):
         state = private.script_list()
-        return self._run("forward", X, self.K, state), state
+        return self._run("forward", X, self.K, self.Z, state), state
 
     def backward(self, state, T, A):
-        return self._run("backward", state, self.K, T, A)
+        return self._run("backward", state, self.K, self.Z, T, A)
 
     def unpack(self, state):
         """A forward's state as execute.Interpreter.backward takes it (the

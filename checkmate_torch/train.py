@@ -134,7 +134,7 @@ class Compiled:
         self._script_later = bool(plan.get("reused")) and not dynamic
         self._ran = False
         self.program, runner_note = _program(a, self.forward_steps, self.backward_steps,
-                                             not self._script_later, bool(dynamic))
+                                             not self._script_later)
         # the sizes the plan serves: its lowering's decisions are guards too
         self.symbols = Symbols(a.fake[p] for p in a.placeholders if a.role[p] == "input")
         self.symbols.seal()
@@ -398,16 +398,13 @@ def _time_costs(a, tensors, cache):
     return {r: kept[r.name] for r in a.real}
 
 
-def _program(a, forward_steps, backward_steps, script=True, symbolic=False):
+def _program(a, forward_steps, backward_steps, script=True):
     """(the plan's generated code, why it is Python or None): compiled by
     TorchScript where it gives the same ops (script.py), else Python; the
     environment's CHECKMATE_TORCHSCRIPT=0 keeps it Python, and so does
-    script=False (until a later call), and a symbolic trace (its sizes
-    are bound at each call's, sizes.py)."""
+    script=False (until a later call)."""
     try:
-        if symbolic:
-            note = "Python: a plan traced with symbolic sizes"
-        elif not script:
+        if not script:
             note = "Python at the first step of a plan reused at these sizes"
         elif os.environ.get("CHECKMATE_TORCHSCRIPT", "1") == "0":
             note = "CHECKMATE_TORCHSCRIPT=0"
