@@ -16,6 +16,11 @@ import torch
 from . import private
 
 
+class NotSymbolic(Exception):
+    """A symbolic trace that serves no other sizes: the step is traced at
+    the call's sizes instead."""
+
+
 def value_at(x, binding):
     """A number of the trace (an int, or a symbolic size) at binding
     ({symbol: int}); at the traced call's sizes where binding is None."""

@@ -27,7 +27,7 @@ from . import private
 from .execute import PlanError, whole_step
 from .functional import TAKEN_AGAIN, op_of
 from .graph import Synthetic, _tensor_inputs
-from .sizes import value_at
+from .sizes import NotSymbolic, value_at
 
 
 def _layout(value):
@@ -111,12 +111,31 @@ def measure(analysis, tensors, steps):
 
 def _restride(value, want):
     if isinstance(value, torch.Tensor):
-        if want is None or tuple(value.stride()) == tuple(want):
+        if want is None or tuple(value_at(st, None) for st in value.stride()) == tuple(want):
             return value
+        if any(private.is_sym(n) for n in value.shape):
+            want = _dense_strides(value.shape, want)
         return torch.as_strided(value, value.shape, want, value.storage_offset())
     if isinstance(value, (tuple, list)) and isinstance(want, (tuple, list)):
         return type(value)(_restride(v, w) for v, w in zip(value, want))
     return value
+
+
+def _dense_strides(shape, want):
+    """Strides for a symbolic shape that lay its dimensions out in the
+    order the kernel's strides want (measured at the traced call's
+    sizes) put them, densely: want at those sizes, dimensions of size 1
+    aside. NotSymbolic where the kernel's layout is not dense."""
+    hint = [value_at(n, None) for n in shape]
+    order = sorted(range(len(shape)), key=lambda d: (want[d], hint[d]))
+    out, acc = [None] * len(shape), 1
+    for d in order:
+        out[d] = acc
+        acc = acc * shape[d]
+    if any(value_at(st, None) != w for st, w, n in zip(out, want, hint) if n != 1):
+        raise NotSymbolic("a kernel's strides %s lay a tensor of sizes %s out other than "
+                          "densely" % (tuple(want), tuple(hint)))
+    return out
 
 
 def corrections(fix):

@@ -21,18 +21,13 @@ from .functional import op_of
 from .graph import Analysis, Synthetic, steps_peak
 from .offload import measured_bandwidth
 from .script import ScriptError, ScriptProgram
-from .sizes import Symbols, value_at
+from .sizes import NotSymbolic, Symbols, value_at
 from .strides import corrections, measure
 from .trace import Inputs, autocast_key, no_autocast, outside as _outside, tensors_of, trace
 
 
 class RematError(Exception):
     pass
-
-
-class NotSymbolic(Exception):
-    """A symbolic trace that serves no other sizes: the step is traced at
-    the call's sizes instead."""
 
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -64,8 +59,8 @@ class Compiled:
         # (strides.py); traced and solved again with the kernels' strides
         # where they differ (at most 3 rounds; differences left after the
         # third are refused, not run). dynamic ({placed input: dimensions})
-        # traces those sizes symbolic (sizes.py); a symbolic trace whose
-        # strides need correcting is given up (NotSymbolic).
+        # traces those sizes symbolic (sizes.py); its corrections keep the
+        # kernels' order of dimensions (strides._dense_strides).
         fixes = {}
         for rounds in range(1, 4):
             fix = dict(fixes)
@@ -109,8 +104,6 @@ class Compiled:
             new = sorted(found.keys() - fixes.keys(), key=lambda ok: (str(ok[0]), ok[1]))
             if not new:
                 break
-            if dynamic:
-                raise NotSymbolic("the kernels' strides differ from the symbolic trace's")
             if rounds == 3:
                 raise RematError("the kernels' strides still differ from the trace's after 3 "
                                  "traces (call %d of %s): no plan runs the ordinary step's "
