@@ -657,9 +657,9 @@ class Remat(_Wrapper):
                     # it does not serve the call it was traced for (a size
                     # the step specialised): sizes are traced one by one
                     self._families.remove(f)
-                    self.symbolic_note = "the symbolic trace's guards (%s) or budget exclude " \
-                        "the call it was made for" % ", ".join(map(str, f.symbols.guards))
-                    self._symbolic, f = False, None
+                    self._given_up("its guards (%s) or its budget exclude the call it was "
+                                   "made for" % ", ".join(map(str, f.symbols.guards)))
+                    f = None
                 if c is None:
                     c = Compiled(self.model, args, kwargs, *self._settings, prior=prior)
             finally:
@@ -707,11 +707,17 @@ class Remat(_Wrapper):
             f = Compiled(self.model, args, kwargs, *self._settings, prior=prior, dynamic=dims)
         except Exception as e:
             # the symbolic trace's limits: sizes are traced one by one
-            self._symbolic = False
-            self.symbolic_note = "%s: %s" % (type(e).__name__, _first_line(e))
+            self._given_up("%s: %s" % (type(e).__name__, _first_line(e)))
             return None
         self._families.append(f)
         return f
+
+    def _given_up(self, why):
+        """No more symbolic traces: each new size is traced on its own."""
+        self._symbolic, self.symbolic_note = False, why
+        _say_once(self, "symbolic", "checkmate_torch.remat: each new size of the inputs is "
+                  "traced and planned on its own; the trace with symbolic sizes was given up: "
+                  + why)
 
     @property
     def plan_info(self):
@@ -892,11 +898,13 @@ def remat(model, example_args, example_kwargs=None, *, budget, strategy="auto",
     "80%"), or a function of (fixed_memory, checkpoint_all_peak) giving
     bytes. The plan is solved by the `checkmate` binary (found on PATH,
     beside the package, or as $CHECKMATE) with strategy and time_limit
-    seconds; a call whose inputs differ in shape, dtype or constants from
-    the example is traced on first use and runs the steps of a plan made
-    for larger sizes of the same graph where they fit its budget, else
-    gets a plan of its own. dynamic={input: {dim: max}} (an input by
-    position or keyword) plans the example grown to those maxima
+    seconds; a call whose inputs differ in dtype or constants from the
+    example gets a plan of its own; the first that differs in sizes only
+    is traced with those sizes symbolic, at the largest seen, and that
+    plan serves every call where its guards hold and it fits its budget
+    (sizes.py; $CHECKMATE_SYMBOLIC=0 traces each size instead).
+    dynamic={input: {dim: max}} (an input by position or keyword) traces
+    the example grown to those maxima with those sizes symbolic
     (dynamic.py), so that one plan serves every size up to them (with
     compile=True: one compiled graph, those dimensions symbols). Plans are
     kept on disk (cache.py): cache=True in $CHECKMATE_CACHE_DIR or

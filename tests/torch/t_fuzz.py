@@ -13,7 +13,9 @@ messages grouped, with their seeds; `fuzz_run.py --seed N --verbose`
 reproduces one. Then ALIAS_SEEDS with calls whose tensors share memory
 (fuzz_run.py --alias): none wrong, none crashed; and OFFLOAD_SEEDS
 under plans that copy to host memory (fuzz_run.py --offload): none wrong,
-none crashed, some plans with copies. Then, among the long
+none crashed, some plans with copies; and SIZES_SEEDS at other sizes
+each step (fuzz_run.py --sizes): none wrong, none crashed, some steps
+run by a plan traced with symbolic sizes. Then, among the long
 checks (tap.long_checks), five seeds of the compiled mode
 (fuzz_compiled.py). Ends with "N passed, M failed"."""
 import os
@@ -28,6 +30,7 @@ SEEDS = (0, 32)
 QUICK_SEEDS = (0, 8)
 ALIAS_SEEDS = (0, 12)
 OFFLOAD_SEEDS = (0, 16) if LONG else (0, 4)
+SIZES_SEEDS = (0, 16) if LONG else (0, 6)
 MAX_REFUSED = 0.10
 MAX_SKIPPED = 0.10
 # Seeds of SEEDS known to train wrong, with their cause (docs/fuzzing.md,
@@ -90,6 +93,7 @@ def main():
        % (a, b, n["skip"], 100 * MAX_SKIPPED), detail(records, "skip"))
     aliased_seeds()
     offload_seeds()
+    sizes_seeds()
     if long_checks("the compiled mode on %d fuzzer seeds" % len(COMPILED_SEEDS)):
         compiled_seeds()
     finish()
@@ -97,7 +101,7 @@ def main():
 
 def in_mode(flag, seeds):
     """fuzz_run's records of seeds (a range's ends) with its module flag
-    (ALIAS, OFFLOAD) set; (records, the wrong and crashed ones, the
+    (ALIAS, OFFLOAD, SIZES) set; (records, the wrong and crashed ones, the
     outcomes' counts as text)."""
     setattr(fuzz_run, flag, True)
     try:
@@ -130,6 +134,17 @@ def offload_seeds():
                  not any("'offloads': 0" in line for line in r.get("log") or []))
     ok(not bad and copied > 0, "plans with copies to host memory, seeds %d:%d: none wrong or "
        "crashed, %d ok with copies (%s)" % (OFFLOAD_SEEDS + (copied, counts)), _bad_detail(bad))
+
+
+def sizes_seeds():
+    """fuzz_run.py --sizes on SIZES_SEEDS: some steps run by a symbolic
+    plan (sizes.py)."""
+    records, bad, counts = in_mode("SIZES", SIZES_SEEDS)
+    symbolic = sum(1 for r in records if r["outcome"] == "ok" and
+                   any(line.startswith("step 2 sizes: {") for line in r.get("log") or []))
+    ok(not bad and symbolic > 0, "each step at other sizes, seeds %d:%d: none wrong or "
+       "crashed, %d ok whose third step a symbolic plan ran (%s)"
+       % (SIZES_SEEDS + (symbolic, counts)), _bad_detail(bad))
 
 
 # The compiled mode (fuzz_run.py --compile) on seeds whose buffers the
