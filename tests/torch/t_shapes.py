@@ -27,13 +27,17 @@ import checkmate_torch  # noqa: E402
 from checkmate_torch import solve as solvemod  # noqa: E402
 from checkmate_torch.examples.gpt import GPT  # noqa: E402
 
-solves = []
+solves = []     # calls of solve
+misses = []     # those the plan cache did not answer
 _solve = solvemod.solve
 
 
 def counted(*args, **kwargs):
     solves.append(1)
-    return _solve(*args, **kwargs)
+    plan, hit = _solve(*args, **kwargs)
+    if not hit:
+        misses.append(1)
+    return plan, hit
 
 
 solvemod.solve = counted
@@ -99,6 +103,7 @@ def main():
        "its plan: %s" % (by[48][7] or "no warning"))
     across_runs()
     specialised()
+    symbolic_cached()
     declared()
     compiled_lengths()
     compiled_branch()
@@ -208,6 +213,31 @@ def specialised():
        "a step that specialises the length: its symbolic trace is given up before a solve, "
        "saying so once (%d solves; %s); lengths 24, 16, 20 traced one by one, bit for bit"
        % (len(solves) - before, said))
+
+
+def symbolic_cached():
+    """Two runs sharing a cache directory, each a new remat of a new
+    model at lengths 32, 24, 20: the first solves twice (at 32, then the
+    symbolic plan made at 32 when 24 comes), the second not at all, and
+    runs 24 and 20 with the symbolic plan, bit for bit."""
+    gen = torch.Generator().manual_seed(6)
+    rows = []
+    with tempfile.TemporaryDirectory() as d:
+        for _ in range(2):
+            torch.manual_seed(0)
+            model, ref = GPT(vocab=64, context=64, d=32, heads=4, layers=2), \
+                GPT(vocab=64, context=64, d=32, heads=4, layers=2)
+            ref.load_state_dict(model.state_dict())
+            before = len(misses)
+            r = checkmate_torch.remat(model, (torch.randint(0, 64, (2, 32), generator=gen),),
+                                      budget=lambda f, p: f + (p - f) // 2, cache=d,
+                                      strategy="dtr")
+            same = all([steps(r, ref, n, gen, n=1) for n in (32, 24, 20)])
+            rows.append((len(misses) - before, same, r.plan_info["sizes"]))
+    ok(rows[0][0] == 2 and rows[1][0] == 0 and all(row[1] and row[2] for row in rows),
+       "the plan cache: a second run at lengths 32, 24, 20 solves nothing (solves %d, then "
+       "%d), its symbolic plan from the cache, bit for bit (%s)"
+       % (rows[0][0], rows[1][0], rows[1][2]))
 
 
 def declared():
