@@ -11,8 +11,6 @@ A call binds each symbol to its input's size; the plan serves it where
 every guard holds at that binding, and its steps, replayed with each
 node's bytes at that binding, fit the budget (train.Compiled.sized_at).
 """
-import torch
-
 from . import private
 
 
@@ -40,6 +38,10 @@ def _evaluate(expr, binding):
     return int(v)
 
 
+def _expr(x):
+    return private.sym_expr(x) if private.is_sym(x) else x
+
+
 def at(values, binding):
     """{key: int} of {key: sympy expression}, at binding."""
     memo = {}
@@ -53,30 +55,32 @@ def at(values, binding):
 
 
 class Symbols:
-    """Where a symbolic trace's symbols come from: for each placeholder
-    input with symbolic dimensions, (its index among the placed inputs,
-    the dimension, the size's expression), and the guards its shape
+    """The sizes a symbolic trace assumed of its inputs: for each
+    dimension of each placed input, (its index among them, the dimension,
+    its size: an int where the trace held it static or specialised it,
+    else an expression in torch's symbols), and the guards its shape
     environment holds (read after the plan is lowered: the lowering's
     decisions are guards too)."""
 
     def __init__(self, input_fakes):
-        self.dims = []
+        self.dims = []      # (input, dimension, its size: an int or an expression)
+        self.strides = []   # (input, dimension, its stride: the same)
+        self.ndims = []
         self.env = None
         self._sizes = {}    # symbol -> a symbolic size that is it
         for i, t in enumerate(input_fakes):
-            if not isinstance(t, torch.Tensor):
-                continue
-            for d, n in enumerate(t.shape):
+            self.ndims.append(t.dim())
+            for d, (n, st) in enumerate(zip(t.shape, t.stride())):
                 if private.is_sym(n):
-                    e = private.sym_expr(n)
-                    self.dims.append((i, d, e))
                     self.env = private.shape_env(n)
-                    if e.is_Symbol:
-                        self._sizes.setdefault(e, n)
+                    if private.sym_expr(n).is_Symbol:
+                        self._sizes.setdefault(private.sym_expr(n), n)
+                self.dims.append((i, d, _expr(n)))
+                self.strides.append((i, d, _expr(st)))
         self.guards = []
 
     def __bool__(self):
-        return bool(self.dims)
+        return self.env is not None
 
     def binding_at_trace(self):
         """{symbol: size} of the call traced."""
@@ -90,16 +94,20 @@ class Symbols:
         """{symbol: size} for a call's placed inputs, or None where the
         trace does not serve their sizes (a guard fails, or a dimension's
         expression is not the input's size)."""
+        if [t.dim() for t in placed] != self.ndims:
+            return None
         binding = {}
         for i, d, e in self.dims:
-            t = placed[i]
-            if d >= t.dim():
-                return None
-            if e.is_Symbol:
-                if binding.setdefault(e, t.shape[d]) != t.shape[d]:
+            if getattr(e, "is_Symbol", False):
+                if binding.setdefault(e, placed[i].shape[d]) != placed[i].shape[d]:
                     return None
+        # every other size and stride, static ones included, is what the
+        # trace assumed
         for i, d, e in self.dims:
-            if not e.is_Symbol and _evaluate(e, binding) != placed[i].shape[d]:
+            if _evaluate(e, binding) != placed[i].shape[d]:
+                return None
+        for i, d, e in self.strides:
+            if _evaluate(e, binding) != placed[i].stride(d):
                 return None
         for g in self.guards:
             v = g.xreplace(binding)

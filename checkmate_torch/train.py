@@ -131,6 +131,7 @@ class Compiled:
         # the sizes the plan serves: its lowering's decisions are guards too
         self.symbols = Symbols(a.fake[p] for p in a.placeholders if a.role[p] == "input")
         self.symbols.seal()
+        self.kind = None    # Remat's key of the calls it serves, sizes aside
         floor = sum(a.cost.values())
         self.info = {
             "budget": plan.get("budget"), "peak": plan.get("peak_memory"),
@@ -548,14 +549,17 @@ def _placed_dims(args, kwargs, dynamic):
     return out
 
 
+def _input_kind(inputs):
+    """An Inputs' key (Inputs.key) without its sizes and strides."""
+    return (str(inputs.spec), repr(inputs.constants), tuple(inputs.where), tuple(
+        (t.dim(), t.dtype, str(t.device), t.requires_grad) for t in inputs.placed))
+
+
 def _varying(inputs, earlier):
     """{index of a placed input: dimensions} in which inputs' sizes differ
     from earlier's (Inputs), which has the same structure, constants,
     dtypes, devices and dimensions; {} where it differs otherwise."""
-    def kind(x):
-        return (str(x.spec), repr(x.constants), tuple(x.where), tuple(
-            (t.dim(), t.dtype, str(t.device), t.requires_grad) for t in x.placed))
-    if kind(inputs) != kind(earlier):
+    if _input_kind(inputs) != _input_kind(earlier):
         return {}
     out = {}
     for i, (t, u) in enumerate(zip(inputs.placed, earlier.placed)):
@@ -629,11 +633,12 @@ class Remat(_Wrapper):
         self._declared = _placed_dims(args, kwargs, dynamic or {})
         self._last = self._compile(args, kwargs)
 
-    def _key(self, inputs, params):
+    def _key(self, inputs, params, sizes=True):
         """What a plan depends on: the inputs (Inputs.key), autocast, and
         the model's parameters (how many, tied or not, which require
-        gradients)."""
-        return inputs.key(), autocast_key(), \
+        gradients); sizes=False: the inputs' sizes and strides aside (a
+        symbolic plan's own check)."""
+        return inputs.key() if sizes else _input_kind(inputs), autocast_key(), \
             tuple([(p.requires_grad, p.shape, p.dtype) for p in params])
 
     def _compile(self, args, kwargs):
@@ -644,14 +649,17 @@ class Remat(_Wrapper):
         if c is not None:
             return c
         # a plan traced with symbolic sizes that serves these
-        c = next((s for s in (f.sized_at(inputs) for f in self._families[::-1])
-                  if s is not None), None)
+        kind = self._key(inputs, params, sizes=False)
+        c = next((s for s in (f.sized_at(inputs) for f in self._families[::-1]
+                              if f.kind == kind) if s is not None), None)
         prior = list(self._plans.values())[::-1]
         if c is None:
             was = self.model.training
             self.model.train()
             try:
                 f = self._family(inputs, prior)
+                if f is not None:
+                    f.kind = kind
                 c = f.sized_at(inputs) if f is not None else None
                 if f is not None and c is None:
                     # it does not serve the call it was traced for (a size

@@ -103,6 +103,7 @@ def main():
        "its plan: %s" % (by[48][7] or "no warning"))
     across_runs()
     specialised()
+    static_sizes()
     symbolic_cached()
     declared()
     compiled_lengths()
@@ -213,6 +214,55 @@ def specialised():
        "a step that specialises the length: its symbolic trace is given up before a solve, "
        "saying so once (%d solves; %s); lengths 24, 16, 20 traced one by one, bit for bit"
        % (len(solves) - before, said))
+
+
+class TwoInputs(torch.nn.Module):
+    """A GPT whose output is scaled by the mean of a second input."""
+
+    def __init__(self):
+        super().__init__()
+        self.gpt = GPT(vocab=64, context=64, d=32, heads=4, layers=2)
+
+    def forward(self, x, y):
+        return self.gpt(x) * y.reshape(-1).mean()
+
+
+def static_sizes():
+    """A symbolic plan holds what it did not make symbolic: made when x's
+    length changed, it does not serve a call whose y is shorter too
+    (traced again, both symbolic), nor one whose y is float64 (a plan of
+    its own), bit for bit."""
+    gen = torch.Generator().manual_seed(7)
+    torch.manual_seed(0)
+    model, ref = TwoInputs(), TwoInputs()
+    ref.load_state_dict(model.state_dict())
+
+    def call(n, k, dtype=torch.float32):
+        return (torch.randint(0, 64, (2, n), generator=gen),
+                torch.rand(2, k, generator=gen).to(dtype))
+    r = checkmate_torch.remat(model, call(32, 8), budget=lambda f, p: f + (p - f) // 2,
+                              cache=False, strategy="dtr")
+    opts = [torch.optim.AdamW(m.parameters(), lr=1e-2) for m in (r, ref)]
+    rows = []
+    for n, k, dtype in ((24, 8, torch.float32), (20, 6, torch.float32), (16, 8, torch.float32),
+                        (16, 8, torch.float64)):
+        args = call(n, k, dtype)
+        losses = []
+        for m, opt in zip((r, ref), opts):
+            torch.manual_seed(n)
+            loss = m(*args).float().pow(2).mean()
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            losses.append(loss)
+        rows.append((n, k, str(dtype)[6:], torch.equal(*losses), r.plan_info["sizes"]))
+    sym = [row[4] for row in rows]
+    ok(all(row[3] for row in rows) and sym[0] and len(sym[0]) == 1 and len(sym[1]) == 2
+       and sym[2] and sym[2].keys() == sym[1].keys()
+       and (sym[3] is None or sym[3].keys() != sym[1].keys()),
+       "a symbolic plan made for x's length (24) does not serve y of another length: a "
+       "plan with both symbolic does, and then 16; float64 gets a plan of its own (the "
+       "plans' sizes: %s), bit for bit" % sym)
 
 
 def symbolic_cached():
