@@ -5,11 +5,13 @@ The trace's sizes are sympy expressions in torch's symbols, one symbol
 per dynamic dimension of an input (a sequence length, a batch). The
 trace, the analysis, the lowering and the code generator take every
 decision on sizes through those expressions, and torch's shape
-environment keeps each decision as a guard (Eq(s0, 200) where something
-specialised the size; s0 >= 2 always: sizes 0 and 1 are traced apart).
-A call binds each symbol to its input's size; the plan serves it where
-every guard holds at that binding, and its steps, replayed with each
-node's bytes at that binding, fit the budget (train.Compiled.sized_at).
+environment keeps each decision as a guard (s0 < 40 for a branch on the
+length; s0 >= 2 always: sizes 0 and 1 are traced apart); a size the
+step specialised is an int again. A call binds each symbol to its
+input's size; the plan serves it where every other size and stride of
+its inputs is the trace's at that binding, every guard holds, and its
+steps, replayed with each node's bytes at that binding, fit the budget
+(train.Compiled.sized_at).
 """
 from . import private
 
@@ -96,6 +98,12 @@ class Symbols:
         expression is not the input's size)."""
         if [t.dim() for t in placed] != self.ndims:
             return None
+        try:
+            return self._binding(placed)
+        except ValueError:      # an expression of symbols no input binds
+            return None
+
+    def _binding(self, placed):
         binding = {}
         for i, d, e in self.dims:
             if getattr(e, "is_Symbol", False):
@@ -110,7 +118,10 @@ class Symbols:
             if _evaluate(e, binding) != placed[i].stride(d):
                 return None
         for g in self.guards:
-            v = g.xreplace(binding)
-            if v is not True and not (getattr(v, "is_Boolean", False) and bool(v)):
+            try:
+                holds = bool(g.xreplace(binding))
+            except TypeError:   # not decided at the binding
+                raise ValueError(g) from None
+            if not holds:
                 return None
         return binding
