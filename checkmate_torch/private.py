@@ -19,6 +19,7 @@ a warning saying what is lost; a torch outside TESTED[mode] one warning.
 The modes: "graph" (a model's graph for the checkmate binary: python3
 -m checkmate_torch), "eager" (remat), "compile" (remat(...,
 compile=True)) and "sac" (sac_policy)."""
+import contextlib
 import importlib
 import warnings
 
@@ -156,6 +157,11 @@ NAMES = {n.key: n for n in (
     Name("torch.fx.experimental.symbolic_shapes.StatelessSymbolicContext", ("eager",),
          _SIZES_WHY, _SIZES),
     Name("torch.fx.experimental.symbolic_shapes.DimDynamic", ("eager",), _SIZES_WHY, _SIZES),
+    Name("py_kernels", ("eager",), "the symbolic trace runs ATen's own composite kernels, as "
+         "an ordinary step does, not torch's Python ones (dropout as native_dropout: other "
+         "bits under autocast); torch has no public switch for them", _SIZES, on=_OP),
+    Name("_dispatch_cache", ("eager",), "as py_kernels: an operator's cached choice of kernel, "
+         "emptied where its Python kernels are set aside and put back", _SIZES, on=_OP),
     # --- sac_policy -------------------------------------------------------
     Name("torch._dispatch.python.enable_python_dispatcher", ("sac",),
          "the ops a checkpointed region dispatches under torch.compile are recorded with "
@@ -345,6 +351,40 @@ def tree_unflatten(leaves, spec):
 
 def fake_tensor_mode(**kwargs):
     return get("torch._subclasses.fake_tensor.FakeTensorMode")(**kwargs)
+
+
+_python_composites = None
+
+
+@contextlib.contextmanager
+def aten_composites():
+    """Within: the ATen operators with Python kernels for their composite
+    and autograd dispatch keys (torch._decomp's: dropout, matmul, batch
+    norm, upsampling, RNNs) run their C++ composite kernels, as an
+    ordinary step runs them; the python dispatcher, which a symbolic
+    trace needs (a C++ kernel's sizes stay symbolic), would run the
+    Python ones, which record other ops (dropout as native_dropout,
+    whose bits differ under autocast)."""
+    global _python_composites
+    keys = (torch._C.DispatchKey.CompositeImplicitAutograd, torch._C.DispatchKey.Autograd)
+    if _python_composites is None:
+        found = []
+        for name in dir(torch.ops.aten):
+            packet = getattr(torch.ops.aten, name, None)
+            for ov in getattr(packet, "overloads", lambda: [])():
+                op = getattr(packet, ov)
+                found += [(op, k) for k in keys if k in op.py_kernels]
+        _python_composites = found
+    saved = [(op, k, op.py_kernels.pop(k)) for op, k in _python_composites
+             if k in op.py_kernels]
+    for op, _, _ in saved:
+        op._dispatch_cache.clear()
+    try:
+        yield
+    finally:
+        for op, k, kernel in saved:
+            op.py_kernels[k] = kernel
+            op._dispatch_cache.clear()
 
 
 def symbolic_fakes(groups, dynamic):

@@ -334,6 +334,15 @@ def dtype_mismatch(graph):
     return None, None
 
 
+@contextlib.contextmanager
+def _symbolic():
+    """What a symbolic trace runs in: the python dispatcher (a C++
+    kernel's sizes stay symbolic), ATen's C++ composite kernels (the ops
+    an ordinary step runs)."""
+    with private.python_dispatcher(), private.aten_composites():
+        yield
+
+
 def _make_fx(f, *args, symbolic=False):
     """f traced by make_fx over fake tensors, without stack traces (they
     cost a tenth of the trace). Torch 2's fake tensors give .item() and
@@ -342,7 +351,8 @@ def _make_fx(f, *args, symbolic=False):
     symbols, which fails at that op with the user's line in its traceback
     (the same error as on 1.13)."""
     try:
-        gm = make_fx(f, tracing_mode="symbolic" if symbolic else "fake")(*args)
+        with _symbolic() if symbolic else contextlib.nullcontext():
+            gm = make_fx(f, tracing_mode="symbolic" if symbolic else "fake")(*args)
     except TraceError:
         raise
     except Exception as exc:  # anything the tracer or the model raised
@@ -364,8 +374,7 @@ def _fake_run(f, *args, fakes=None):
     error that names the user's line."""
     try:
         if fakes is not None:
-            # torch's Python kernels: a C++ kernel would read the sizes as ints
-            (mode, fake), within = fakes, private.python_dispatcher()
+            (mode, fake), within = fakes, _symbolic()
         else:
             mode = private.fake_tensor_mode(allow_fallback_kernels=True)
             fake = [[mode.from_tensor(t) for t in ts] for ts in args]
