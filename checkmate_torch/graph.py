@@ -676,7 +676,7 @@ def _fake_values(gm, fixed):
     if sym is not None:
         # a symbolic trace: the nodes the analysis added (functional.py)
         # run on the recorded values, sizes symbolic
-        mode, within = sym, private.python_dispatcher()
+        mode, within = sym, private.symbolic_kernels()
         val = {n: n.meta["val"] for n in gm.graph.nodes if "val" in n.meta}
     with mode, within:
         for n in gm.graph.nodes:

@@ -387,6 +387,15 @@ def aten_composites():
             op._dispatch_cache.clear()
 
 
+@contextlib.contextmanager
+def symbolic_kernels():
+    """What a symbolic trace runs in: the python dispatcher (a C++
+    kernel's sizes stay symbolic), ATen's C++ composite kernels (the ops
+    an ordinary step runs: aten_composites)."""
+    with python_dispatcher(), aten_composites():
+        yield
+
+
 def symbolic_fakes(groups, dynamic):
     """(a fake tensor mode with a shape environment, groups' tensors as its
     fake tensors): the last group's tensor i with the dimensions

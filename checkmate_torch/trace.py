@@ -334,15 +334,6 @@ def dtype_mismatch(graph):
     return None, None
 
 
-@contextlib.contextmanager
-def _symbolic():
-    """What a symbolic trace runs in: the python dispatcher (a C++
-    kernel's sizes stay symbolic), ATen's C++ composite kernels (the ops
-    an ordinary step runs)."""
-    with private.python_dispatcher(), private.aten_composites():
-        yield
-
-
 def _make_fx(f, *args, symbolic=False):
     """f traced by make_fx over fake tensors, without stack traces (they
     cost a tenth of the trace). Torch 2's fake tensors give .item() and
@@ -351,7 +342,7 @@ def _make_fx(f, *args, symbolic=False):
     symbols, which fails at that op with the user's line in its traceback
     (the same error as on 1.13)."""
     try:
-        with _symbolic() if symbolic else contextlib.nullcontext():
+        with private.symbolic_kernels() if symbolic else contextlib.nullcontext():
             gm = make_fx(f, tracing_mode="symbolic" if symbolic else "fake")(*args)
     except TraceError:
         raise
@@ -371,10 +362,11 @@ def _fake_run(f, *args, fakes=None):
     """f called on fake copies of args (lists of tensors) without building
     a graph, in a third of make_fx's time: for the probe of a step (its
     outputs' structure, shapes and which are differentiable), and for an
-    error that names the user's line."""
+    error that names the user's line. fakes: (mode, args' fake tensors)
+    of a symbolic trace (private.symbolic_fakes)."""
     try:
         if fakes is not None:
-            (mode, fake), within = fakes, _symbolic()
+            (mode, fake), within = fakes, private.symbolic_kernels()
         else:
             mode = private.fake_tensor_mode(allow_fallback_kernels=True)
             fake = [[mode.from_tensor(t) for t in ts] for ts in args]
@@ -524,26 +516,23 @@ def _trace(model, args, kwargs, mode, within, dynamic=None):
         fakes = private.symbolic_fakes((params, buffers, xs_in), dynamic)
     if mode == "tangents":
         _fake_run(probe, params, buffers, xs_in, fakes=fakes)
-        if fakes is not None:
-            with fakes[0]:
-                tangents = tangents_of(seen["out"])
-        else:
-            tangents = tangents_of(seen["out"])
+        with fakes[0] if fakes is not None else contextlib.nullcontext():
+            tangents = tangents_of(seen["out"])     # symbolic ones in a symbolic trace
     if within is not None:
         plain = step
 
         def step(*a):
             with within():
                 return plain(*a)
+    if fakes is not None:
+        gm = _make_fx(step, *fakes[1], tangents, symbolic=True)
+        _inline_sizes(gm)
+        # the tangents as the call traced has them
+        tangents = [torch.zeros([private.hint(d) for d in t.shape], dtype=t.dtype,
+                                device=t.device) for t in tangents]
+        return Traced(gm, (param_names, buffer_names), inputs, seen.get("out"),
+                      seen["grad_of"]), params + buffers + xs_in + tangents
     try:
-        if fakes is not None:
-            gm = _make_fx(step, *fakes[1], tangents, symbolic=True)
-            _inline_sizes(gm)
-            # the tangents as the call traced has them
-            tangents = [torch.zeros([private.hint(d) for d in t.shape], dtype=t.dtype,
-                                    device=t.device) for t in tangents]
-            return Traced(gm, (param_names, buffer_names), inputs, seen.get("out"),
-                          seen["grad_of"]), params + buffers + xs_in + tangents
         gm = _make_fx(step, params, buffers, xs_in, tangents)
     except TraceError as e:
         # A returned value whose backward reads a tensor the forward wrote
