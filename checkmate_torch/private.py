@@ -500,9 +500,13 @@ def sym_hint(size):
     return size.node.hint
 
 
+# torch's symbolic numbers (none on torch 1.13)
+_SYMBOLIC = tuple(getattr(torch, n) for n in ("SymInt", "SymFloat", "SymBool") if hasattr(torch, n))
+
+
 def is_sym(value):
     """Whether value is a symbolic number (a size of a symbolic trace)."""
-    return isinstance(value, (torch.SymInt, torch.SymFloat, torch.SymBool))
+    return isinstance(value, _SYMBOLIC)
 
 
 def hint(value):

@@ -657,9 +657,7 @@ class Remat(_Wrapper):
             was = self.model.training
             self.model.train()
             try:
-                f = self._family(inputs, prior)
-                if f is not None:
-                    f.kind = kind
+                f = self._family(inputs, prior, kind)
                 c = f.sized_at(inputs) if f is not None else None
                 if f is not None and c is None:
                     # it does not serve the call it was traced for (a size
@@ -687,7 +685,7 @@ class Remat(_Wrapper):
         self._plans[key] = c
         return c
 
-    def _family(self, inputs, prior):
+    def _family(self, inputs, prior, kind):
         """A plan traced with symbolic sizes (sizes.py) for the dimensions
         declared dynamic (remat's dynamic=) or, without a declaration,
         those in which the call differs from earlier ones, traced at the
@@ -717,6 +715,7 @@ class Remat(_Wrapper):
             # the symbolic trace's limits: sizes are traced one by one
             self._given_up("%s: %s" % (type(e).__name__, _first_line(e)))
             return None
+        f.kind = kind
         self._families.append(f)
         return f
 
