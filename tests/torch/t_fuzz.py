@@ -30,7 +30,7 @@ SEEDS = (0, 32)
 QUICK_SEEDS = (0, 8)
 ALIAS_SEEDS = (0, 12)
 OFFLOAD_SEEDS = (0, 16) if LONG else (0, 4)
-SIZES_SEEDS = (0, 16) if LONG else (4, 8)
+SIZES_SEEDS = (0, 16) if LONG else (4, 7)
 MAX_REFUSED = 0.10
 MAX_SKIPPED = 0.10
 # Seeds of SEEDS known to train wrong, with their cause (docs/fuzzing.md,
