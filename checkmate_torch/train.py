@@ -737,7 +737,7 @@ class Remat(_Wrapper):
         and they belong to this module's tensors. The copy makes its own
         on its first steps (from the plan cache when there is one)."""
         state = self.__dict__.copy()
-        state["_plans"] = {}
+        state["_plans"], state["_families"] = {}, []
         state["_last"] = _Figures(dict(self._last.info))
         return state
 

@@ -90,7 +90,7 @@ suite() {
 	# are two, to even out their times
 	local moved=(tests/torch/t_compiled.py tests/torch/t_private.py tests/torch/t_alias.py
 		     tests/torch/t_train.py tests/torch/t_codegen.py tests/torch/t_cache.py
-		     tests/torch/t_shapes.py) m
+		     tests/torch/t_offload.py) m
 	for py in "${pys[@]}"; do
 		for t in tests/torch/run.py tests/torch/t_*.py; do
 			[[ " ${moved[*]} " == *" $t "* ]] && [ "$quick" = 1 ] && [ "$nbuilds" -gt 1 ] &&
