@@ -216,13 +216,18 @@ class Program:
         return self._const(x)
 
     def _size(self, x):
-        """A symbolic size: a global name per expression, bound to its
-        value at the traced call's sizes (at(): at others)."""
+        """A symbolic size: a name per expression (_size_name), its value
+        at the traced call's sizes (at(): at others)."""
         e = private.sym_expr(x)
-        name = self._sizes.get(e)
-        if name is None:
-            name = self._sizes[e] = "z%d" % len(self._sizes)
-            self._globals[name] = private.hint(x)
+        if e not in self._sizes:
+            self._sizes[e] = self._size_name(len(self._sizes), private.hint(x))
+        return self._sizes[e]
+
+    def _size_name(self, k, value):
+        """The name of the k-th symbolic size, whose value is value: a
+        global."""
+        name = "z%d" % k
+        self._globals[name] = value
         return name
 
     def _clone(self, src):

@@ -669,15 +669,15 @@ def _fake_values(gm, fixed):
     val = _recorded_values(gm)
     if val is not None:
         return val
-    mode, within = private.fake_tensor_mode(), contextlib.nullcontext()
-    inputs = iter([mode.from_tensor(t.detach()) for t in fixed])
-    val = {}
-    sym = _symbolic_mode(gm)
-    if sym is not None:
+    mode = _symbolic_mode(gm)
+    if mode is not None:
         # a symbolic trace: the nodes the analysis added (functional.py)
         # run on the recorded values, sizes symbolic
-        mode, within = sym, private.symbolic_kernels()
+        within = private.symbolic_kernels()
         val = {n: n.meta["val"] for n in gm.graph.nodes if "val" in n.meta}
+    else:
+        mode, within, val = private.fake_tensor_mode(), contextlib.nullcontext(), {}
+        inputs = iter([mode.from_tensor(t.detach()) for t in fixed])
     with mode, within:
         for n in gm.graph.nodes:
             if n in val:

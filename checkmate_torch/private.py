@@ -513,7 +513,7 @@ def hint(value):
     """A number as it is in the call traced: a symbolic one's hint."""
     if not is_sym(value):
         return value
-    h = value.node.hint
+    h = sym_hint(value)
     if h is None:
         raise ValueError("a size known only when the step runs (%s)" % sym_expr(value))
     return h

@@ -274,13 +274,10 @@ class ScriptProgram(Program):
             raise ScriptError("zeros for an absent gradient")
         return super()._src(x)
 
-    def _size(self, x):
-        e = private.sym_expr(x)
-        name = self._sizes.get(e)
-        if name is None:
-            name = self._sizes[e] = "Z[%d]" % len(self.Z)
-            self.Z.append(private.hint(x))
-        return name
+    def _size_name(self, k, value):
+        # an element of the functions' argument Z
+        self.Z.append(value)
+        return "Z[%d]" % k
 
     def at(self, binding):
         out = copy.copy(self)
@@ -459,7 +456,8 @@ class ScriptProgram(Program):
             out.append("state.extend([%s])" % ", ".join(self.handed))
         out.append("return [%s]" % ", ".join(outs))
         return ("def forward(X: List[Tensor], K: List[Tensor], Z: List[int], "
-                "state: List[Tensor]) -> List[Tensor]:\n") + "".join("    %s\n" % line for line in out)
+                "state: List[Tensor]) -> List[Tensor]:\n") + \
+            "".join("    %s\n" % line for line in out)
 
     def _backward_source(self, out):
         pro = ["%s = state[%d]" % (v, k) for k, v in enumerate(self.handed)]

@@ -67,8 +67,8 @@ class Compiled:
             traced, tensors = trace(model, args, kwargs, "tangents",
                                     (lambda: corrections(fix)) if fix else None, dynamic)
             a = Analysis(traced, tensors)
-            if dynamic and not Symbols(a.fake[p] for p in a.placeholders
-                                       if a.role[p] == "input"):
+            symbols = Symbols(a.fake[p] for p in a.placeholders if a.role[p] == "input")
+            if dynamic and not symbols:
                 raise NotSymbolic("the step specialised every symbolic size (to the sizes "
                                   "of the call traced)")
             if cost == "time":
@@ -129,8 +129,8 @@ class Compiled:
         self.program, runner_note = _program(a, self.forward_steps, self.backward_steps,
                                              not self._script_later)
         # the sizes the plan serves: its lowering's decisions are guards too
-        self.symbols = Symbols(a.fake[p] for p in a.placeholders if a.role[p] == "input")
-        self.symbols.seal()
+        self.symbols = symbols
+        symbols.seal()
         self.kind = None    # Remat's key of the calls it serves, sizes aside
         floor = sum(a.cost.values())
         self.info = {
@@ -184,8 +184,9 @@ class Compiled:
         a = self.analysis
         memory = {**a.memory, **sizes.at(a.memory_expr, binding)}
         fixed = {**a.fixed_parts, **sizes.at(a.fixed_expr, binding)}
+        fixed_memory = sum(fixed.values())
         steps = [(op, a.real[i]) for op, i in self.step_indices]
-        peak = steps_peak(steps, memory) + sum(fixed.values())
+        peak = steps_peak(steps, memory) + fixed_memory
         budget = self.info["budget"]
         if budget is not None and peak > budget:
             return None
@@ -195,15 +196,16 @@ class Compiled:
         c.grad_meta = [None if m is None else
                        (tuple(value_at(d, binding) for d in m[0]),) + m[1:]
                        for m in self.grad_meta]
-        c.info = dict(self.info, peak=peak, fixed_memory=sum(fixed.values()),
+        other = binding != self.symbols.binding_at_trace()
+        c.info = dict(self.info, peak=peak, fixed_memory=fixed_memory,
                       fixed_memory_parts=fixed, step_ms=None, measured_overhead=None,
                       cost=sum(cost[r] for op, r in steps if op == "compute"),
                       checkpoint_all_cost=sum(cost.values()),
-                      reused=self.info["reused"] or binding != self.symbols.binding_at_trace(),
+                      reused=self.info["reused"] or other,
                       sizes={str(k): v for k, v in binding.items()})
         floor = c.info["checkpoint_all_cost"]
         c.info["overhead"] = c.info["cost"] / floor if floor else 1.0
-        if binding != self.symbols.binding_at_trace():
+        if other:
             # the copies' replayed time and host peak are the traced sizes'
             c.info.update(time=None, wait=None, host_peak=None)
         return c
@@ -696,10 +698,11 @@ class Remat(_Wrapper):
             return None
         dims, seen = self._declared, []
         if not dims:
-            seen = [p.traced.inputs for p in prior if _varying(inputs, p.traced.inputs)]
+            varying = [(p.traced.inputs, _varying(inputs, p.traced.inputs)) for p in prior]
+            seen = [e for e, v in varying if v]
             dims = {}
-            for e in seen:
-                for i, ds in _varying(inputs, e).items():
+            for _, v in varying:
+                for i, ds in v.items():
                     dims.setdefault(i, set()).update(ds)
             if not dims:
                 return None

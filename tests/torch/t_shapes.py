@@ -4,9 +4,10 @@ length seen is traced once with a symbolic length, and that plan runs
 every length where its guards hold and its steps, replayed at the
 length, fit its budget, bit for bit as an ordinary loop, without a
 trace or a solve; a longer one that does not fit, and one that takes
-another branch, are solved anew, each saying so once. Across runs, the plan cache gives a run whose sizes it has no plan
-for one made for the graph's structure at other sizes. Sizes declared
-with their maxima (remat's dynamic=) are planned at the maxima."""
+another branch, are solved anew, each saying so once. Across runs, the
+plan cache gives a run whose sizes it has no plan for one made for the
+graph's structure at other sizes. Sizes declared with their maxima
+(remat's dynamic=) are planned at the maxima."""
 import glob
 import json
 import os
