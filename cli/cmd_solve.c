@@ -35,6 +35,9 @@ static const char solve_usage[] =
 	"                           --bandwidth)\n"
 	"  -o, --plan FILE          write the plan to FILE\n"
 	"      --plan-format F      json (default) or text\n"
+	"      --first-plan FILE    auto: write its first plan that fits to FILE as\n"
+	"                           soon as it has one, then search on (the best\n"
+	"                           plan still goes to --plan at the end)\n"
 	CLI_JSON_HELP
 	CLI_SHARED_HELP;
 
@@ -45,6 +48,7 @@ int cmd_solve_parse(int argc, char **argv, struct cli_args *a)
 		{ "strategy", required_argument, NULL, 's' },
 		{ "plan", required_argument, NULL, 'o' },
 		{ "plan-format", required_argument, NULL, 'F' },
+		{ "first-plan", required_argument, NULL, 'V' },
 		{ "write-lp", required_argument, NULL, 'L' },
 		{ "bound", no_argument, NULL, 'D' },
 		{ "seed", required_argument, NULL, 'R' },
@@ -80,8 +84,10 @@ int cmd_solve_parse(int argc, char **argv, struct cli_args *a)
 	if ((s->flags & STRATEGY_COPIES) && !a->bandwidth)
 		return cli_usage("solve", "strategy '%s' makes plans with copies: it needs "
 				 "--bandwidth", s->name);
-	return cli_distinct_outputs("solve",
-				    (const char *const[]){ a->plan, a->csv, a->lp, a->json }, 4);
+	if (a->first_plan && (strcmp(a->strategy, "auto") != 0 || a->bandwidth))
+		return cli_usage("solve", "--first-plan is auto's, without --bandwidth");
+	return cli_distinct_outputs("solve", (const char *const[]){ a->plan, a->csv, a->lp,
+								    a->json, a->first_plan }, 5);
 }
 
 static int is_stdout(const char *path)
@@ -138,12 +144,27 @@ static void print_summary(FILE *f, const struct graph *g, const struct solve_req
 /* The outputs of a solve, opened before it starts so that a path that
  * cannot be written fails at once rather than after the work. */
 struct outputs {
-	struct out plan, csv, json, lp;
+	struct out plan, csv, json, lp, first;
+	const struct graph *g; /* for first */
+	int text;              /* --plan-format text */
 };
+
+/* solve_request's first_plan: the plan into --first-plan, whole (renamed
+ * into place) or not at all. */
+static void write_first(void *ctx, const struct plan *p)
+{
+	struct outputs *o = ctx;
+	struct cm_error err;
+
+	/* A failed write leaves it to abort_outputs (no file). */
+	if ((o->text ? plan_write_text : plan_write_json)(o->first.f, o->g, p) == 0)
+		out_commit(&o->first, &err);
+}
 
 static int open_outputs(const struct cli_args *a, struct outputs *o, struct cm_error *err)
 {
-	return (a->plan && out_open(&o->plan, a->plan, err)) ||
+	return (a->first_plan && out_open(&o->first, a->first_plan, err)) ||
+	       (a->plan && out_open(&o->plan, a->plan, err)) ||
 	       (a->csv && out_open(&o->csv, a->csv, err)) ||
 	       (a->json && out_open(&o->json, a->json, err)) ||
 	       (a->lp && out_open(&o->lp, a->lp, err)) ? -1 : 0;
@@ -155,6 +176,7 @@ static void abort_outputs(struct outputs *o)
 	out_abort(&o->csv);
 	out_abort(&o->json);
 	out_abort(&o->lp);
+	out_abort(&o->first); /* committed: nothing left to abort */
 }
 
 /* The --json line: the CSV row's fields and the plan's summary. */
@@ -252,6 +274,12 @@ int cmd_solve_main(int argc, char **argv)
 		goto out;
 	}
 	rq.lp_out = outs.lp.f;
+	if (a.first_plan) {
+		outs.g = g;
+		outs.text = a.text;
+		rq.first_plan = write_first;
+		rq.first_ctx = &outs;
+	}
 	rc = strategy_solve(g, &rq, &o, &err) ? cli_error("%s: %s", g->id, err.msg) : 0;
 	cli_progress_clear();
 	/* The model file is complete once built, whatever the solve did next:

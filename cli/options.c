@@ -60,6 +60,7 @@ static int take_word(const char *cmd, const char *help, int c, char *arg, struct
 		a->list_opt = "--baselines";
 		return 0;
 	case 'o': a->plan = arg; return 0;
+	case 'V': a->first_plan = arg; return 0;
 	case 'K': a->bandwidth = arg; return 0;
 	case 'E': a->rate = arg; return 0;
 	case 'O': a->host_budget = arg; return 0;

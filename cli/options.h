@@ -34,7 +34,8 @@
 	"                           0: none, but auto, lns and pebble, which share\n" \
 	"                           their time out, still take 60); its best\n"    \
 	"                           answer is then reported with its gap\n"         \
-	"      --gap FRAC           stop a MILP at this relative gap (default 0)\n"  \
+	"      --gap FRAC           stop a MILP, or auto, once its plan is within\n"\
+	"                           FRAC of its bound (default 0)\n"                \
 	"      --threads N          solver threads (Debian's cbc uses one);\n"       \
 	"                           approx shares a large model's LPs among\n"       \
 	"                           at most N processes (default: a core each)\n"    \
@@ -67,6 +68,7 @@ struct cli_args {
 	const char *strategies; /* compare --strategies/--baselines, maxbatch --strategies */
 	const char *list_opt;   /* which of those gave it, for messages */
 	const char *plan, *lp, *budgets, *plot;
+	const char *first_plan;  /* solve --first-plan */
 	const char *csv, *solver;
 	const char *json;       /* solve, compare and info --json */
 	const char *bandwidth, *rate, *host_budget; /* check and solve

@@ -120,6 +120,8 @@ struct stall {
 			     * not halted (AUTO_STALL_GRACE) */
 	int armed;          /* the running phase may be halted */
 	int fired;          /* a phase was halted */
+	double gap;         /* --gap: a plan within it of the bound ends auto
+			     * (gap_met); 0: never */
 };
 
 /* Notes a plan of this cost and a bound, when they have them: a gain when
@@ -153,11 +155,21 @@ static int stall_over(const struct stall *st)
 	return st->seconds != 0 && st->has_cost && now >= st->grace && now - since >= window;
 }
 
-/* solve_request's halt for the phases. */
+/* 1 when a plan of this cost is within gap (relative, > 0) of the bound:
+ * solve --gap, which remat passes (its cost model is not that exact). */
+static int gap_met(double gap, int has_cost, double cost, int has_bound, double bound)
+{
+	return gap > 0 && has_cost && has_bound && cost - bound <= gap * fabs(cost);
+}
+
+/* solve_request's halt for the phases: the stall stop where armed, the
+ * gap in every phase. */
 static int stall_halt(void *ctx)
 {
 	struct stall *st = ctx;
 
+	if (gap_met(st->gap, st->has_cost, st->cost, st->has_bound, st->bound))
+		return 1;
 	if (!st->armed || !stall_over(st))
 		return 0;
 	st->fired = 1;
@@ -347,7 +359,7 @@ static void run_phase(const struct graph *g, const struct solve_request *rq, con
 		sub.progress = relay_progress;
 		sub.ctx = &relay;
 	}
-	if (st && st->armed) {
+	if (st && (st->armed || st->gap > 0)) {
 		sub.halt = stall_halt;
 		sub.halt_ctx = st;
 	}
@@ -579,6 +591,33 @@ static int no_heuristic_fits(const struct graph *g, const struct solve_request *
 	return 0;
 }
 
+/* rq's first_plan told of in's plan, once (*told), when it has one: a
+ * shallow copy of it with the fields of a plan file. */
+static void tell_first(const struct graph *g, const struct solve_request *rq,
+		       const struct incumbent *in, int *told)
+{
+	struct plan p;
+	struct sim_result sim;
+	struct cm_error err;
+
+	if (*told || rq->first_plan == NULL || in->plan == NULL)
+		return;
+	*told = 1;
+	p = *in->plan;
+	if (plan_simulate(g, &p, rq->budget, &sim, &err) || !sim.fits)
+		return;
+	snprintf(p.strategy, sizeof(p.strategy), "auto");
+	snprintf(p.param, sizeof(p.param), "plan=%.20s;first", in->plan_by);
+	snprintf(p.status, sizeof(p.status), "%s", strategy_status_names[STATUS_FEASIBLE]);
+	p.solver[0] = 0;
+	p.budget = rq->budget;
+	p.cost = sim.cost;
+	p.peak = sim.peak;
+	p.has_lower_bound = 0;
+	p.has_time = 0;
+	rq->first_plan(rq->first_ctx, &p);
+}
+
 /* The turn bound into in, as its bound when higher and apart: it holds
  * for every plan, so settle_bound falls back to it where a stage-model
  * bound does not hold. A solver failure costs auto only this bound. */
@@ -625,13 +664,20 @@ static int stall_armed(const struct graph *g, const char *name)
  * may when they stall. */
 static void run_phases(const struct graph *g, const struct solve_request *rq,
 		       struct phase *ph, int n_ph, double t0, double limit,
-		       struct incumbent *in, int *refused, struct stall *st)
+		       struct incumbent *in, int *refused, struct stall *st, int *told)
 {
 	int solver = has_phase(ph, n_ph, "ilp") || has_phase(ph, n_ph, "approx");
 
 	for (int k = 0; k < n_ph && !in->proven && !in->infeasible && !stop_requested(); k++) {
 		double left = limit - (cm_clock() - t0);
 
+		if (gap_met(st->gap, in->plan != NULL, in->cost, in->has_bound, in->bound)) {
+			if (left > 1)
+				snprintf(in->early, sizeof(in->early), "ended %.0f s before the "
+					 "time limit: within the gap (%.3g%%) of the bound", left,
+					 100 * st->gap);
+			break;
+		}
 		if (left <= 0.5 || (strcmp(ph[k].name, "lns") == 0 &&
 				    (in->plan == NULL || (in->repaired && !solver))))
 			break;
@@ -645,6 +691,7 @@ static void run_phases(const struct graph *g, const struct solve_request *rq,
 		run_phase(g, rq, ph[k].name, t0,
 			  ph[k].cap > 0 ? fmin(ph[k].cap, left * ph[k].share) : left * ph[k].share,
 			  NULL, in, refused, st);
+		tell_first(g, rq, in, told);
 		/* A phase that cannot be halted is not judged: its silence
 		 * does not count against the next. */
 		if (!st->armed)
@@ -661,7 +708,7 @@ static void run_phases(const struct graph *g, const struct solve_request *rq,
 	/* Every phase ended on its own (dtr-tune converged, lns ran out of
 	 * windows) or stalled, and the plan does not meet the bound: nothing
 	 * more to gain by waiting. */
-	if (!in->proven && !in->infeasible && !stop_requested() && in->plan &&
+	if (!in->proven && !in->infeasible && !stop_requested() && in->plan && !in->early[0] &&
 	    !(in->has_bound && !num_lt(in->bound, in->cost)) && limit - (cm_clock() - t0) > 1) {
 		if (st->fired)
 			snprintf(in->early, sizeof(in->early), "ended %.0f s before the time "
@@ -788,6 +835,7 @@ static int auto_in_time(const struct strategy *s, const struct graph *g,
 		}
 	}
 	plain.copy = NULL;
+	plain.first_plan = NULL; /* a plan without copies is not the answer */
 	plain.time_limit = fmax(0.001, limit - (cm_clock() - t0));
 	if (strategy_run_auto(s, g, &plain, out, err)) {
 		strategy_outcome_release(&best);
@@ -823,9 +871,9 @@ int strategy_run_auto(const struct strategy *s, const struct graph *g,
 {
 	double t0 = cm_clock(), limit = strategy_time_limit(rq);
 	struct incumbent in = { 0 };
-	struct stall st = { .t0 = t0, .last = t0, .from = t0, .seconds = -1 };
+	struct stall st = { .t0 = t0, .last = t0, .from = t0, .seconds = -1, .gap = rq->gap };
 	struct phase ph[AUTO_MAX_PHASES];
-	int n_ph = phases_of(g, ph), refused = 0, rc;
+	int n_ph = phases_of(g, ph), refused = 0, told = 0, rc;
 
 	if (rq->copy)
 		return auto_in_time(s, g, rq, out, err);
@@ -837,10 +885,11 @@ int strategy_run_auto(const struct strategy *s, const struct graph *g,
 		if (rc)
 			return rc < 0 ? -1 : 0;
 	}
+	tell_first(g, rq, &in, &told);
 	if (in.plan)
 		turn_phase(g, rq, t0, limit, &in);
 	stall_see(&st, in.plan != NULL, in.cost, in.has_bound, in.bound);
 	st.from = cm_clock();
-	run_phases(g, rq, ph, n_ph, t0, limit, &in, &refused, &st);
+	run_phases(g, rq, ph, n_ph, t0, limit, &in, &refused, &st, &told);
 	return take_incumbent(s, g, rq, limit, &in, out, err);
 }

@@ -87,6 +87,12 @@ struct solve_request {
 	 * is replayed in time (strategy_solve), the rows flagged
 	 * STRATEGY_COPIES may offload, and proofs hold for time. */
 	const struct sim_copy *copy;
+	/* Told once, the first plan that fits, replayed (strategy "auto",
+	 * status "feasible", no bound), as soon as auto has it: the search
+	 * goes on after (solve --first-plan). Other strategies and auto with
+	 * copies tell nothing. NULL: none. */
+	void (*first_plan)(void *first_ctx, const struct plan *p);
+	void *first_ctx;
 };
 
 struct solve_outcome {

@@ -136,6 +136,28 @@ took=$(( $(date +%s) - start ))
 [ "$rc" -eq 0 ] && [ "$took" -le 15 ] && [[ "$err" == *"s left: running the heuristics"* ]]
 ok $? "solve linear:100000 --budget 50% --time-limit 5: exit $rc in ${took} s, progress shown"
 
+# --first-plan: auto's first plan (dtr's, in a tenth of a second) is on
+# disk, whole and valid, while the search goes on; the final plan costs
+# no more. Other strategies refuse it.
+rm -f "$TMP/first.json" "$TMP/final.json"
+"$CM" solve examples/graphs/gpt.json --budget 2128102 --time-limit 3 --quiet \
+	--first-plan "$TMP/first.json" --plan "$TMP/final.json" >/dev/null 2>&1 &
+pid=$!
+for _ in $(seq 40); do [ -e "$TMP/first.json" ] && break; sleep 0.05; done
+kill -0 "$pid" 2>/dev/null && [ -e "$TMP/first.json" ] && [ ! -e "$TMP/final.json" ]
+early=$?
+wait "$pid"
+first=$("$CM" check examples/graphs/gpt.json "$TMP/first.json" --budget 2128102 2>&1)
+final=$("$CM" check examples/graphs/gpt.json "$TMP/final.json" --budget 2128102 2>&1)
+[ "$early" -eq 0 ] && grep -q '"param": "plan=[a-z-]*;first"' "$TMP/first.json" &&
+	[[ "$first" == *"valid plan"*"within the budget"* ]] && [[ "$final" == *"within the budget"* ]] &&
+	[ "$(echo "$final" | sed 's/.*cost \([0-9]*\).*/\1/')" -le \
+	  "$(echo "$first" | sed 's/.*cost \([0-9]*\).*/\1/')" ]
+ok $? "solve --first-plan: the first plan written during the search, valid: $first"
+run solve linear:8 --budget 6 --strategy dtr --first-plan "$TMP/f.json"
+[ "$rc" -eq 2 ] && [[ "$err" == *"--first-plan is auto's"* ]] && [ ! -e "$TMP/f.json" ]
+ok $? "--first-plan with another strategy: a usage error: $err"
+
 # --- statuses claim only what is proven
 for s in checkpoint-all chen-sqrtn chen-greedy ap-greedy linearized-greedy kusumoto-approx; do
 	run solve linear:8 --budget 5 --strategy "$s" --csv - --no-header --quiet

@@ -284,6 +284,38 @@ static void test_stall(void)
 	graph_free(g);
 }
 
+/* gpt at the same budget with --gap: dtr's plan is within 0.4% of the
+ * turn bound, so at a gap of 1% auto ends after them and says why; at
+ * 0.1% it searches on to its time limit. */
+static void test_gap(void)
+{
+	struct solve_request rq = { .strategy = "auto", .budget = 2128102, .time_limit = 2 };
+	struct solve_outcome o;
+	struct cm_error err;
+	struct graph *g = graph_read_file("examples/graphs/gpt.json", &err);
+
+	if (!ok(g != NULL, "examples/graphs/gpt.json reads"))
+		return;
+	for (int k = 0; k < 2; k++) {
+		rq.gap = k ? 0.001 : 0.01;
+		if (strategy_solve(g, &rq, &o, &err)) {
+			ok(0, "gpt, gap %g: %s", rq.gap, err.msg);
+			continue;
+		}
+		int ended = strstr(o.why, "within the gap") != NULL;
+
+		ok(o.plan && o.sim.fits && o.has_lower_bound &&
+		   (k ? !ended && o.seconds > 1.5 :
+			ended && o.seconds < 1 && o.sim.cost - o.lower_bound <= rq.gap * o.sim.cost),
+		   "gpt at 2,128,102 bytes, gap %g: %s, gap %.3g%% in %.1f s (%s)", rq.gap,
+		   strategy_status_names[o.status],
+		   o.has_lower_bound ? 100 * (o.sim.cost - o.lower_bound) / o.sim.cost : -1,
+		   o.seconds, o.why);
+		strategy_outcome_release(&o);
+	}
+	graph_free(g);
+}
+
 int main(void)
 {
 	test_linear_small();
@@ -294,5 +326,6 @@ int main(void)
 	test_proof();
 	test_pebble();
 	test_stall();
+	test_gap();
 	return tap_done();
 }
