@@ -283,7 +283,10 @@ class ScriptProgram(Program):
         out = copy.copy(self)
         out.Z = list(sizes.at(dict(enumerate(self._sizes)), binding).values())
         out.binding = binding
-        out.unchecked = set(self.unchecked)
+        # one set for every size: the functions TorchScript runs take the
+        # sizes as an argument, so the graph checked at one size is the
+        # graph at all
+        out.unchecked = self.unchecked
         return out
 
     def _tmp(self):

@@ -5,8 +5,11 @@ import json
 import math
 import os
 import re
+import shutil
 import subprocess
 import tempfile
+import time
+import weakref
 
 from . import cache as cachemod
 
@@ -120,14 +123,14 @@ def annotated(error, text):
     return SolveError("%s; %s%s" % (msg[:at], text, msg[at:]))
 
 
-def _reason(summary, p):
+def _reason(summary, rc, stderr):
     """What the binary says went wrong: the summary's reason (the budget and
     the least budget in human units), else its last line on stderr, else
     what its exit status means."""
     if summary.get("reason"):
         return "%s: %s" % (summary.get("status") or "no plan", summary["reason"])
-    lines = [ln for ln in p.stderr.strip().splitlines() if "hint:" not in ln]
-    return lines[-1] if lines else EXIT_WHY.get(p.returncode, "failed")
+    lines = [ln for ln in stderr.strip().splitlines() if "hint:" not in ln]
+    return lines[-1] if lines else EXIT_WHY.get(rc, "failed")
 
 
 def solve(binary, doc, budget, strategy, time_limit, cache=None, copies=()):
@@ -197,25 +200,102 @@ def _partition(binary, doc, budget, time_limit):
 
 
 def _solve(binary, doc, budget, strategy, time_limit, copies):
-    with tempfile.TemporaryDirectory(prefix="checkmate-") as d:
-        graph = os.path.join(d, "graph.json")
-        plan = os.path.join(d, "plan.json")
-        summary = os.path.join(d, "summary.json")
-        with open(graph, "w") as f:
+    return Search(binary, doc, budget, strategy, time_limit, copies).result()
+
+
+def start(binary, doc, budget, time_limit, cache=None):
+    """(plan, hit, search): auto's plan for graph doc from cache where it
+    holds it (search None), else the first plan that fits from a search
+    that goes on beside the caller (`solve --first-plan`; hit False):
+    search.result() is its final plan, put in cache then."""
+    key = cachemod.plan_key(binary, doc, budget, solve_kind("auto", ()), time_limit)
+    answer = None if cache is None else cache.get(key)
+    if answer is not None:
+        return answer, True, None
+    search = Search(binary, doc, budget, "auto", time_limit, (), first=True,
+                    keep=None if cache is None else (lambda plan: cache.put(key, plan)))
+    return search.first(), False, search
+
+
+class Search:
+    """`checkmate solve` on graph doc in a process of its own, in a
+    temporary directory. first=True: it writes its first plan that fits
+    as soon as it has one (first()), then searches on (done(),
+    result()). keep(plan) is called with the final plan. The process is
+    ended (SIGKILL) when the Search is collected or the interpreter
+    exits before it has."""
+
+    def __init__(self, binary, doc, budget, strategy, time_limit, copies=(), first=False,
+                 keep=None):
+        self._dir = tempfile.mkdtemp(prefix="checkmate-")
+        self._path = {k: os.path.join(self._dir, k + ".json")
+                      for k in ("graph", "plan", "summary", "first")}
+        with open(self._path["graph"], "w") as f:
             json.dump(doc, f)
-        cmd = [binary, "solve", graph, "--budget", budget, "--strategy", strategy,
-               "--time-limit", str(time_limit), "--gap", str(GAP), "--plan", plan,
-               "--json", summary, "--quiet"] + \
-            list(copies)
-        p = subprocess.run(cmd, capture_output=True, text=True)
-        if p.returncode != 0 or not os.path.exists(plan):
-            info = {}
-            if os.path.exists(summary):
-                with open(summary) as f:
-                    info = json.load(f)
-            err = _reason(info, p).replace(graph, doc.get("name", "graph"))
-            raise SolveError("checkmate solve --budget %s --strategy %s%s: %s (exit %d)"
-                             % (budget, strategy, "".join(" " + c for c in copies), err,
-                                p.returncode))
-        with open(plan) as f:
+        self._name, self._keep = doc.get("name", "graph"), keep
+        self._what = "checkmate solve --budget %s --strategy %s%s" % (
+            budget, strategy, "".join(" " + c for c in copies))
+        cmd = [binary, "solve", self._path["graph"], "--budget", budget, "--strategy", strategy,
+               "--time-limit", str(time_limit), "--gap", str(GAP), "--plan", self._path["plan"],
+               "--json", self._path["summary"], "--quiet"] + list(copies)
+        if first:
+            cmd += ["--first-plan", self._path["first"]]
+        self._err = open(os.path.join(self._dir, "stderr"), "w+")
+        self._proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=self._err)
+        self._answer = None
+        self._end = weakref.finalize(self, _end, self._proc, self._err, self._dir)
+
+    def cancel(self):
+        """Ends the process, whatever it found."""
+        self._end()
+
+    def done(self):
+        """True once the process has ended."""
+        return self._answer is not None or self._proc.poll() is not None
+
+    def first(self):
+        """The first plan that fits (a dict), once written; the final plan
+        where the process ended without one; SolveError where it ended
+        without a plan."""
+        while not os.path.exists(self._path["first"]):
+            if self._proc.poll() is not None:
+                return self.result()
+            time.sleep(0.005)
+        with open(self._path["first"]) as f:
             return json.load(f)
+
+    def result(self):
+        """The final plan (a dict), waiting for the process to end;
+        SolveError where it found none."""
+        if self._answer is None:
+            try:
+                self._answer = self._read(self._proc.wait())
+            except SolveError as e:
+                self._answer = e
+            finally:
+                self._end()
+            if self._keep is not None and isinstance(self._answer, dict):
+                self._keep(self._answer)
+        if isinstance(self._answer, SolveError):
+            raise self._answer
+        return self._answer
+
+    def _read(self, rc):
+        if rc == 0 and os.path.exists(self._path["plan"]):
+            with open(self._path["plan"]) as f:
+                return json.load(f)
+        info = {}
+        if os.path.exists(self._path["summary"]):
+            with open(self._path["summary"]) as f:
+                info = json.load(f)
+        self._err.seek(0)
+        err = _reason(info, rc, self._err.read()).replace(self._path["graph"], self._name)
+        raise SolveError("%s: %s (exit %d)" % (self._what, err, rc))
+
+
+def _end(proc, err, d):
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+    err.close()
+    shutil.rmtree(d, ignore_errors=True)

@@ -54,14 +54,16 @@ class Compiled:
     and the plan kept in the cache for its structure."""
 
     def __init__(self, model, args, kwargs, budget, strategy, time_limit, binary, cache, cost,
-                 copies=(), prior=(), dynamic=None):
+                 copies=(), prior=(), dynamic=None, background=False):
         # Traced, solved, and run once on the example to compare strides
         # (strides.py); traced and solved again with the kernels' strides
         # where they differ (at most 3 rounds; differences left after the
         # third are refused, not run). dynamic ({placed input: dimensions})
         # traces those sizes symbolic (sizes.py); its corrections keep the
         # kernels' order of dimensions (strides._dense_strides).
-        fixes = {}
+        # background (auto without copies): the search's first plan, its
+        # final one taken by settle() once it ends.
+        fixes, search = {}, None
         for rounds in range(1, 4):
             fix = dict(fixes)
             traced, tensors = trace(model, args, kwargs, "tangents",
@@ -93,9 +95,14 @@ class Compiled:
                     plan, steps = _reused(a, self.structure, kept, copies)
                     hit = plan is not None
             if plan is None:
+                if search is not None:   # an earlier round's, for another graph
+                    search.cancel()
                 try:
-                    plan, hit = solvemod.solve(binary, doc, arg, strategy, time_limit, cache,
-                                               copies)
+                    if background:
+                        plan, hit, search = solvemod.start(binary, doc, arg, time_limit, cache)
+                    else:
+                        plan, hit = solvemod.solve(binary, doc, arg, strategy, time_limit,
+                                                   cache, copies)
                 except solvemod.SolveError as e:
                     raise solvemod.in_activations(e, a.fixed_memory, ca_peak) from None
                 steps = resolve(a, plan.get("steps") or [])
@@ -110,56 +117,34 @@ class Compiled:
                                  "kernels" % (new[0][1] + 1, new[0][0]))
             fixes.update(found)
         self.traced, self.analysis, self.copies = traced, a, copies
-        index = {r: i for i, r in enumerate(a.real)}
-        self.step_indices = [(op, index[r]) for op, r in steps]
-        if not plan.get("reused") and plan.get("budget") is not None:
-            _Kept.store(cache, skey, kept, self.step_indices, plan)
-        # The forward ends where the tangents are first computed (they may
-        # be freed and computed again: the same gradients, bound again).
-        at = next((k for k, (op, r) in enumerate(steps) if op == "compute" and r is a.tangents),
-                  None)
-        if at is None:
-            raise RematError("the plan never computes the tangents")
-        self.forward_steps, self.backward_steps = steps[:at], steps[at:]
+        # the sizes the plan serves: its lowering's decisions are guards too
+        self.symbols = symbols
+        self.kind = None    # Remat's key of the calls it serves, sizes aside
+        floor = sum(a.cost.values())
+        self.info = {
+            "checkpoint_all_cost": floor, "fixed_memory": a.fixed_memory,
+            "bandwidth": copies[1] if copies else None,
+            "fixed_memory_parts": dict(a.fixed_parts),
+            "checkpoint_all_peak": ca_peak, "nodes": len(a.real), "cost_unit": a.cost_unit,
+            "stride_corrections": len(fixes),
+            "cached": hit if cache is not None else None,
+            # a plan traced with symbolic sizes: its symbols' sizes at this call
+            "sizes": {str(k): v for k, v in symbols.binding_at_trace().items()} or None,
+            "step_ms": None, "measured_overhead": None,   # after a step (timed)
+            # a search beside training (background=True) not yet ended
+            "searching": search is not None,
+        }
         # A plan reused at other sizes runs as Python at its first step
         # and is compiled by TorchScript at its second (run): a length seen
         # once does not wait for TorchScript's compile.
         self._script_later = bool(plan.get("reused")) and not dynamic
         self._ran = False
-        self.program, runner_note = _program(a, self.forward_steps, self.backward_steps,
-                                             not self._script_later)
-        # the sizes the plan serves: its lowering's decisions are guards too
-        self.symbols = symbols
-        symbols.seal()
-        self.kind = None    # Remat's key of the calls it serves, sizes aside
-        floor = sum(a.cost.values())
-        self.info = {
-            "budget": plan.get("budget"), "peak": plan.get("peak_memory"),
-            "cost": plan.get("cost"), "checkpoint_all_cost": floor,
-            "overhead": plan.get("cost") / floor if floor else 1.0,
-            "strategy": plan.get("strategy"), "param": plan.get("param"),
-            "status": plan.get("status"), "fixed_memory": a.fixed_memory,
-            # with copies to host memory (offload=): the bandwidth, the
-            # replayed time in seconds, its part waiting for copies, the
-            # host peak in bytes (None for a plan reused at other sizes:
-            # not replayed in time)
-            "offloads": sum(1 for op, _ in steps if op == "offload"),
-            "bandwidth": copies[1] if copies else None,
-            "time": plan.get("time"), "wait": plan.get("wait"),
-            "host_peak": plan.get("host_peak_memory"),
-            "fixed_memory_parts": dict(a.fixed_parts),
-            "checkpoint_all_peak": ca_peak, "nodes": len(a.real),
-            "computes": sum(1 for op, _ in steps if op == "compute"),
-            "steps": len(steps), "cost_unit": a.cost_unit,
-            "stride_corrections": len(fixes),
-            "runner": "torchscript" if isinstance(self.program, ScriptProgram) else "python",
-            "runner_note": runner_note,
-            "cached": hit if cache is not None else None,
-            "reused": plan.get("reused", False),
-            # a plan traced with symbolic sizes: its symbols' sizes at this call
-            "sizes": {str(k): v for k, v in self.symbols.binding_at_trace().items()} or None,
-            "step_ms": None, "measured_overhead": None,   # after a step (timed)
-        }
+        self._adopt(plan, steps)
+        self._search = search
+        self._pending = (tensors, fixes, cache, skey, kept) if search is not None else None
+        self.source = self      # sized_at's copies keep it: the plan they are sized from
+        if not plan.get("reused") and plan.get("budget") is not None and search is None:
+            _Kept.store(cache, skey, kept, self.step_indices, plan)
         self.on_cpu = _device_name(tensors).startswith("cpu")
         self.n_params = len(traced.param_names)
         n_fixed = self.n_params + len(traced.buffer_names)
@@ -171,6 +156,81 @@ class Compiled:
         self.written = [k for k, p in enumerate(q for q in a.placeholders
                                                 if a.role[q] != "tangent") if p in a.final]
         self.grad_meta = [_meta(a.fake.get(g)) for g in a.grads]
+
+    @property
+    def searching(self):
+        """True while the search for this plan, or for the plan this was
+        sized from, goes on beside training."""
+        return self.source._search is not None
+
+    def _adopt(self, plan, steps):
+        """Plan (a dict, its steps resolved: steps) as the one this runs."""
+        a = self.analysis
+        index = {r: i for i, r in enumerate(a.real)}
+        self.step_indices = [(op, index[r]) for op, r in steps]
+        # The forward ends where the tangents are first computed (they may
+        # be freed and computed again: the same gradients, bound again).
+        at = next((k for k, (op, r) in enumerate(steps) if op == "compute" and r is a.tangents),
+                  None)
+        if at is None:
+            raise RematError("the plan never computes the tangents")
+        self.forward_steps, self.backward_steps = steps[:at], steps[at:]
+        self.program, runner_note = _program(a, self.forward_steps, self.backward_steps,
+                                             not self._script_later)
+        self.symbols.seal()
+        floor = self.info["checkpoint_all_cost"]
+        self.info.update({
+            "budget": plan.get("budget"), "peak": plan.get("peak_memory"),
+            "cost": plan.get("cost"),
+            "overhead": plan.get("cost") / floor if floor else 1.0,
+            "strategy": plan.get("strategy"), "param": plan.get("param"),
+            "status": plan.get("status"),
+            # with copies to host memory (offload=): the replayed time in
+            # seconds, its part waiting for copies, the host peak in bytes
+            # (None for a plan reused at other sizes: not replayed in time)
+            "offloads": sum(1 for op, _ in steps if op == "offload"),
+            "time": plan.get("time"), "wait": plan.get("wait"),
+            "host_peak": plan.get("host_peak_memory"),
+            "computes": sum(1 for op, _ in steps if op == "compute"),
+            "steps": len(steps),
+            "runner": "torchscript" if isinstance(self.program, ScriptProgram) else "python",
+            "runner_note": runner_note,
+            "reused": plan.get("reused", False),
+        })
+
+    def settle(self):
+        """Where the search beside training (background=True) has ended:
+        its plan run from now on instead of the first one. True when the
+        plan changed (copies made by sized_at before then run the first
+        one). A search that failed, or whose plan the kernels' strides
+        would not run as traced, leaves the first plan, and says so."""
+        if self._search is None or not self._search.done():
+            return False
+        search, self._search = self._search, None
+        tensors, fixes, cache, skey, kept = self._pending
+        self._pending = None
+        self.info["searching"] = False
+        try:
+            plan = search.result()
+            steps = resolve(self.analysis, plan.get("steps") or [])
+            with no_autocast():
+                found = measure(self.analysis, tensors, steps)
+            if found.keys() - fixes.keys():
+                raise RematError("the kernels' strides differ from the trace's under it")
+        except (solvemod.SolveError, RematError) as e:
+            warnings.warn("checkmate_torch.remat: the search beside training ended without a "
+                          "plan to take (%s); the first plan stays" % e, stacklevel=3)
+            return False
+        self._adopt(plan, steps)
+        _Kept.store(cache, skey, kept, self.step_indices, plan)
+        return True
+
+    def cancel(self):
+        """Ends the search beside training, if any: the first plan stays."""
+        if self._search is not None:
+            self._search.cancel()
+            self._search = self._pending = None
+            self.info["searching"] = False
 
     def sized_at(self, inputs):
         """This plan for a call at other sizes of its symbolic trace: a
@@ -192,6 +252,7 @@ class Compiled:
             return None
         cost = {**a.cost, **sizes.at(a.cost_expr, binding)}
         c = copy.copy(self)
+        c._search = c._pending = None   # settled by self
         c.program = self.program.at(binding)
         c.grad_meta = [None if m is None else
                        (tuple(value_at(d, binding) for d in m[0]),) + m[1:]
@@ -300,7 +361,9 @@ def _reused(a, shape, prior, copies=()):
     no size here). Under a host budget (copies' --host-budget) a plan with
     copies is not reused: its host peak is not replayed here."""
     for c in prior:
-        if c.structure != shape:
+        # a plan still searched for beside training is not reused: the one
+        # it becomes is
+        if c.structure != shape or getattr(c, "searching", False):
             continue
         if "--host-budget" in copies and any(op == "offload" for op, _ in c.step_indices):
             continue
@@ -623,9 +686,11 @@ class Remat(_Wrapper):
     """See remat()."""
 
     def __init__(self, model, example_args, example_kwargs, budget, strategy,
-                 time_limit, binary, cache, cost, copies=(), dynamic=None):
+                 time_limit, binary, cache, cost, copies=(), dynamic=None, background=False):
         super().__init__(model)
         self._settings = (budget, strategy, time_limit, binary, cache, cost, copies)
+        self._background = background
+        self._searching = []    # plans whose search goes on beside training
         self._plans = {}
         self._families = []     # the plans traced with symbolic sizes, latest last
         self.symbolic_note = None   # why the last symbolic trace was given up
@@ -642,6 +707,16 @@ class Remat(_Wrapper):
         symbolic plan's own check)."""
         return inputs.key() if sizes else _input_kind(inputs), autocast_key(), \
             tuple([(p.requires_grad, p.shape, p.dtype) for p in params])
+
+    def _settle(self):
+        """Takes the final plans of the searches beside training that have
+        ended (Compiled.settle); the copies sized from a symbolic plan's
+        first plan go, to be sized again from its final one."""
+        for c in [c for c in self._searching if not c.searching]:
+            self._searching.remove(c)
+        for c in [c for c in self._searching if c.settle()]:
+            self._searching.remove(c)
+            self._plans = {k: v for k, v in self._plans.items() if v is c or v.source is not c}
 
     def _compile(self, args, kwargs):
         inputs = Inputs(args, kwargs)
@@ -665,11 +740,14 @@ class Remat(_Wrapper):
                     # it does not serve the call it was traced for (a size
                     # the step specialised): sizes are traced one by one
                     self._families.remove(f)
+                    f.cancel()
                     self._given_up("its guards (%s) or its budget exclude the call it was "
                                    "made for" % ", ".join(map(str, f.symbols.guards)))
                     f = None
                 if c is None:
-                    c = Compiled(self.model, args, kwargs, *self._settings, prior=prior)
+                    c = Compiled(self.model, args, kwargs, *self._settings, prior=prior,
+                                 background=self._background)
+                    self._searched(c)
             finally:
                 self.model.train(was)
             made = f if f is not None else c
@@ -686,6 +764,10 @@ class Remat(_Wrapper):
         c.shared_memory(params + buffers + inputs.placed, inputs)
         self._plans[key] = c
         return c
+
+    def _searched(self, c):
+        if c.searching:
+            self._searching.append(c)
 
     def _family(self, inputs, prior, kind):
         """A plan traced with symbolic sizes (sizes.py) for the dimensions
@@ -713,7 +795,9 @@ class Remat(_Wrapper):
                   if seen and i in dims else t for i, t in enumerate(inputs.placed)]
         args, kwargs = inputs.rebuild([placed[k] for k in inputs.where])
         try:
-            f = Compiled(self.model, args, kwargs, *self._settings, prior=prior, dynamic=dims)
+            f = Compiled(self.model, args, kwargs, *self._settings, prior=prior, dynamic=dims,
+                         background=self._background)
+            self._searched(f)
         except Exception as e:
             # the symbolic trace's limits: sizes are traced one by one
             self._given_up("%s: %s" % (type(e).__name__, _first_line(e)))
@@ -740,13 +824,15 @@ class Remat(_Wrapper):
         and they belong to this module's tensors. The copy makes its own
         on its first steps (from the plan cache when there is one)."""
         state = self.__dict__.copy()
-        state["_plans"], state["_families"] = {}, []
+        state["_plans"], state["_families"], state["_searching"] = {}, [], []
         state["_last"] = _Figures(dict(self._last.info))
         return state
 
     def forward(self, *args, **kwargs):
         if not (self.training and torch.is_grad_enabled()):
             return self.model(*args, **kwargs)
+        if self._searching:
+            self._settle()
         inputs = Inputs(args, kwargs)
         params, buffers = state_tensors(self.model)
         c = self._plans.get(self._key(inputs, params)) or self._compile(args, kwargs)
@@ -901,14 +987,19 @@ def _ours(filename):
 
 def remat(model, example_args, example_kwargs=None, *, budget, strategy="auto",
           time_limit=60.0, cache=True, cost="flops", compile=False, dynamic=None,
-          offload=None):
+          offload=None, background=False):
     """A module sharing model's parameters and buffers that, in training
     mode with gradients enabled, runs each forward and backward under a
     checkmate plan for budget: bytes, a string as the CLI takes it ("8G",
     "80%"), or a function of (fixed_memory, checkpoint_all_peak) giving
     bytes. The plan is solved by the `checkmate` binary (found on PATH,
     beside the package, or as $CHECKMATE) with strategy and time_limit
-    seconds; a call whose inputs differ in dtype or constants from the
+    seconds (ending sooner once within 0.1% of its bound:
+    solve.GAP); background=True takes the search's first plan (its
+    heuristics', within a second) and trains with it while the search goes
+    on in a process of its own, each plan taking the search's final plan
+    at the first call after it ends (plan_info["searching"] until then);
+    a call whose inputs differ in dtype or constants from the
     example gets a plan of its own; the first that differs in sizes only
     is traced with those sizes symbolic, at the largest seen, and that
     plan serves every call where its guards hold and it fits its budget
@@ -955,6 +1046,9 @@ def remat(model, example_args, example_kwargs=None, *, budget, strategy="auto",
         example_args = (example_args,)
     if cost not in ("flops", "time"):
         raise RematError("cost must be 'flops' or 'time'; got %r" % (cost,))
+    if background and (compile or strategy != "auto" or offload not in (None, False)):
+        raise RematError("background=True runs auto's search beside training, with "
+                         "compile=False, strategy='auto' and no offload")
     if compile and offload not in (None, False):
         raise RematError("offload= runs with compile=False only: the compiled step's "
                          "partition saves or recomputes")
@@ -991,4 +1085,4 @@ def remat(model, example_args, example_kwargs=None, *, budget, strategy="auto",
         except DynamicError as e:
             raise RematError(str(e)) from None
     return Remat(model, example_args, example_kwargs, budget, strategy, time_limit,
-                 find_checkmate(), plans, cost, copies, declared_dims)
+                 find_checkmate(), plans, cost, copies, declared_dims, bool(background))

@@ -6,7 +6,7 @@ fuzzer").
 
 Usage: PYTHON tests/torch/fuzz_run.py [--seeds A:B | --seed N] [--jobs N]
            [--timeout S] [--device cpu|cuda] [--compile] [--alias] [--offload]
-           [--sizes]
+           [--sizes] [--background]
            [--json FILE]
            [--features] [--verbose] [CHECKMATE_BINARY]
 
@@ -37,6 +37,9 @@ NaN). --sizes makes each step's batch smaller and its sequence shorter
 than the step's before (down to 2; fuzz_gen.build's sizes): the second
 step's call is traced with symbolic sizes, and its plan runs the third
 (sizes.py); the summary counts the steps a symbolic plan ran.
+--background passes remat background=True where the seed's strategy is
+auto (without copies): the steps run the search's first plan until it
+ends, then its final one; the summary counts the steps each ran.
 
 `--seed N --verbose` runs one seed in this process and prints the model,
 the harness's choices, every differing item and the traceback."""
@@ -57,6 +60,7 @@ COMPILE = False  # remat(compile=True) instead (--compile)
 ALIAS = False    # calls whose tensors share memory (--alias, fuzz_gen.ALIAS_MODES)
 OFFLOAD = False  # plans with copies to host memory (--offload)
 SIZES = False    # each step at other sizes (--sizes)
+BACKGROUND = False  # remat(background=True) where the strategy is auto (--background)
 # --offload: the strategies that copy, for each that does not (the seed's
 # draw stays one draw), and the bandwidths drawn (a byte a FLOP down to
 # a thousandth: from everything offloaded to little)
@@ -194,7 +198,9 @@ def train(seed, budget, ch, log):
             with autocast(ch["autocast"] == "both"):
                 m = checkmate_torch.remat(model, args, kwargs, budget=budget,
                                           strategy=ch["strategy"], time_limit=ch["time_limit"],
-                                          offload=ch.get("offload"))
+                                          offload=ch.get("offload"),
+                                          background=BACKGROUND and ch["strategy"] == "auto"
+                                          and not ch.get("offload"))
         except Exception as e:
             raise StageError("remat", e, True)
         log.append("plan: %s" % {k: m.plan_info.get(k) for k in
@@ -210,6 +216,12 @@ def train(seed, budget, ch, log):
     torch.manual_seed(seed + 1)
     items = []
     for step in range(STEPS):
+        if step == STEPS - 1 and budget is not None:
+            # --background: the last step after the searches' end, so that
+            # it runs their final plans
+            for c in getattr(m, "_searching", ()):
+                if c.searching:
+                    c.source._search.result()
         args, kwargs = make_batch(step)
         inputs = pytree.tree_flatten((args, kwargs))[0]
         # a new signature: other shapes, strides or requires_grad, or
@@ -255,6 +267,7 @@ def train(seed, budget, ch, log):
             opt.step()
             if budget is not None:
                 log.append("step %d sizes: %s" % (step, m.plan_info.get("sizes")))
+                log.append("step %d plan: %s" % (step, m.plan_info.get("param")))
             for n, b in model.named_buffers():
                 items.append(("step %d buffer %s" % (step, n), _clone(b)))
         except Exception as e:
@@ -464,8 +477,9 @@ def one_seed(seed, verbose=False):
     return run_seed(seed, verbose)
 
 
-def _worker(conn, pkg_root, device, compiled, alias, offload, sizes):
-    global PKG_ROOT, DEVICE, COMPILE, ALIAS, OFFLOAD, SIZES
+def _worker(conn, pkg_root, device, compiled, alias, offload, sizes, background):
+    global PKG_ROOT, DEVICE, COMPILE, ALIAS, OFFLOAD, SIZES, BACKGROUND
+    BACKGROUND = background
     PKG_ROOT, DEVICE, COMPILE, ALIAS, OFFLOAD, SIZES = \
         pkg_root, device, compiled, alias, offload, sizes
     setup()
@@ -491,8 +505,8 @@ def run_many(seeds, jobs, timeout, progress=None):
 
     def start():
         a, b = ctx.Pipe()
-        p = ctx.Process(target=_worker, args=(b, PKG_ROOT, DEVICE, COMPILE, ALIAS, OFFLOAD, SIZES),
-                       daemon=True)
+        p = ctx.Process(target=_worker, daemon=True,
+                        args=(b, PKG_ROOT, DEVICE, COMPILE, ALIAS, OFFLOAD, SIZES, BACKGROUND))
         p.start()
         b.close()
         workers[a] = [p, None, None]
@@ -598,6 +612,14 @@ def summary(records, secs=None, jobs=1):
     if any(symbolic):
         lines.append("steps run by a plan traced with symbolic sizes: %d, in %d of %d ok seeds"
                      % (sum(symbolic), sum(1 for c in symbolic if c), len(symbolic)))
+    plans = [[line.endswith(";first") for line in r.get("log") or []
+              if re.match(r"step \d+ plan: ", line)] for r in records if r["outcome"] == "ok"]
+    if BACKGROUND:
+        lines.append("steps run by a search's first plan: %d, by its final plan after one: %d, "
+                     "in %d of %d ok seeds" % (
+                         sum(sum(p) for p in plans),
+                         sum(sum(1 for a, b in zip(p, p[1:]) if a and not b) for p in plans),
+                         sum(1 for p in plans if any(p)), len(plans)))
     for outcome in ("wrong", "crash", "refused", "skip"):
         g = group(records, outcome)
         if not g:
@@ -680,6 +702,8 @@ def main(argv=None):
                     help="calls whose tensors share memory (fuzz_gen.ALIAS_MODES): other models")
     ap.add_argument("--offload", action="store_true",
                     help="plans with copies to host memory (remat's offload=)")
+    ap.add_argument("--background", action="store_true",
+                    help="remat(background=True) where the seed's strategy is auto")
     ap.add_argument("--sizes", action="store_true",
                     help="each step at smaller sizes than the one before")
     ap.add_argument("--json", help="write one record per seed (a JSON list) to this file")
@@ -689,9 +713,11 @@ def main(argv=None):
     ap.add_argument("--package-root", default=ROOT,
                     help="the folder checkmate_torch is imported from (default: this checkout)")
     o = ap.parse_args(argv)
-    global PKG_ROOT, DEVICE, COMPILE, ALIAS, OFFLOAD, SIZES
+    global PKG_ROOT, DEVICE, COMPILE, ALIAS, OFFLOAD, SIZES, BACKGROUND
     PKG_ROOT, DEVICE, COMPILE = os.path.abspath(o.package_root), o.device, o.compile
-    ALIAS, OFFLOAD, SIZES = o.alias, o.offload, o.sizes
+    ALIAS, OFFLOAD, SIZES, BACKGROUND = o.alias, o.offload, o.sizes, o.background
+    if BACKGROUND and COMPILE:
+        ap.error("--background runs with remat's eager mode only, not --compile")
     if OFFLOAD and COMPILE:
         ap.error("--offload runs with remat's eager mode only, not --compile")
     if SIZES and (COMPILE or ALIAS):
@@ -737,7 +763,8 @@ def main(argv=None):
         print("# torch %s, %s, seeds %s, %d job(s), %s%s; checkmate_torch %s" % (
             ver, sys.executable, o.seeds, o.jobs, DEVICE,
             (", compile=True" if COMPILE else "") + (", aliased calls" if ALIAS else "") +
-            (", offload" if OFFLOAD else "") + (", sizes" if SIZES else ""),
+            (", offload" if OFFLOAD else "") + (", sizes" if SIZES else "") +
+            (", background" if BACKGROUND else ""),
             revision()))
         sys.stdout.flush()
 

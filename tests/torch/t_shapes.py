@@ -107,6 +107,7 @@ def main():
     declared()
     compiled_lengths()
     compiled_branch()
+    background()
     finish()
 
 
@@ -287,6 +288,58 @@ def symbolic_cached():
        "the plan cache: a second run at lengths 32, 24, 20 solves nothing (solves %d, then "
        "%d), its symbolic plan from the cache, bit for bit (%s)"
        % (rows[0][0], rows[1][0], rows[1][2]))
+
+
+def background():
+    """remat(background=True): the search's first plan trains at once;
+    its final plan is taken at the first call after the search ends (the
+    copies sized from a symbolic plan's first plan sized again), every
+    step bit for bit; the plan cache keeps the final plan only; what
+    background=True refuses."""
+    gen = torch.Generator().manual_seed(5)
+    torch.manual_seed(0)
+    model, ref = GPT(vocab=64, context=64, d=32, heads=4, layers=2, dropout=0.1), \
+        GPT(vocab=64, context=64, d=32, heads=4, layers=2, dropout=0.1)
+    ref.load_state_dict(model.state_dict())
+    half = lambda f, p: f + (p - f) // 3  # noqa: E731
+    saved, solvemod.GAP = solvemod.GAP, 0   # the search goes on to its time limit or proof
+    try:
+        with tempfile.TemporaryDirectory() as d:
+            x = torch.randint(0, 64, (2, 32), generator=gen)
+            r = checkmate_torch.remat(model, (x,), budget=half, cache=d, time_limit=2,
+                                      dynamic={0: {1: 32}}, background=True)
+            first = dict(r.plan_info)
+            same = steps(r, ref, 24, gen) and steps(r, ref, 16, gen)
+            during = r.plan_info["searching"]
+            for c in list(r._searching):
+                c._search.result()      # the search's end (the next call takes it)
+            same = steps(r, ref, 24, gen) and steps(r, ref, 32, gen) and same
+            after = dict(r.plan_info)
+            again = checkmate_torch.remat(
+                GPT(vocab=64, context=64, d=32, heads=4, layers=2, dropout=0.1), (x,),
+                budget=half, cache=d, time_limit=2, dynamic={0: {1: 32}}, background=True)
+    finally:
+        solvemod.GAP = saved
+    ok(first["searching"] and first["param"].endswith(";first") and first["status"] ==
+       "feasible" and not after["searching"] and ";first" not in after["param"]
+       and after["sizes"] and list(after["sizes"].values()) == [32] and same
+       and after["peak"] <= after["budget"],
+       "background=True: the first plan (%s) trains at once, the search's (%s, %s) from the "
+       "first call after it ends (still searching after 4 steps: %s), 8 steps bit for bit"
+       % (first["param"], after["param"], after["status"], during))
+    ok(again.plan_info["cached"] and not again.plan_info["searching"]
+       and again.plan_info["param"] == after["param"],
+       "a second run with the cache takes the final plan, with no search (%s)"
+       % again.plan_info["param"])
+    refused = []
+    for kw in ({"compile": True}, {"strategy": "dtr"}, {"offload": "25GB/s"}):
+        try:
+            checkmate_torch.remat(model, (x,), budget=half, cache=False, background=True, **kw)
+        except checkmate_torch.train.RematError as e:
+            refused.append(str(e))
+    ok(len(refused) == 3 and all("background=True runs auto's search" in e for e in refused),
+       "background=True with compile=True, another strategy or offload: refused in one line "
+       "(%s)" % (refused[:1],))
 
 
 def declared():
