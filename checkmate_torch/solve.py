@@ -288,8 +288,12 @@ class Search:
         if os.path.exists(self._path["summary"]):
             with open(self._path["summary"]) as f:
                 info = json.load(f)
-        self._err.seek(0)
-        err = _reason(info, rc, self._err.read()).replace(self._path["graph"], self._name)
+        try:
+            self._err.seek(0)
+            said = self._err.read()
+        except ValueError:      # closed: the search was cancelled
+            said = ""
+        err = _reason(info, rc, said).replace(self._path["graph"], self._name)
         raise SolveError("%s: %s (exit %d)" % (self._what, err, rc))
 
 
