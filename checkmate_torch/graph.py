@@ -561,7 +561,10 @@ class Analysis:
                 self.grad_of[r] = f
 
     def set_costs(self, costs, unit):
+        """Costs of another kind (measured times): they hold at the sizes
+        traced only, so a symbolic trace's cost expressions go."""
         self.cost = costs
+        self.cost_expr = {}
         self.cost_unit = unit
 
     def in_order_steps(self):

@@ -267,8 +267,11 @@ class Compiled:
         floor = c.info["checkpoint_all_cost"]
         c.info["overhead"] = c.info["cost"] / floor if floor else 1.0
         if other:
-            # the copies' replayed time and host peak are the traced sizes'
+            # the copies' replayed time and host peak are the traced sizes',
+            # and so are measured costs
             c.info.update(time=None, wait=None, host_peak=None)
+            if a.cost_unit != "flops":
+                c.info.update(cost=None, checkpoint_all_cost=None, overhead=None)
         return c
 
     def timed(self, ms):

@@ -108,6 +108,7 @@ def main():
     compiled_lengths()
     compiled_branch()
     background()
+    measured_costs()
     finish()
 
 
@@ -340,6 +341,25 @@ def background():
     ok(len(refused) == 3 and all("background=True runs auto's search" in e for e in refused),
        "background=True with compile=True, another strategy or offload: refused in one line "
        "(%s)" % (refused[:1],))
+
+
+def measured_costs():
+    """cost="time" with a symbolic plan: the figures at the size traced
+    are the measured times' (they were the FLOP expressions' where a
+    node's size is symbolic); at another size, unknown (None)."""
+    torch.manual_seed(0)
+    x = torch.randint(0, 64, (2, 32))
+    r = checkmate_torch.remat(GPT(vocab=64, context=64, d=32, heads=4, layers=2), (x,),
+                              budget=lambda f, p: f + (p - f) // 2, cache=False,
+                              strategy="dtr", cost="time", dynamic={0: {1: 32}})
+    at32, ms = dict(r.plan_info), sum(r._last.analysis.cost.values())
+    r(torch.randint(0, 64, (2, 16))).sum().backward()
+    at16 = r.plan_info
+    ok(at32["cost_unit"] == "ms" and at32["checkpoint_all_cost"] == ms
+       and at32["overhead"] == at32["cost"] / ms and at16["sizes"] != at32["sizes"]
+       and (at16["cost"], at16["checkpoint_all_cost"], at16["overhead"]) == (None, None, None),
+       "cost='time', a symbolic plan: the figures at the size traced are the measured "
+       "times' (%.3g ms over %.3g), None at another size" % (at32["cost"], ms))
 
 
 def declared():
