@@ -7,7 +7,7 @@ same seeds.
 Usage: PYTHON bench/torch_shapes.py [--model gpt2|llama] [--steps 100]
            [--batch 4] [--min 16] [--max 256] [--time-limit 10]
            [--frac 0.5] [--cache DIR] [--peaks N] [--declare] [--background]
-           [--compile] [--json FILE]
+           [--cost flops|time] [--compile] [--json FILE]
 
 remat's example is a batch at --max (so that its plan serves every
 shorter length: docs/torch.md, "Other sizes, one solve"); the budget is
@@ -30,7 +30,8 @@ each compiled (torch's frames, checkmate's partitions), and whether
 every loss is within 1e-4 of torch.compile's. --declare (either mode)
 passes dynamic={"input_ids": {1: max}, "labels": {1: max}} to remat;
 --background passes background=True (eager: the search goes on beside
-the steps)."""
+the steps); --cost passes remat's cost= (eager; "time": each op timed
+once on the example, the first steps included)."""
 import argparse
 import json
 import os
@@ -106,6 +107,7 @@ def main():
     ap.add_argument("--compile", action="store_true")
     ap.add_argument("--declare", action="store_true")
     ap.add_argument("--background", action="store_true")
+    ap.add_argument("--cost", default="flops", choices=("flops", "time"))
     ap.add_argument("--json")
     args = ap.parse_args()
     if args.compile:
@@ -136,7 +138,8 @@ def main():
         m = checkmate_torch.remat(model, (), {"input_ids": example, "labels": example},
                                   budget=lambda f, p: int(f + (p - f) * args.frac),
                                   time_limit=args.time_limit, cache=args.cache,
-                                  dynamic=dynamic, background=args.background)
+                                  dynamic=dynamic, background=args.background,
+                                  cost=args.cost)
         remat_s = time.perf_counter() - t0
         loop_s, got, new_times = loop(torch, m, model.parameters(), batches)
     remat_s += loop_s
@@ -146,7 +149,7 @@ def main():
            "ordinary_s": round(plain_s, 1), "remat_s": round(remat_s, 1),
            "ratio": round(remat_s / plain_s, 2), "solves": len(solves),
            "plans_reused": reused, "cache": bool(args.cache), "declared": args.declare,
-           "background": args.background,
+           "background": args.background, "cost": args.cost,
            "symbolic_plans": len(m._families), "symbolic_note": m.symbolic_note,
            "new_length_step_s": round(sum(new_times) / max(len(new_times), 1), 2),
            "equal": all(torch.equal(a, b) for a, b in zip(got, want)),
