@@ -868,13 +868,9 @@ class Partitioner:
 
     @staticmethod
     def _rates(jg, flop_costs, cache):
-        """jointcost.rates on the graph's device, for the dtype of most
-        of its compute-intensive FLOPs (float32 when none), from the cache
-        where it has them (keyed by the device, the dtype, the threads and
-        torch's version): a measurement would make every run's graph, and
-        so its plan's key, another."""
-        from .cache import kept_or_measured, rate_key
-        from .jointcost import device_of, rates
+        """jointcost.device_rates on the graph's device, for the dtype of
+        most of its compute-intensive FLOPs (float32 when none)."""
+        from .jointcost import device_of, device_rates
         by_dtype = {}
         for n in jg.ops():
             v = n.meta.get("val")
@@ -882,13 +878,7 @@ class Partitioner:
                     and v.dtype.is_floating_point:
                 by_dtype[v.dtype] = by_dtype.get(v.dtype, 0) + flop_costs[n]
         dtype = max(by_dtype, key=by_dtype.get) if by_dtype else torch.float32
-        device = device_of(jg.ops())
-        key = rate_key(str(device), str(dtype), torch.get_num_threads(), torch.__version__)
-        names = ("flops_per_byte", "flops_per_launch")
-        return kept_or_measured(cache, key,
-                                lambda kept: all(isinstance(kept.get(k), (int, float))
-                                                 for k in names),
-                                lambda: rates(device, dtype))
+        return device_rates(device_of(jg.ops()), dtype, cache)
 
     @staticmethod
     def _cost(jg, saved, costs, saves):

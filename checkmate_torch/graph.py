@@ -76,6 +76,9 @@ def draws_random(target):
         not any(a.name in _REPLAYED_DRAW for a in _schema_args(target))
 
 
+_MATMULS = ("mm", "addmm", "bmm", "baddbmm", "convolution", "_convolution")
+
+
 def is_random(node):
     """Whether node draws from a generator."""
     return not isinstance(node, Synthetic) and draws_random(op_of(node))
@@ -559,6 +562,51 @@ class Analysis:
                 f = self.owner(ins[0])
             if f is not None and f in self.deps and f not in self.backward:
                 self.grad_of[r] = f
+
+    def price(self, rates):
+        """Each op's FLOPs plus what its memory traffic, its launch and its
+        random draws cost in FLOPs on the device (rates:
+        jointcost.device_rates): rates["flops_per_byte"] per byte it reads
+        and writes (its output and the values it reads, parameters aside),
+        rates["flops_per_launch"] once, rates["flops_per_random"] per
+        element a random op draws. The FLOP table alone prices an
+        elementwise op at one FLOP an element; on this CPU an add takes
+        about 65 times that, a dropout's draw 900 times (bench/results,
+        docs/torch.md "cost"). A symbolic trace's expressions follow."""
+        fpb, fpl, fpr = (rates[k] for k in ("flops_per_byte", "flops_per_launch",
+                                             "flops_per_random"))
+        symbolic = {**self.memory, **self.memory_expr}
+        for r in self.real:
+            if isinstance(r, Synthetic):
+                continue
+            drawn = 0   # the elements of a random op's (first) output
+            if is_random(r):
+                out = [t for t in private.tree_flatten(self.fake.get(r))[0]
+                       if isinstance(t, torch.Tensor)]
+                drawn = out[0].numel() if out else 0
+
+            def priced(memory, flops, drawn):
+                moved = memory[r] + sum(memory[d] for d in self.deps[r])
+                return flops + fpb * moved + fpl + fpr * drawn
+            if r in self.cost_expr or private.is_sym(drawn) or \
+                    any(d in self.memory_expr for d in (r, *self.deps[r])):
+                self.cost_expr[r] = priced(symbolic, self.cost_expr.get(r, self.cost[r]),
+                                           private.sym_expr(drawn) if private.is_sym(drawn)
+                                           else drawn)
+            self.cost[r] = int(priced(self.memory, self.cost[r], private.hint(drawn)))
+
+    def matmul_dtype(self):
+        """The dtype of most of the step's matmul and convolution FLOPs
+        (float32 where it has none): the one whose FLOP rate prices the
+        rest (price)."""
+        by = {}
+        for r in self.real:
+            v = self.fake.get(r)
+            if not isinstance(r, Synthetic) and isinstance(v, torch.Tensor) and \
+                    v.dtype.is_floating_point and getattr(
+                        getattr(op_of(r), "overloadpacket", None), "__name__", "") in _MATMULS:
+                by[v.dtype] = by.get(v.dtype, 0) + self.cost[r]
+        return max(by, key=by.get) if by else torch.float32
 
     def set_costs(self, costs, unit):
         """Costs of another kind (measured times): they hold at the sizes

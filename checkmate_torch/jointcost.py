@@ -21,6 +21,7 @@ launch, which decides a step whose kernels are short, as on a GPU
 
 A library call of the backward holds memory of its own while it runs
 (workspaces), which the partition counts as the node's workspace."""
+import contextlib
 import functools
 import statistics
 import time
@@ -34,13 +35,20 @@ _M, _K, _N = 512, 256, 1024
 
 
 def real_tensors(fn):
-    """fn run without torch's fake tensor mode. The partitioner runs
-    under it (inductor traces with fake tensors): torch.randn there makes
+    """fn run without torch's fake tensor mode, without autocast, and
+    with the generators put back after. The partitioner runs under fake
+    mode (inductor traces with fake tensors): torch.randn there makes
     fake tensors, and an op's time would be its dispatch's, the same at
-    any size."""
+    any size. A measurement may run inside the user's step (a new
+    signature's first call, under its autocast): its random examples and
+    draws must not move the step's random stream."""
     @functools.wraps(fn)
     def run(*args, **kwargs):
-        with private.unset_fake():
+        cuda = [torch.cuda.current_device()] \
+            if torch.cuda.is_available() and torch.cuda.is_initialized() else []
+        with private.unset_fake(), torch.random.fork_rng(devices=cuda), \
+                torch.autocast("cpu", enabled=False), \
+                torch.autocast("cuda", enabled=False) if cuda else contextlib.nullcontext():
             return fn(*args, **kwargs)
     return run
 
@@ -151,7 +159,9 @@ def rates(device, dtype, repeats=9):
     value the backward computes again in a kernel of its own (compiled.py):
     {"flops_per_byte": half the time of a copy, per byte, over the time
     per FLOP of a matmul of dtype; "flops_per_launch": launch_ms over that
-    time per FLOP}. The copy is of 4 MiB and the matmul the reference one
+    time per FLOP; "flops_per_random": the time of an element's draw of
+    bernoulli_ over it (the eager mode's price of a random op,
+    graph.Analysis.price)}. The copy is of 4 MiB and the matmul the reference one
     on the CPU; on a GPU, where such kernels take about their launch's
     time, 64 MiB and 2048 cubed. Each the least of its runs: another
     process's load only adds to a time."""
@@ -160,8 +170,29 @@ def rates(device, dtype, repeats=9):
     per_byte = _copy(x, device, repeats, min) / (2 * x.numel() * x.element_size())
     sizes = (2048, 2048, 2048) if big else (_M, _K, _N)
     per_flop = _ms_per_flop(device, dtype, repeats, *sizes, stat=min)
+    per_draw = _timed(lambda: x.bernoulli_(0.5), device, repeats, min) / x.numel()
     return {"flops_per_byte": per_byte / per_flop,
-            "flops_per_launch": launch_ms(device, repeats) / per_flop}
+            "flops_per_launch": launch_ms(device, repeats) / per_flop,
+            "flops_per_random": per_draw / per_flop}
+
+
+_RATES = {}     # device_rates's, this process's
+
+
+def device_rates(device, dtype, cache):
+    """rates(device, dtype), from cache (a cache.Cache, or None) where it
+    has them (keyed by the device, the dtype, the threads and torch's
+    version), else measured once a process and kept there: a measurement
+    in each run would make every run's graph, and so its plan's key,
+    another."""
+    from .cache import kept_or_measured, rate_key
+    key = rate_key(str(device), str(dtype), torch.get_num_threads(), torch.__version__)
+    names = ("flops_per_byte", "flops_per_launch", "flops_per_random")
+    if key not in _RATES:
+        _RATES[key] = kept_or_measured(
+            cache, key, lambda kept: all(isinstance(kept.get(k), (int, float)) for k in names),
+            lambda: rates(device, dtype))
+    return _RATES[key]
 
 
 @real_tensors

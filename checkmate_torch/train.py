@@ -19,6 +19,7 @@ from .dynamic import DynamicError, declared, grown, grown_tensor
 from .execute import Interpreter, PlanError, measure_costs, resolve
 from .functional import op_of
 from .graph import Analysis, Synthetic, steps_peak
+from .jointcost import device_rates
 from .offload import measured_bandwidth
 from .script import ScriptError, ScriptProgram
 from .sizes import NotSymbolic, Symbols, value_at
@@ -75,6 +76,8 @@ class Compiled:
                                   "of the call traced)")
             if cost == "time":
                 a.set_costs(_time_costs(a, tensors, cache), "ms")
+            else:
+                a.price(device_rates(_device_of(tensors), a.matmul_dtype(), cache))
             ca_peak = a.checkpoint_all_peak()
             arg = solvemod.budget_arg(budget, a.fixed_memory, ca_peak)
             doc = a.to_json("%s train step" % type(model).__name__,

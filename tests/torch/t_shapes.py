@@ -109,6 +109,7 @@ def main():
     compiled_branch()
     background()
     measured_costs()
+    priced()
     finish()
 
 
@@ -360,6 +361,43 @@ def measured_costs():
        and (at16["cost"], at16["checkpoint_all_cost"], at16["overhead"]) == (None, None, None),
        "cost='time', a symbolic plan: the figures at the size traced are the measured "
        "times' (%.3g ms over %.3g), None at another size" % (at32["cost"], ms))
+
+
+def priced():
+    """cost="flops" prices each op's bytes, launch and random draws at the
+    device's rates (graph.Analysis.price), at the traced size and, by its
+    expressions, at others; measuring the rates leaves the generators and
+    autocast as found (a new signature's first call measures them inside
+    the user's step)."""
+    from checkmate_torch import graph, jointcost
+    torch.manual_seed(0)
+    x = torch.randint(0, 64, (2, 32))
+    r = checkmate_torch.remat(GPT(vocab=64, context=64, d=32, heads=4, layers=2, dropout=0.1),
+                              (x,), budget=lambda f, p: f + (p - f) // 2, cache=False,
+                              strategy="dtr", dynamic={0: {1: 32}})
+    a = r._last.analysis
+    rates = jointcost.device_rates(torch.device("cpu"), torch.float32, None)
+    bad = []
+    for n in a.real:
+        if isinstance(n, graph.Synthetic):
+            continue
+        moved = a.memory[n] + sum(a.memory[d] for d in a.deps[n])
+        least = rates["flops_per_byte"] * moved + rates["flops_per_launch"]
+        if graph.is_random(n):
+            least += rates["flops_per_random"] * a.fake[n].numel()
+        if a.cost[n] < int(least):
+            bad.append(n.name)
+    randoms = [n for n in a.real if graph.is_random(n)]
+    state = torch.get_rng_state()
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        jointcost.rates(torch.device("cpu"), torch.float32, repeats=1)
+        still = torch.is_autocast_cpu_enabled() if hasattr(torch, "is_autocast_cpu_enabled") \
+            else True
+    ok(not bad and randoms and a.cost_expr and torch.equal(state, torch.get_rng_state())
+       and still,
+       "cost='flops': every op priced at least its bytes, launch and draws (%d random ops, "
+       "%d with size expressions); measuring the rates under autocast leaves the generator "
+       "as found%s" % (len(randoms), len(a.cost_expr), " (under: %s)" % bad[:3] if bad else ""))
 
 
 def declared():
