@@ -188,11 +188,16 @@ def device_rates(device, dtype, cache):
     from .cache import kept_or_measured, rate_key
     key = rate_key(str(device), str(dtype), torch.get_num_threads(), torch.__version__)
     names = ("flops_per_byte", "flops_per_launch", "flops_per_random")
-    if key not in _RATES:
-        _RATES[key] = kept_or_measured(
-            cache, key, lambda kept: all(isinstance(kept.get(k), (int, float)) for k in names),
-            lambda: rates(device, dtype))
-    return _RATES[key]
+
+    def measured():
+        if key not in _RATES:
+            _RATES[key] = rates(device, dtype)
+        return _RATES[key]
+    if cache is None:
+        return measured()
+    return kept_or_measured(
+        cache, key, lambda kept: all(isinstance(kept.get(k), (int, float)) for k in names),
+        measured)
 
 
 @real_tensors
