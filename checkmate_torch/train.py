@@ -134,8 +134,6 @@ class Compiled:
             # a plan traced with symbolic sizes: its symbols' sizes at this call
             "sizes": {str(k): v for k, v in symbols.binding_at_trace().items()} or None,
             "step_ms": None, "measured_overhead": None,   # after a step (timed)
-            # a search beside training (background=True) not yet ended
-            "searching": search is not None,
         }
         # A plan reused at other sizes runs as Python at its first step
         # and is compiled by TorchScript at its second (run): a length seen
@@ -212,7 +210,6 @@ class Compiled:
         search, self._search = self._search, None
         tensors, fixes, cache, skey, kept = self._pending
         self._pending = None
-        self.info["searching"] = False
         try:
             plan = search.result()
             steps = resolve(self.analysis, plan.get("steps") or [])
@@ -233,7 +230,6 @@ class Compiled:
         if self._search is not None:
             self._search.cancel()
             self._search = self._pending = None
-            self.info["searching"] = False
 
     def sized_at(self, inputs):
         """This plan for a call at other sizes of its symbolic trace: a
@@ -718,11 +714,11 @@ class Remat(_Wrapper):
         """Takes the final plans of the searches beside training that have
         ended (Compiled.settle); the copies sized from a symbolic plan's
         first plan go, to be sized again from its final one."""
-        for c in [c for c in self._searching if not c.searching]:
+        for c in [c for c in self._searching if c._search is None or c._search.done()]:
             self._searching.remove(c)
-        for c in [c for c in self._searching if c.settle()]:
-            self._searching.remove(c)
-            self._plans = {k: v for k, v in self._plans.items() if v is c or v.source is not c}
+            if c.settle():
+                self._plans = {k: v for k, v in self._plans.items()
+                               if v is c or v.source is not c}
 
     def _compile(self, args, kwargs):
         inputs = Inputs(args, kwargs)
@@ -821,8 +817,9 @@ class Remat(_Wrapper):
 
     @property
     def plan_info(self):
-        """The figures of the plan used last (or made for the example)."""
-        return dict(self._last.info)
+        """The figures of the plan used last (or made for the example);
+        "searching": its search goes on beside training (background=True)."""
+        return dict(self._last.info, searching=getattr(self._last, "searching", False))
 
     def __getstate__(self):
         """A copy (copy.deepcopy, pickle, torch.save) leaves the plans

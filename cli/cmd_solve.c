@@ -176,7 +176,7 @@ static void abort_outputs(struct outputs *o)
 	out_abort(&o->csv);
 	out_abort(&o->json);
 	out_abort(&o->lp);
-	out_abort(&o->first); /* committed: nothing left to abort */
+	out_abort(&o->first); /* a no-op once write_first committed it */
 }
 
 /* The --json line: the CSV row's fields and the plan's summary. */
