@@ -399,9 +399,12 @@ def symbolic_kernels():
 def symbolic_fakes(groups, dynamic):
     """(a fake tensor mode with a shape environment, groups' tensors as its
     fake tensors): the last group's tensor i with the dimensions
-    dynamic[i] symbolic, every other dimension static."""
+    dynamic[i] symbolic, every other dimension static. Symbolic
+    dimensions of one size are one symbol (torch.compile's duck sizing:
+    the input_ids and labels of one batch have one length), which the
+    trace's sizes then assume equal at other sizes too."""
     path = "torch.fx.experimental.symbolic_shapes."
-    dynamic_, static = get(path + "DimDynamic").DYNAMIC, get(path + "DimDynamic").STATIC
+    dynamic_, static = get(path + "DimDynamic").DUCK, get(path + "DimDynamic").STATIC
     mode = fake_tensor_mode(shape_env=get(path + "ShapeEnv")(), allow_fallback_kernels=True)
     out = []
     for g, ts in enumerate(groups):

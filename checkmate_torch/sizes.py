@@ -13,6 +13,10 @@ its inputs is the trace's at that binding, every guard holds, and its
 steps, replayed with each node's bytes at that binding, fit the budget
 (train.Compiled.sized_at).
 """
+import fractions
+import functools
+import math
+
 from . import private
 
 
@@ -32,12 +36,58 @@ def value_at(x, binding):
 
 
 def _evaluate(expr, binding):
-    v = expr.xreplace(binding) if hasattr(expr, "xreplace") else expr
-    if isinstance(v, (int, float)):
-        return int(v)
-    if not v.is_number:
-        raise ValueError("the size %s has symbols not bound by the call" % expr)
-    return int(v)
+    return _evaluator(expr)(binding)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _evaluator(expr):
+    """A function of a binding ({symbol: int}) giving expr's value there as
+    an int (truncated): sums, products and whole powers of integers,
+    fractions and symbols in Python's exact arithmetic, a float
+    coefficient (a priced cost) in floats, any other function (torch's
+    FloorDiv, Max, ...) by sympy; a few microseconds where sympy takes a
+    millisecond (sized_at binds every node's bytes and cost at each new
+    size)."""
+    part = _part(expr)
+    return lambda binding: int(part(binding))
+
+
+def _part(e):
+    """expr's value at a binding, as a Python number (see _evaluator)."""
+    if isinstance(e, (int, float)):
+        return lambda b: e
+    if e.is_Integer:
+        n = int(e)
+        return lambda b: n
+    if e.is_Rational:
+        q = fractions.Fraction(int(e.p), int(e.q))
+        return lambda b: q
+    if e.is_Float:
+        x = float(e)
+        return lambda b: x
+    if e.is_Symbol:
+        def symbol(b):
+            v = b.get(e)
+            if v is None:
+                raise ValueError("the size %s has symbols not bound by the call" % e)
+            return v
+        return symbol
+    if e.is_Add or e.is_Mul:
+        parts = [_part(a) for a in e.args]
+        if e.is_Add:
+            return lambda b: sum(p(b) for p in parts)
+        return lambda b: math.prod(p(b) for p in parts)
+    if e.is_Pow and e.exp.is_Integer and e.exp >= 0:
+        base, k = _part(e.base), int(e.exp)
+        return lambda b: base(b) ** k
+
+    def other(b):
+        v = e.xreplace(b)
+        if not v.is_number:
+            raise ValueError("the size %s has symbols not bound by the call" % e)
+        return int(v) if v.is_Integer else (
+            fractions.Fraction(int(v.p), int(v.q)) if v.is_Rational else float(v))
+    return other
 
 
 def _expr(x):
@@ -46,14 +96,7 @@ def _expr(x):
 
 def at(values, binding):
     """{key: int} of {key: sympy expression}, at binding."""
-    memo = {}
-    out = {}
-    for k, e in values.items():
-        v = memo.get(e)
-        if v is None:
-            v = memo[e] = _evaluate(e, binding)
-        out[k] = v
-    return out
+    return {k: _evaluate(e, binding) for k, e in values.items()}
 
 
 class Symbols:

@@ -42,6 +42,24 @@ def _layout(value):
     return None
 
 
+def _shape(value):
+    if isinstance(value, torch.Tensor):
+        return tuple(value_at(n, None) for n in value.shape)
+    if isinstance(value, (tuple, list)):
+        return tuple(_shape(v) for v in value)
+    return None
+
+
+def same_layouts(a, b):
+    """Whether two analyses of one structure (train.structure) have, node
+    for node, the same shapes and strides at the sizes each was traced
+    at: where measure found b's as the kernels give them, so would it
+    a's."""
+    fake = [(a.fake.get(r), b.fake.get(q)) for r, q in zip(a.real, b.real)]
+    return len(a.real) == len(b.real) and all(
+        _shape(x) == _shape(y) and _layout(x) == _layout(y) for x, y in fake)
+
+
 def _strides(value):
     if isinstance(value, torch.Tensor):
         return tuple(value.stride())

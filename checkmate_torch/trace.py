@@ -21,6 +21,7 @@ from torch.fx.experimental.proxy_tensor import make_fx
 
 from . import private
 from .alias import independent
+from .functional import aliased_arg, mutated_args, written_value
 
 
 class TraceError(Exception):
@@ -428,6 +429,73 @@ def _inline_sizes(gm):
         gm.graph.erase_node(n)
 
 
+def _same_size(a, b):
+    """Whether two sizes of a trace (ints, or symbolic sizes) are one
+    number, compared as expressions (no guard is added)."""
+    if private.is_sym(a) or private.is_sym(b):
+        return private.is_sym(a) and private.is_sym(b) and \
+            private.sym_expr(a) == private.sym_expr(b)
+    return a == b
+
+
+def _drop_whole_slices(gm):
+    """A trace's slices whose result has the sliced tensor's own sizes,
+    strides and offset (x[:, :], x[:, :n] where n is its length) removed,
+    their readers reading the sliced tensor; so are aliases (x[:]) and the
+    backward of such a slice (a copy of a gradient) where nothing writes
+    either. Torch's indexing skips a whole slice where the sizes are
+    concrete (an alias where it skips every index) and emits it where
+    they are symbolic: without this, a symbolic trace is another graph
+    than a trace at one size, and a plan made for either does not serve
+    the other (train._reused). What the step returns stays."""
+    returned = set(next(n for n in gm.graph.nodes if n.op == "output").all_input_nodes)
+    for n in list(gm.graph.nodes):
+        if n.target not in _WHOLE or n in returned or not isinstance(n.args[0], torch.fx.Node):
+            continue
+        x, v = n.args[0].meta.get("val"), n.meta.get("val")
+        if not isinstance(x, torch.Tensor) or not isinstance(v, torch.Tensor) \
+                or x.dim() != v.dim():
+            continue
+        its = list(x.shape) + list(x.stride()) + [x.storage_offset()]
+        mine = list(v.shape) + list(v.stride()) + [v.storage_offset()]
+        if not all(_same_size(p, q) for p, q in zip(mine, its)):
+            continue
+        if n.target is torch.ops.aten.slice_backward.default and (
+                _written(n) or _written(_base(n.args[0]))):
+            continue    # a copy: its readers read the gradient as it was
+        n.replace_all_uses_with(n.args[0])
+        gm.graph.erase_node(n)
+
+
+def _base(node):
+    """The value node is a view of (through views of views), or node."""
+    while node.op == "call_function":
+        k = aliased_arg(node.target)
+        if k is None or k >= len(node.args) or not isinstance(node.args[k], torch.fx.Node):
+            break
+        node = node.args[k]
+    return node
+
+
+def _written(node):
+    """Whether an op writes node's value in place, or a view of it."""
+    seen, todo = {node}, [node]
+    while todo:
+        for u in todo.pop().users:
+            if written_value(u) in seen or any(
+                    u.args[i] in seen for i in mutated_args(u.target, u.args)):
+                return True
+            k = aliased_arg(u.target)
+            if k is not None and k < len(u.args) and u.args[k] in seen and u not in seen:
+                seen.add(u)
+                todo.append(u)
+    return False
+
+
+_WHOLE = (torch.ops.aten.slice.Tensor, torch.ops.aten.alias.default,
+          torch.ops.aten.slice_backward.default)
+
+
 def _trace(model, args, kwargs, mode, within, dynamic=None):
     param_names = [n for n, _ in model.named_parameters()]
     buffer_names = [n for n, _ in model.named_buffers()]
@@ -527,6 +595,7 @@ def _trace(model, args, kwargs, mode, within, dynamic=None):
     if fakes is not None:
         gm = _make_fx(step, *fakes[1], tangents, symbolic=True)
         _inline_sizes(gm)
+        _drop_whole_slices(gm)
         # the tangents as the call traced has them
         tangents = [torch.zeros([private.hint(d) for d in t.shape], dtype=t.dtype,
                                 device=t.device) for t in tangents]
@@ -548,6 +617,7 @@ def _trace(model, args, kwargs, mode, within, dynamic=None):
         out.diff = [i for i in out.diff if i not in out.unreadable]
         tangents = tangents_of(out)
         gm = _make_fx(step, params, buffers, xs_in, tangents)
+    _drop_whole_slices(gm)
     return Traced(gm, (param_names, buffer_names), inputs, seen.get("out"),
                   seen["grad_of"]), params + buffers + xs_in + tangents
 

@@ -23,7 +23,7 @@ from .jointcost import device_rates
 from .offload import measured_bandwidth
 from .script import ScriptError, ScriptProgram
 from .sizes import NotSymbolic, Symbols, value_at
-from .strides import corrections, measure
+from .strides import corrections, measure, same_layouts
 from .trace import Inputs, autocast_key, no_autocast, outside as _outside, tensors_of, trace
 
 
@@ -42,6 +42,10 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 MIN_TORCH = (2, 5)
 
 
+# What a plan's figures say of how it was found (plan_info)
+LABELS = ("strategy", "param", "status")
+
+
 class Compiled:
     """One plan for one input signature: the traced step, its graph, the
     plan's steps split where the backward starts, and the plan's figures.
@@ -51,8 +55,10 @@ class Compiled:
     earlier run's). One whose graph has this one's structure (the same
     ops, each reading the same nodes: another sequence length, say) gives
     its steps, without a solve, when they fit its budget at this
-    signature's sizes (replayed: steps_peak); else the graph is solved,
-    and the plan kept in the cache for its structure."""
+    signature's sizes (replayed: steps_peak); where its search goes on
+    beside training, this plan follows it (settle: its final plan, where
+    that fits here too). Else the graph is solved, and the plan kept in
+    the cache for its structure."""
 
     def __init__(self, model, args, kwargs, budget, strategy, time_limit, binary, cache, cost,
                  copies=(), prior=(), dynamic=None, background=False):
@@ -85,7 +91,7 @@ class Compiled:
                                        "cost_unit": a.cost_unit,
                                        "fixed_memory_parts": a.fixed_parts}})
             self.structure = structure(a)
-            plan, steps = _reused(a, self.structure, prior, copies)
+            plan, steps, like = _reused(a, self.structure, prior, copies)
             hit, skey, kept = False, None, []
             if plan is None and cache is not None:
                 # an earlier run's plan for other sizes, where the cache
@@ -95,7 +101,7 @@ class Compiled:
                 kept = _Kept.load(cache, skey, self.structure)
                 if kept and solvemod.cached(binary, doc, arg, strategy, time_limit,
                                             cache, copies) is None:
-                    plan, steps = _reused(a, self.structure, kept, copies)
+                    plan, steps, _ = _reused(a, self.structure, kept, copies)
                     hit = plan is not None
             if plan is None:
                 if search is not None:   # an earlier round's, for another graph
@@ -110,7 +116,7 @@ class Compiled:
                     raise solvemod.in_activations(e, a.fixed_memory, ca_peak) from None
                 steps = resolve(a, plan.get("steps") or [])
             with no_autocast():
-                found = measure(a, tensors, steps)
+                found = {} if _checked(a, like) else measure(a, tensors, steps)
             new = sorted(found.keys() - fixes.keys(), key=lambda ok: (str(ok[0]), ok[1]))
             if not new:
                 break
@@ -142,7 +148,10 @@ class Compiled:
         self._ran = False
         self._adopt(plan, steps)
         self._search = search
-        self._pending = (tensors, fixes, cache, skey, kept) if search is not None else None
+        # the plan reused, where its search goes on: this one follows it
+        self._leader = like.source if getattr(like, "searching", False) else None
+        self._pending = (tensors, fixes, cache, skey, kept) \
+            if search is not None or self._leader is not None else None
         self.source = self      # sized_at's copies keep it: the plan they are sized from
         if not plan.get("reused") and plan.get("budget") is not None and search is None:
             _Kept.store(cache, skey, kept, self.step_indices, plan)
@@ -161,14 +170,38 @@ class Compiled:
     @property
     def searching(self):
         """True while the search for this plan, or for the plan this was
-        sized from, goes on beside training."""
-        return self.source._search is not None
+        sized from or follows, goes on beside training."""
+        s = self.source
+        return s._search is not None or (s._leader is not None and s._leader.searching)
+
+    def ended(self):
+        """Whether settle() has what it waits for: the search beside
+        training has ended, or the plan this one follows has settled."""
+        if self._leader is not None:
+            return not self._leader.searching
+        return self._search is None or self._search.done()
+
+    def wait(self):
+        """Blocks until the search this plan's final plan comes from has
+        ended (the next settle() takes it)."""
+        s = self.source
+        while s._leader is not None:
+            s = s._leader.source
+        if s._search is not None:
+            try:
+                s._search.result()
+            except solvemod.SolveError:
+                pass
+
+    def _indices(self, steps):
+        """Steps (op, node) as (op, index of the node in the graph)."""
+        index = {r: i for i, r in enumerate(self.analysis.real)}
+        return [(op, index[r]) for op, r in steps]
 
     def _adopt(self, plan, steps):
         """Plan (a dict, its steps resolved: steps) as the one this runs."""
         a = self.analysis
-        index = {r: i for i, r in enumerate(a.real)}
-        self.step_indices = [(op, index[r]) for op, r in steps]
+        self.step_indices = self._indices(steps)
         # The forward ends where the tangents are first computed (they may
         # be freed and computed again: the same gradients, bound again).
         at = next((k for k, (op, r) in enumerate(steps) if op == "compute" and r is a.tangents),
@@ -202,9 +235,12 @@ class Compiled:
     def settle(self):
         """Where the search beside training (background=True) has ended:
         its plan run from now on instead of the first one. True when the
-        plan changed (copies made by sized_at before then run the first
-        one). A search that failed, or whose plan the kernels' strides
+        steps changed (copies made by sized_at before then run the first
+        one); where they did not, the figures say what the search proved
+        (LABELS). A search that failed, or whose plan the kernels' strides
         would not run as traced, leaves the first plan, and says so."""
+        if self._leader is not None:
+            return self._follow()
         if self._search is None or not self._search.done():
             return False
         search, self._search = self._search, None
@@ -213,23 +249,52 @@ class Compiled:
         try:
             plan = search.result()
             steps = resolve(self.analysis, plan.get("steps") or [])
+            same = self._indices(steps) == self.step_indices
             with no_autocast():
-                found = measure(self.analysis, tensors, steps)
+                found = {} if same else measure(self.analysis, tensors, steps)
             if found.keys() - fixes.keys():
                 raise RematError("the kernels' strides differ from the trace's under it")
         except (solvemod.SolveError, RematError) as e:
             warnings.warn("checkmate_torch.remat: the search beside training ended without a "
                           "plan to take (%s); the first plan stays" % e, stacklevel=3)
             return False
-        self._adopt(plan, steps)
+        if same:
+            self.info.update({k: plan.get(k) for k in LABELS})
+        else:
+            self._adopt(plan, steps)
         _Kept.store(cache, skey, kept, self.step_indices, plan)
+        return not same
+
+    def _follow(self):
+        """settle() of a plan that follows another's search: the plan that
+        one settled on, where it is another than this one's, fits the
+        budget at this plan's sizes and the kernels' strides run it as
+        traced."""
+        if self._leader.searching:
+            return False
+        leader, self._leader = self._leader, None
+        tensors, fixes = self._pending[:2]
+        self._pending = None
+        if leader.step_indices == self.step_indices:
+            self.info.update(strategy=leader.info["strategy"], param=leader.info["param"])
+            return False
+        a = self.analysis
+        steps = [(op, a.real[i]) for op, i in leader.step_indices]
+        plan = _replayed(a, steps, leader.info)
+        if plan is None:
+            return False
+        with no_autocast():
+            if not _checked(a, leader) and measure(a, tensors, steps).keys() - fixes.keys():
+                return False
+        self._adopt(plan, steps)
         return True
 
     def cancel(self):
-        """Ends the search beside training, if any: the first plan stays."""
+        """Ends the search beside training, if any, or stops following
+        another plan's: the first plan stays."""
         if self._search is not None:
             self._search.cancel()
-            self._search = self._pending = None
+        self._search = self._leader = self._pending = None
 
     def sized_at(self, inputs):
         """This plan for a call at other sizes of its symbolic trace: a
@@ -251,7 +316,7 @@ class Compiled:
             return None
         cost = {**a.cost, **sizes.at(a.cost_expr, binding)}
         c = copy.copy(self)
-        c._search = c._pending = None   # settled by self
+        c._search = c._leader = c._pending = None   # settled by self
         c.program = self.program.at(binding)
         c.grad_meta = [None if m is None else
                        (tuple(value_at(d, binding) for d in m[0]),) + m[1:]
@@ -356,28 +421,44 @@ def structure(a):
 
 
 def _reused(a, shape, prior, copies=()):
-    """(plan figures, steps) of the first of prior (Compiled or _Kept)
-    whose graph has structure `shape` and whose steps, replayed at a's
-    sizes, fit the budget it was made for; (None, None) when none does.
-    The figures are the replayed ones; the status is 'feasible' (proven at
-    no size here). Under a host budget (copies' --host-budget) a plan with
-    copies is not reused: its host peak is not replayed here."""
+    """(plan figures, steps, the plan they come from) of the first of
+    prior (Compiled or _Kept) whose graph has structure `shape` and whose
+    steps, replayed at a's sizes, fit the budget it was made for; (None,
+    None, None) when none does. Under a host budget (copies'
+    --host-budget) a plan with copies is not reused: its host peak is not
+    replayed here."""
     for c in prior:
-        # a plan still searched for beside training is not reused: the one
-        # it becomes is
-        if c.structure != shape or getattr(c, "searching", False):
+        if c.structure != shape:
             continue
         if "--host-budget" in copies and any(op == "offload" for op, _ in c.step_indices):
             continue
         steps = [(op, a.real[i]) for op, i in c.step_indices]
-        peak = steps_peak(steps, a.memory) + a.fixed_memory
-        budget = c.info["budget"]
-        if budget is None or peak > budget:
-            continue
-        cost = sum(a.cost[r] for op, r in steps if op == "compute")
-        return {"budget": budget, "peak_memory": peak, "cost": cost, "status": "feasible",
-                "strategy": c.info["strategy"], "param": c.info["param"], "reused": True}, steps
-    return None, None
+        plan = _replayed(a, steps, c.info)
+        if plan is not None:
+            return plan, steps, c
+    return None, None, None
+
+
+def _checked(a, c):
+    """Whether the kernels' strides are known to be a's trace's without a
+    run (strides.measure): c, a plan made with no correction, has a's
+    structure, and its graph a's shapes and strides, node for node."""
+    return isinstance(c, Compiled) and c.info["stride_corrections"] == 0 and \
+        same_layouts(a, c.analysis)
+
+
+def _replayed(a, steps, info):
+    """The figures of steps (a plan made for another graph of a's
+    structure, under info's budget) replayed at a's sizes; None where they
+    do not fit that budget. The status is 'feasible' (proven at no size
+    here)."""
+    peak = steps_peak(steps, a.memory) + a.fixed_memory
+    budget = info["budget"]
+    if budget is None or peak > budget:
+        return None
+    cost = sum(a.cost[r] for op, r in steps if op == "compute")
+    return {"budget": budget, "peak_memory": peak, "cost": cost, "status": "feasible",
+            "strategy": info["strategy"], "param": info["param"], "reused": True}
 
 
 _OPS = ("compute", "free", "offload", "fetch")
@@ -714,11 +795,16 @@ class Remat(_Wrapper):
         """Takes the final plans of the searches beside training that have
         ended (Compiled.settle); the copies sized from a symbolic plan's
         first plan go, to be sized again from its final one."""
-        for c in [c for c in self._searching if c._search is None or c._search.done()]:
+        for c in list(self._searching):     # a plan before those that follow it
+            if not c.ended():
+                continue
             self._searching.remove(c)
             if c.settle():
                 self._plans = {k: v for k, v in self._plans.items()
                                if v is c or v.source is not c}
+            for v in self._plans.values():
+                if v.source is c and v is not c:
+                    v.info.update({k: c.info[k] for k in LABELS})
 
     def _compile(self, args, kwargs):
         inputs = Inputs(args, kwargs)

@@ -220,8 +220,7 @@ def train(seed, budget, ch, log):
             # --background: the last step after the searches' end, so that
             # it runs their final plans
             for c in getattr(m, "_searching", ()):
-                if c.searching:
-                    c.source._search.result()
+                c.wait()
         args, kwargs = make_batch(step)
         inputs = pytree.tree_flatten((args, kwargs))[0]
         # a new signature: other shapes, strides or requires_grad, or

@@ -56,6 +56,28 @@ class Branchy(torch.nn.Module):
         return h * 2 if x.shape[1] >= 40 else h
 
 
+class Sliced(torch.nn.Module):
+    """Residual MLP blocks on token embeddings, whose hidden states are
+    sliced whole before the head (h[:, 0:], as Hugging Face's causal
+    models keep the logits of every position): a trace at one length
+    leaves the slice out, a symbolic trace of an unbounded length records
+    it, and its backward."""
+
+    def __init__(self):
+        super().__init__()
+        self.emb = torch.nn.Embedding(64, 32)
+        self.blocks = torch.nn.ModuleList(torch.nn.Sequential(
+            torch.nn.LayerNorm(32), torch.nn.Linear(32, 96), torch.nn.GELU(),
+            torch.nn.Linear(96, 32), torch.nn.Dropout(0.1)) for _ in range(4))
+        self.head = torch.nn.Linear(32, 64)
+
+    def forward(self, x):
+        h = self.emb(x)
+        for b in self.blocks:
+            h = h + b(h)
+        return self.head(h[:, 0:])
+
+
 def main():
     torch.manual_seed(0)
     model = Branchy()
@@ -108,6 +130,7 @@ def main():
     compiled_lengths()
     compiled_branch()
     background()
+    followed()
     measured_costs()
     priced()
     finish()
@@ -314,7 +337,7 @@ def background():
             same = steps(r, ref, 24, gen) and steps(r, ref, 16, gen)
             during = r.plan_info["searching"]
             for c in list(r._searching):
-                c._search.result()      # the search's end (the next call takes it)
+                c.wait()                # the search's end (the next call takes it)
             same = steps(r, ref, 24, gen) and steps(r, ref, 32, gen) and same
             after = dict(r.plan_info)
             again = checkmate_torch.remat(
@@ -342,6 +365,51 @@ def background():
     ok(len(refused) == 3 and all("background=True runs auto's search" in e for e in refused),
        "background=True with compile=True, another strategy or offload: refused in one line "
        "(%s)" % (refused[:1],))
+
+
+def followed():
+    """background=True, nothing declared: the second length's symbolic
+    trace (its whole slices left out: trace._drop_whole_slices) is the
+    first's graph, so that it takes the first plan and follows the
+    search still going on for it, which is then the one search; both
+    take its final plan after it ends."""
+    searches = []
+    init = solvemod.Search.__init__
+
+    def counted(self, *a, **k):
+        searches.append(1)
+        init(self, *a, **k)
+    gen = torch.Generator().manual_seed(6)
+    torch.manual_seed(0)
+    model, ref = Sliced(), Sliced()
+    ref.load_state_dict(model.state_dict())
+    half = lambda f, p: f + (p - f) // 3  # noqa: E731
+    saved, solvemod.GAP = solvemod.GAP, 0   # the search goes on to its time limit or proof
+    solvemod.Search.__init__ = counted
+    try:
+        x = torch.randint(0, 64, (2, 32), generator=gen)
+        r = checkmate_torch.remat(model, (x,), budget=half, cache=False, time_limit=2,
+                                  background=True)
+        first = r._last
+        same = steps(r, ref, 24, gen)
+        family = r._families[-1] if r._families else None
+        during = family is not None and family._leader is first and r.plan_info["searching"]
+        was = list(first.step_indices)
+        for c in list(r._searching):
+            c.wait()
+        same = steps(r, ref, 32, gen) and steps(r, ref, 24, gen) and same
+        after = dict(r.plan_info)
+    finally:
+        solvemod.GAP, solvemod.Search.__init__ = saved, init
+    ok(family is not None and during and len(searches) == 1 and same
+       and family.step_indices == first.step_indices and not after["searching"]
+       and ";first" not in after["param"] and after["param"] == first.info["param"]
+       and after["sizes"] and list(after["sizes"].values()) == [24]
+       and after["peak"] <= after["budget"],
+       "background=True, lengths 32 then 24 undeclared: 24's symbolic trace is 32's graph "
+       "(h[:, 0:] left out), takes its first plan and follows its search (%d searches); both "
+       "run its final plan (%s, other steps than the first's: %s) after it ends, 6 steps bit "
+       "for bit" % (len(searches), after["param"], was != first.step_indices))
 
 
 def measured_costs():
