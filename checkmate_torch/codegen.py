@@ -92,6 +92,12 @@ class Program:
         out.forward, out.backward = out._globals["forward"], out._globals["backward"]
         return out
 
+    def backward_absent(self, state, T, A, absent):
+        """backward with the tangents at the indices absent absent (their
+        entries not read), where this program has it compiled; else None,
+        state untouched (execute.Interpreter runs it: train._Step)."""
+        return None
+
     def unpack(self, state):
         """A forward's state as execute.Interpreter.backward takes it: the
         values of each of the lowered plan's parts (the state itself)."""

@@ -250,6 +250,7 @@ class ScriptProgram(Program):
         self.result = None    # the op result of the call rendered last
         self.K = []
         self.Z = []     # a symbolic trace's sizes (codegen's _size), at the traced call's
+        self.base = self    # the program at() copies are made from
         super().__init__(analysis, forward_steps, backward_steps, lowered)
 
     # --- the language's ways ----------------------------------------------
@@ -487,12 +488,43 @@ class ScriptProgram(Program):
             raise ScriptError("TorchScript runs other ops than the plan's: %s" % diff)
         self.cu = cu
         self.unchecked = {"forward", "backward"}
+        self.absent = {}    # absent tangents -> (the function, its unit), None: Python
+
+    def _absent_backward(self, absent):
+        """The backward for the tangents at the indices absent being absent
+        (outputs the loss does not reach: a language model's logits),
+        compiled and checked as backward is, once for each such set; None
+        where it does not compile to the plan's ops (the interpreter runs
+        it, train._Step)."""
+        if absent not in self.absent:
+            saved = self.expected, self.helpers
+            self.expected, self.helpers = collections.Counter(), collections.Counter()
+            name = "backward_%d" % len(self.absent)
+            try:
+                src = self._backward_source(self._lines(self.lowered.backward(absent)))
+                cu = torch.jit.CompilationUnit(
+                    _HELPERS + "\n" + src.replace("def backward(", "def %s(" % name, 1))
+                expected = collections.Counter(self.expected)
+                for h, k in self.helpers.items():
+                    for op, c in _helper_ops(h).items():
+                        expected[op] += c * k
+                self.ops[name] = _ops_run(getattr(cu, name).graph)
+                if _difference(self.ops[name], expected):
+                    raise ScriptError(name)
+                self.absent[absent] = (name, cu)
+                self.unchecked.add(name)
+            except Exception:   # ScriptError, PlanError, the language or the types
+                self.absent[absent] = None
+            finally:
+                self.expected, self.helpers = saved
+                self.pre.clear()
+        return self.absent[absent]
 
     # --- running --------------------------------------------------------------
 
-    def _run(self, f, *args):
+    def _run(self, f, *args, cu=None):
         with _NoOptimizer():
-            out = getattr(self.cu, f)(*args)
+            out = getattr(cu or self.cu, f)(*args)
         if f in self.unchecked:
             # the graph TorchScript ran the first time is the one checked
             self.unchecked.discard(f)
@@ -508,6 +540,17 @@ class ScriptProgram(Program):
 
     def backward(self, state, T, A):
         return self._run("backward", state, self.K, self.Z, T, A)
+
+    def backward_absent(self, state, T, A, absent):
+        compiled = self.base._absent_backward(absent)   # written at the traced sizes
+        if compiled is None:
+            return None
+        if len(self.Z) < len(self._sizes):   # sizes it reads that backward does not
+            self.Z = list(sizes.at(dict(enumerate(self._sizes)), self.binding).values()) \
+                if self.binding is not None else self.Z
+        # (its absent tangents are not read: an empty tensor each, for the types)
+        T = [torch.empty(0) if t is None else t for t in T]
+        return self._run(compiled[0], state, self.K, self.Z, T, A, cu=compiled[1])
 
     def unpack(self, state):
         """A forward's state as execute.Interpreter.backward takes it (the

@@ -629,13 +629,15 @@ class _Step(torch.autograd.Function):
                 grads = ctx.program.backward(state, tangents, into)
             else:
                 # outputs the loss does not reach: the backward lowered for
-                # those tangents absent, run by the interpreter from the
-                # forward's state
+                # those tangents absent, compiled by TorchScript once for
+                # them, else run by the interpreter from the forward's state
                 absent = frozenset(range(len(tangents))) - given
                 into = [None if j in unreached else t for j, t in enumerate(into)]
+                grads = ctx.program.backward_absent(state, tangents, into, absent)
                 try:
-                    it = Interpreter(ctx.program.lowered, binding=ctx.program.binding)
-                    grads = it.backward(ctx.program.unpack(state), tangents, into, absent)
+                    if grads is None:
+                        it = Interpreter(ctx.program.lowered, binding=ctx.program.binding)
+                        grads = it.backward(ctx.program.unpack(state), tangents, into, absent)
                 except PlanError as e:
                     raise RematError("plan: %s" % e) from None
         c.timed(ctx.forward_ms + (time.perf_counter() - t0) * 1e3)

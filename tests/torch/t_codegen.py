@@ -139,6 +139,72 @@ def same(xs, ys):
         for x, y in zip(xs, ys))
 
 
+class LossAndLogits(nn.Module):
+    """A GPT returning its loss and its logits, as a language model of
+    Hugging Face's does: a training loop's backward reaches the loss only."""
+
+    def __init__(self):
+        super().__init__()
+        self.gpt = gpt()
+
+    def forward(self, x):
+        logits = self.gpt(x)
+        loss = nn.functional.cross_entropy(logits[:, :-1].reshape(-1, 64), x[:, 1:].reshape(-1))
+        return loss, logits
+
+
+def absent_tangents():
+    """The backward for the loss's gradient alone, the logits' absent:
+    TorchScript's program compiled for those tangents (once) equals the
+    interpreter's run of the same lowered backward, bit for bit, and
+    remat's loss-only steps run it, bit for bit as an ordinary loop's."""
+    torch.manual_seed(0)
+    model, ref = LossAndLogits(), LossAndLogits()
+    ref.load_state_dict(model.state_dict())
+    x = torch.randint(0, 64, (2, 16))
+    m = checkmate_torch.remat(model, (x,), cache=False, strategy="dtr",
+                              budget=lambda f, p: f + (p - f) // 2)
+    c = m._last
+    a = c.analysis
+    tangents = [torch.ones(()), torch.empty(0)]     # the logits' is not read
+    runs = []
+    for kind in ("interpreter", "TorchScript"):
+        tensors = placeholders(model, (x,), {})
+        torch.manual_seed(11)
+        with torch.no_grad():
+            p = ScriptProgram(c.analysis, c.forward_steps, c.backward_steps)
+            outs, state = p.forward(tensors)
+            if kind == "interpreter":
+                grads = Interpreter(p.lowered).backward(p.unpack(state), [tangents[0], None],
+                                                        [None] * len(a.grads), frozenset({1}))
+            else:
+                grads = p.backward_absent(state, [tangents[0], None], [None] * len(a.grads),
+                                          frozenset({1}))
+        runs.append((outs, grads, tensors, torch.get_rng_state()))
+    (o1, g1, t1, r1), (o2, g2, t2, r2) = runs
+    ok(g2 is not None and same(o1, o2) and same(g1, g2) and same(t1, t2)
+       and torch.equal(r1, r2) and len(p.absent) == 1,
+       "a loss and its logits, the logits' gradient absent: TorchScript's backward for those "
+       "tangents = the interpreter's, bitwise (%d gradients)" % len(g1))
+    opts = [torch.optim.SGD(n.parameters(), lr=0.1) for n in (m, ref)]
+    equal = True
+    for step in range(3):
+        losses = []
+        for n, opt in zip((m, ref), opts):
+            torch.manual_seed(step)
+            loss = n(x)[0]
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            losses.append(loss)
+        equal = equal and torch.equal(*losses)
+    compiled = [v for v in m._last.program.base.absent.values() if v is not None]
+    ok(equal and len(compiled) == 1
+       and all(torch.equal(p, q) for p, q in zip(model.parameters(), ref.parameters())),
+       "remat, 3 SGD steps on the loss alone: the backward compiled once for the logits' "
+       "absent gradient, bit for bit as an ordinary loop (%d compiled)" % len(compiled))
+
+
 def main():
     for what, build, inputs in CASES:
         for frac in (0.5, 0.8, 1):
@@ -268,6 +334,8 @@ def main():
     ok(info["runner"] == "python" and info["runner_note"] == "CHECKMATE_TORCHSCRIPT=0",
        "CHECKMATE_TORCHSCRIPT=0: the plan runs as Python (runner %s, note %s)"
        % (info["runner"], info["runner_note"]))
+
+    absent_tangents()
 
     # a broken plan is refused when its code is generated
     torch.manual_seed(0)
