@@ -153,6 +153,7 @@ class Compiled:
         self._pending = (tensors, fixes, cache, skey, kept) \
             if search is not None or self._leader is not None else None
         self.source = self      # sized_at's copies keep it: the plan they are sized from
+        self._tables = None     # sized_at's: the sizes of every node, as functions
         if not plan.get("reused") and plan.get("budget") is not None and search is None:
             _Kept.store(cache, skey, kept, self.step_indices, plan)
         self.on_cpu = _device_name(tensors).startswith("cpu")
@@ -306,15 +307,21 @@ class Compiled:
         if binding is None or (self.info["offloads"] and "--host-budget" in self.copies):
             return None     # (a host peak is not replayed here)
         a = self.analysis
-        memory = {**a.memory, **sizes.at(a.memory_expr, binding)}
-        fixed = {**a.fixed_parts, **sizes.at(a.fixed_expr, binding)}
+        if self._tables is None:
+            self._tables = [sizes.Table(e) for e in (a.memory_expr, a.fixed_expr, a.cost_expr)]
+        try:
+            memory, fixed, cost = (t.at(binding) for t in self._tables)
+        except ValueError:
+            return None
+        memory = {**a.memory, **memory}
+        fixed = {**a.fixed_parts, **fixed}
         fixed_memory = sum(fixed.values())
         steps = [(op, a.real[i]) for op, i in self.step_indices]
         peak = steps_peak(steps, memory) + fixed_memory
         budget = self.info["budget"]
         if budget is not None and peak > budget:
             return None
-        cost = {**a.cost, **sizes.at(a.cost_expr, binding)}
+        cost = {**a.cost, **cost}
         c = copy.copy(self)
         c._search = c._leader = c._pending = None   # settled by self
         c.program = self.program.at(binding)
