@@ -7,7 +7,7 @@ same seeds.
 Usage: PYTHON bench/torch_shapes.py [--model gpt2|llama] [--steps 100]
            [--batch 4] [--min 16] [--max 256] [--time-limit 10]
            [--frac 0.5] [--cache DIR] [--peaks N] [--declare] [--background]
-           [--cost flops|time] [--compile] [--json FILE]
+           [--cost flops|time] [--interleave] [--compile] [--json FILE]
 
 remat's example is a batch at --max (so that its plan serves every
 shorter length: docs/torch.md, "Other sizes, one solve"); the budget is
@@ -31,7 +31,10 @@ every loss is within 1e-4 of torch.compile's. --declare (either mode)
 passes dynamic={"input_ids": {1: max}, "labels": {1: max}} to remat;
 --background passes background=True (eager: the search goes on beside
 the steps); --cost passes remat's cost= (eager; "time": each op timed
-once on the example, the first steps included)."""
+once on the example, the first steps included). --interleave (eager)
+steps the two models in turn, a step each, remat's first (it is made
+first, its time counted), so that the machine's drift over a run falls
+on both loops alike; the totals are the sums of their steps' times."""
 import argparse
 import json
 import os
@@ -71,25 +74,32 @@ def setup(args, torch, tf):
     return model, ref, lengths, batches, gen
 
 
-def loop(torch, m, params, batches):
+def loop(torch, m, params, batches, other=None):
     """AdamW steps of m on batches (as input_ids and labels), each from
     torch.manual_seed(its index): (total seconds, the losses, the
-    seconds of each step at a length not seen before)."""
-    opt = torch.optim.AdamW(params, lr=1e-3)
-    losses, new_times, seen = [], [], set()
-    t0 = time.perf_counter()
+    seconds of each step at a length not seen before). other: a second
+    (model, parameters), stepped in turn with m, a step each
+    (--interleave): a list of the two results."""
+    runs = [(m, torch.optim.AdamW(params, lr=1e-3), [0.0, [], []])]
+    if other is not None:
+        runs.append((other[0], torch.optim.AdamW(other[1], lr=1e-3), [0.0, [], []]))
+    seen = set()
     for step, ids in enumerate(batches):
-        torch.manual_seed(step)
-        s = time.perf_counter()
-        loss = m(input_ids=ids, labels=ids).loss
-        loss.backward()
-        opt.step()
-        opt.zero_grad()
-        if ids.shape[1] not in seen:
-            new_times.append(time.perf_counter() - s)
+        for n, opt, out in runs:
+            torch.manual_seed(step)
+            s = time.perf_counter()
+            loss = n(input_ids=ids, labels=ids).loss
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            took = time.perf_counter() - s
+            out[0] += took
+            out[1].append(loss.detach())
+            if ids.shape[1] not in seen:
+                out[2].append(took)
         seen.add(ids.shape[1])
-        losses.append(loss.detach())
-    return time.perf_counter() - t0, losses, new_times
+    got = [tuple(out) for _, _, out in runs]
+    return got if other is not None else got[0]
 
 
 def main():
@@ -107,6 +117,7 @@ def main():
     ap.add_argument("--compile", action="store_true")
     ap.add_argument("--declare", action="store_true")
     ap.add_argument("--background", action="store_true")
+    ap.add_argument("--interleave", action="store_true")
     ap.add_argument("--cost", default="flops", choices=("flops", "time"))
     ap.add_argument("--json")
     args = ap.parse_args()
@@ -128,7 +139,8 @@ def main():
 
     model, ref, lengths, batches, gen = setup(args, torch, tf)
 
-    plain_s, want, _ = loop(torch, ref, ref.parameters(), batches)
+    if not args.interleave:
+        plain_s, want, _ = loop(torch, ref, ref.parameters(), batches)
     t0 = time.perf_counter()
     example = torch.randint(0, 1000, (args.batch, args.max), generator=gen)
     with warnings.catch_warnings():
@@ -141,7 +153,11 @@ def main():
                                   dynamic=dynamic, background=args.background,
                                   cost=args.cost)
         remat_s = time.perf_counter() - t0
-        loop_s, got, new_times = loop(torch, m, model.parameters(), batches)
+        if args.interleave:
+            (loop_s, got, new_times), (plain_s, want, _) = loop(
+                torch, m, model.parameters(), batches, (ref, ref.parameters()))
+        else:
+            loop_s, got, new_times = loop(torch, m, model.parameters(), batches)
     remat_s += loop_s
     reused = sum(1 for c in m._plans.values() if c.info["reused"])
     row = {"model": args.model, "steps": args.steps, "batch": args.batch,
@@ -149,7 +165,7 @@ def main():
            "ordinary_s": round(plain_s, 1), "remat_s": round(remat_s, 1),
            "ratio": round(remat_s / plain_s, 2), "solves": len(solves),
            "plans_reused": reused, "cache": bool(args.cache), "declared": args.declare,
-           "background": args.background, "cost": args.cost,
+           "background": args.background, "cost": args.cost, "interleaved": args.interleave,
            "symbolic_plans": len(m._families), "symbolic_note": m.symbolic_note,
            "new_length_step_s": round(sum(new_times) / max(len(new_times), 1), 2),
            "equal": all(torch.equal(a, b) for a, b in zip(got, want)),
