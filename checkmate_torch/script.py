@@ -478,17 +478,21 @@ class ScriptProgram(Program):
             cu = torch.jit.CompilationUnit(self.source)
         except Exception as e:   # the language or the types
             raise ScriptError("TorchScript: %s" % str(e).strip().split("\n")[0]) from None
-        expected = collections.Counter(self.expected)
-        for h, k in self.helpers.items():
-            for name, c in _helper_ops(h).items():
-                expected[name] += c * k
         self.ops = {f: _ops_run(getattr(cu, f).graph) for f in ("forward", "backward")}
-        diff = _difference(self.ops["forward"] + self.ops["backward"], expected)
+        diff = _difference(self.ops["forward"] + self.ops["backward"], self._expected())
         if diff:
             raise ScriptError("TorchScript runs other ops than the plan's: %s" % diff)
         self.cu = cu
         self.unchecked = {"forward", "backward"}
         self.absent = {}    # absent tangents -> (the function, its unit), None: Python
+
+    def _expected(self):
+        """The ops the source rendered so far calls, its helpers' included."""
+        expected = collections.Counter(self.expected)
+        for h, k in self.helpers.items():
+            for name, c in _helper_ops(h).items():
+                expected[name] += c * k
+        return expected
 
     def _absent_backward(self, absent):
         """The backward for the tangents at the indices absent being absent
@@ -504,12 +508,8 @@ class ScriptProgram(Program):
                 src = self._backward_source(self._lines(self.lowered.backward(absent)))
                 cu = torch.jit.CompilationUnit(
                     _HELPERS + "\n" + src.replace("def backward(", "def %s(" % name, 1))
-                expected = collections.Counter(self.expected)
-                for h, k in self.helpers.items():
-                    for op, c in _helper_ops(h).items():
-                        expected[op] += c * k
                 self.ops[name] = _ops_run(getattr(cu, name).graph)
-                if _difference(self.ops[name], expected):
+                if _difference(self.ops[name], self._expected()):
                     raise ScriptError(name)
                 self.absent[absent] = (name, cu)
                 self.unchecked.add(name)
@@ -545,9 +545,9 @@ class ScriptProgram(Program):
         compiled = self.base._absent_backward(absent)   # written at the traced sizes
         if compiled is None:
             return None
-        if len(self.Z) < len(self._sizes):   # sizes it reads that backward does not
-            self.Z = list(sizes.at(dict(enumerate(self._sizes)), self.binding).values()) \
-                if self.binding is not None else self.Z
+        if self.binding is not None and len(self.Z) < len(self._sizes):
+            # a copy made before it was written: the sizes only it reads
+            self.Z = list(sizes.at(dict(enumerate(self._sizes)), self.binding).values())
         # (its absent tangents are not read: an empty tensor each, for the types)
         T = [torch.empty(0) if t is None else t for t in T]
         return self._run(compiled[0], state, self.K, self.Z, T, A, cu=compiled[1])
