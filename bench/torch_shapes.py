@@ -34,7 +34,7 @@ the steps); --cost passes remat's cost= (eager; "time": each op timed
 once on the example, the first steps included). --interleave (eager)
 steps the two models in turn, a step each, remat's first (it is made
 first, its time counted), so that the machine's drift over a run falls
-on both loops alike; the totals are the sums of their steps' times."""
+on both loops alike. A loop's total is the sum of its steps' times."""
 import argparse
 import json
 import os
@@ -76,8 +76,8 @@ def setup(args, torch, tf):
 
 def loop(torch, m, params, batches, other=None):
     """AdamW steps of m on batches (as input_ids and labels), each from
-    torch.manual_seed(its index): (total seconds, the losses, the
-    seconds of each step at a length not seen before). other: a second
+    torch.manual_seed(its index): (the sum of the steps' seconds, the
+    losses, the seconds of each step at a length not seen before). other: a second
     (model, parameters), stepped in turn with m, a step each
     (--interleave): a list of the two results."""
     runs = [(m, torch.optim.AdamW(params, lr=1e-3), [0.0, [], []])]

@@ -15,7 +15,6 @@ steps, replayed with each node's bytes at that binding, fit the budget
 """
 import fractions
 import functools
-import math
 
 from . import private
 
@@ -36,58 +35,22 @@ def value_at(x, binding):
 
 
 def _evaluate(expr, binding):
-    return _evaluator(expr)(binding)
+    return _evaluator(expr).values(binding)[0]
 
 
 @functools.lru_cache(maxsize=1 << 16)
 def _evaluator(expr):
-    """A function of a binding ({symbol: int}) giving expr's value there as
-    an int (truncated): sums, products and whole powers of integers,
-    fractions and symbols in Python's exact arithmetic, a float
-    coefficient (a priced cost) in floats, any other function (torch's
-    FloorDiv, Max, ...) by sympy; a few microseconds where sympy takes a
-    millisecond (sized_at binds every node's bytes and cost at each new
-    size)."""
-    part = _part(expr)
-    return lambda binding: int(part(binding))
+    """The Table of one expression (an int, or a symbolic size's)."""
+    return Table({0: expr})
 
 
-def _part(e):
-    """expr's value at a binding, as a Python number (see _evaluator)."""
-    if isinstance(e, (int, float)):
-        return lambda b: e
-    if e.is_Integer:
-        n = int(e)
-        return lambda b: n
-    if e.is_Rational:
-        q = fractions.Fraction(int(e.p), int(e.q))
-        return lambda b: q
-    if e.is_Float:
-        x = float(e)
-        return lambda b: x
-    if e.is_Symbol:
-        def symbol(b):
-            v = b.get(e)
-            if v is None:
-                raise ValueError("the size %s has symbols not bound by the call" % e)
-            return v
-        return symbol
-    if e.is_Add or e.is_Mul:
-        parts = [_part(a) for a in e.args]
-        if e.is_Add:
-            return lambda b: sum(p(b) for p in parts)
-        return lambda b: math.prod(p(b) for p in parts)
-    if e.is_Pow and e.exp.is_Integer and e.exp >= 0:
-        base, k = _part(e.base), int(e.exp)
-        return lambda b: base(b) ** k
-
-    def other(b):
-        v = e.xreplace(b)
-        if not v.is_number:
-            raise ValueError("the size %s has symbols not bound by the call" % e)
-        return int(v) if v.is_Integer else (
-            fractions.Fraction(int(v.p), int(v.q)) if v.is_Rational else float(v))
-    return other
+def _number(v):
+    """A sympy number as a Python one: an int, a Fraction or a float."""
+    if v.is_Integer:
+        return int(v)
+    if v.is_Rational:
+        return fractions.Fraction(int(v.p), int(v.q))
+    return float(v)
 
 
 def _expr(x):
@@ -100,11 +63,15 @@ def at(values, binding):
 
 
 class Table:
-    """at() for one dict of expressions, evaluated many times (every
-    node's bytes and cost, at each new size: train.Compiled.sized_at):
-    one generated Python function computes each distinct expression once,
-    as _evaluator would (exact integers and fractions, floats, sympy for
-    the rest), a few microseconds a node."""
+    """A dict of expressions {key: sympy expression or int} evaluated at
+    many bindings ({symbol: int}): every node's bytes and cost at each new
+    size (train.Compiled.sized_at), a size an op reads (value_at). One
+    generated Python function computes each distinct expression once:
+    sums, products and whole powers of integers, fractions and symbols in
+    exact arithmetic, a float coefficient (a priced cost) in floats, any
+    other function (torch's FloorDiv, Max, ...) by sympy; each value
+    truncated to an int. A few microseconds a node where sympy takes a
+    millisecond."""
 
     def __init__(self, values):
         self.keys = list(values)
@@ -138,17 +105,22 @@ class Table:
         if e.is_Pow and e.exp.is_Integer and e.exp >= 0:
             return "(%s ** %d)" % (self._source(e.base), int(e.exp))
         name = "_o%d" % len(self.env)
-        self.env[name] = _part(e)
+        self.env[name] = lambda b: _number(e.xreplace(b))
         for sym in e.free_symbols:      # bound before the call (a KeyError: unbound)
             self._source(sym)
         return "%s(b)" % name
 
-    def at(self, binding):
-        """{key: int} at binding; ValueError where a symbol is not bound."""
+    def values(self, binding):
+        """The distinct expressions' values at binding, in first-seen
+        order; ValueError where a symbol is not bound."""
         try:
-            values = self._table(binding)
+            return self._table(binding)
         except KeyError as e:
             raise ValueError("the size %s is not bound by the call" % e) from None
+
+    def at(self, binding):
+        """{key: int} at binding; ValueError where a symbol is not bound."""
+        values = self.values(binding)
         return dict(zip(self.keys, (values[i] for i in self.index)))
 
 
