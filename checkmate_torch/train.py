@@ -42,10 +42,6 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 MIN_TORCH = (2, 5)
 
 
-# What a plan's figures say of how it was found (plan_info)
-LABELS = ("strategy", "param", "status")
-
-
 class Compiled:
     """One plan for one input signature: the traced step, its graph, the
     plan's steps split where the backward starts, and the plan's figures.
@@ -235,15 +231,17 @@ class Compiled:
 
     def settle(self):
         """Where the search beside training (background=True) has ended:
-        its plan run from now on instead of the first one. True when the
-        steps changed (copies made by sized_at before then run the first
-        one); where they did not, the figures say what the search proved
-        (LABELS). A search that failed, or whose plan the kernels' strides
-        would not run as traced, leaves the first plan, and says so."""
+        its plan run from now on instead of the first one (where its steps
+        are the first plan's, the figures say what the search found). A
+        search that failed, or whose plan the kernels' strides would not run
+        as traced, leaves the first plan, and says so. Copies sized_at made
+        before then keep the first plan's figures (Remat._settle drops
+        them)."""
         if self._leader is not None:
-            return self._follow()
+            self._follow()
+            return
         if self._search is None or not self._search.done():
-            return False
+            return
         search, self._search = self._search, None
         tensors, fixes, cache, skey, kept = self._pending
         self._pending = None
@@ -258,13 +256,12 @@ class Compiled:
         except (solvemod.SolveError, RematError) as e:
             warnings.warn("checkmate_torch.remat: the search beside training ended without a "
                           "plan to take (%s); the first plan stays" % e, stacklevel=3)
-            return False
+            return
         if same:
-            self.info.update({k: plan.get(k) for k in LABELS})
+            self.info.update({k: plan.get(k) for k in ("strategy", "param", "status")})
         else:
             self._adopt(plan, steps)
         _Kept.store(cache, skey, kept, self.step_indices, plan)
-        return not same
 
     def _follow(self):
         """settle() of a plan that follows another's search: the plan that
@@ -272,23 +269,22 @@ class Compiled:
         budget at this plan's sizes and the kernels' strides run it as
         traced."""
         if self._leader.searching:
-            return False
+            return
         leader, self._leader = self._leader, None
         tensors, fixes = self._pending[:2]
         self._pending = None
         if leader.step_indices == self.step_indices:
             self.info.update(strategy=leader.info["strategy"], param=leader.info["param"])
-            return False
+            return
         a = self.analysis
         steps = [(op, a.real[i]) for op, i in leader.step_indices]
         plan = _replayed(a, steps, leader.info)
         if plan is None:
-            return False
+            return
         with no_autocast():
             if not _checked(a, leader) and measure(a, tensors, steps).keys() - fixes.keys():
-                return False
+                return
         self._adopt(plan, steps)
-        return True
 
     def cancel(self):
         """Ends the search beside training, if any, or stops following
@@ -339,8 +335,8 @@ class Compiled:
         c.info["overhead"] = c.info["cost"] / floor if floor else 1.0
         if other:
             # the copies' replayed time and host peak are the traced sizes',
-            # and so are measured costs
-            c.info.update(time=None, wait=None, host_peak=None)
+            # and so are measured costs; a solver's proof holds there only
+            c.info.update(time=None, wait=None, host_peak=None, status="feasible")
             if a.cost_unit != "flops":
                 c.info.update(cost=None, checkpoint_all_cost=None, overhead=None)
         return c
@@ -803,17 +799,15 @@ class Remat(_Wrapper):
     def _settle(self):
         """Takes the final plans of the searches beside training that have
         ended (Compiled.settle); the copies sized from a symbolic plan's
-        first plan go, to be sized again from its final one."""
+        first plan go, to be sized again from its final one (its steps, or
+        its figures)."""
         for c in list(self._searching):     # a plan before those that follow it
             if not c.ended():
                 continue
             self._searching.remove(c)
-            if c.settle():
-                self._plans = {k: v for k, v in self._plans.items()
-                               if v is c or v.source is not c}
-            for v in self._plans.values():
-                if v.source is c and v is not c:
-                    v.info.update({k: c.info[k] for k in LABELS})
+            c.settle()
+            self._plans = {k: v for k, v in self._plans.items()
+                           if v is c or v.source is not c}
 
     def _compile(self, args, kwargs):
         inputs = Inputs(args, kwargs)
