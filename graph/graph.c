@@ -164,6 +164,7 @@ int graph_add_node(struct graph *g, const char *name, double cost,
 	v->backward = backward != 0;
 	v->grad_of = -1;
 	v->materialized = 0;
+	v->unsaveable = 0;
 	v->save_cost = 0;
 	v->workspace = 0;
 	g->dep_off[k + 1] = g->dep_off[k];
@@ -307,6 +308,7 @@ struct graph *graph_at_batch(const struct graph *g, uint64_t batch, struct cm_er
 			goto fail;
 		h->nodes[k].grad_of = g->nodes[k].grad_of;
 		h->nodes[k].materialized = g->nodes[k].materialized;
+		h->nodes[k].unsaveable = g->nodes[k].unsaveable;
 		h->nodes[k].save_cost = g->nodes[k].save_cost * ratio;
 		h->nodes[k].workspace = (uint64_t)w;
 		for (int e = g->dep_off[k]; e < g->dep_off[k + 1]; e++)

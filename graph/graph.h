@@ -23,6 +23,8 @@ struct graph_node {
 	int grad_of;     /* index of the forward node this is the gradient of, or -1 */
 	int materialized; /* 1: a forward value that takes memory where a program
 			   * computes it again (a partition's backward; docs/formats.md) */
+	int unsaveable;  /* 1: a forward value a partition never keeps: the
+			  * backward computes it again (docs/formats.md) */
 	double save_cost; /* finite, >= 0: what a partition pays for keeping this
 			   * forward value for the backward (its write and read) */
 	uint64_t workspace; /* bytes the node's op takes while it runs besides

@@ -48,6 +48,7 @@ struct graph *graph_permute(const struct graph *g, const int *order, struct cm_e
 			goto fail;
 		h->nodes[k].grad_of = v->grad_of >= 0 ? pos[v->grad_of] : -1;
 		h->nodes[k].materialized = v->materialized;
+		h->nodes[k].unsaveable = v->unsaveable;
 		h->nodes[k].save_cost = v->save_cost;
 		h->nodes[k].workspace = v->workspace;
 		for (int e = g->dep_off[order[k]]; e < g->dep_off[order[k] + 1]; e++)

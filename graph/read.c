@@ -37,7 +37,7 @@ static int resolve_ref(struct reader *r, const char *who, const char *what,
 }
 
 /* One node of format 1: name, cost, memory, backward, materialized,
- * save_cost, workspace, deps, grad_of. */
+ * saveable, save_cost, workspace, deps, grad_of. */
 static int read_node(struct reader *r, json_t *node, int k)
 {
 	char who[300];
@@ -45,7 +45,7 @@ static int read_node(struct reader *r, json_t *node, int k)
 	const char *nm;
 	double cost, save = 0;
 	uint64_t mem, ws = 0;
-	int bw, mat, dep;
+	int bw, mat, saveable = 1, dep;
 
 	if (!json_is_object(node))
 		return reader_fail(r, "node %d: expected an object", k);
@@ -65,6 +65,8 @@ static int read_node(struct reader *r, json_t *node, int k)
 		      GRAPH_MAX_MEMORY, &mem) ||
 	    reader_bool(r, who, "backward", json_object_get(node, "backward"), &bw) ||
 	    reader_bool(r, who, "materialized", json_object_get(node, "materialized"), &mat) ||
+	    (json_object_get(node, "saveable") != NULL &&
+	     reader_bool(r, who, "saveable", json_object_get(node, "saveable"), &saveable)) ||
 	    (json_object_get(node, "save_cost") != NULL &&
 	     reader_cost(r, who, "save_cost", json_object_get(node, "save_cost"), &save)) ||
 	    (json_object_get(node, "workspace") != NULL &&
@@ -74,6 +76,7 @@ static int read_node(struct reader *r, json_t *node, int k)
 	if (graph_add_node(r->g, nm, cost, mem, bw, r->err) < 0)
 		return reader_fail_builder(r);
 	r->g->nodes[k].materialized = mat;
+	r->g->nodes[k].unsaveable = !saveable;
 	r->g->nodes[k].save_cost = save;
 	r->g->nodes[k].workspace = ws;
 	deps = json_object_get(node, "deps");

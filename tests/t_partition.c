@@ -4,7 +4,8 @@
  * values (half the random graphs, and chains where every value is),
  * every answer is within the budget as derived, none is cheaper than the
  * enumeration, optimal only at its cost, and infeasible only where no set
- * fits; with save costs, the answer is still the enumeration's; a
+ * fits; with save costs, the answer is still the enumeration's; with
+ * values that may not be saved, too, and it saves none of them; a
  * workspace counts at its node's position, in the answer and the least
  * memory; a
  * materialized value is held until the last read of a value computed
@@ -207,6 +208,65 @@ static void test_save_costs(void)
 	   "memory compute values again", checked, trade);
 }
 
+/* Random training graphs where some forward values may not be saved
+ * (seeded: a third; half the graphs with materialized values): every
+ * answer is right against the enumeration, whose sets saving an
+ * unsaveable value derive as those that do not, and saves none; at
+ * some budgets the least cost rises. */
+static void test_unsaveable(void)
+{
+	int cases = tap_cases(24, 6), checked = 0, bad = 0, kept = 0, dearer = 0;
+	unsigned seed = 13;
+
+	for (int c = 0; c < cases; c++) {
+		struct graph *g = gen_random_training(3 + c % 8, 35);
+		uint64_t lo = g->fixed_memory, hi = graph_peak_all(g);
+		char *no = calloc((size_t)g->n, 1);
+
+		for (int v = 0; v < g->n && no != NULL; v++) {
+			seed = seed * 1103515245u + 12345u;
+			no[v] = !g->nodes[v].backward && (seed >> 16) % 3 == 0;
+			g->nodes[v].materialized = c % 2 && !g->nodes[v].backward &&
+						   (seed >> 20) % 2;
+		}
+		for (int f = 0; f <= 4 && no != NULL; f++) {
+			uint64_t b = lo + (hi - lo) * (uint64_t)f / 4;
+			double all, best;
+			struct partition p;
+			struct cm_error err;
+
+			for (int v = 0; v < g->n; v++)
+				g->nodes[v].unsaveable = 0;
+			all = enumerate(g, b);
+			for (int v = 0; v < g->n; v++)
+				g->nodes[v].unsaveable = no[v];
+			best = enumerate(g, b);
+			dearer += all >= 0 && (best < 0 || best > all);
+			if (partition_solve(g, b, &solver_cbc, &opts, &p, &err)) {
+				bad++;
+				diag("case %d f %d: %s", c, f, err.msg);
+				continue;
+			}
+			checked++;
+			for (int v = 0; v < g->n; v++)
+				kept += p.saved[v] && no[v];
+			if (!right(g, &p, b, best, c % 2 == 0)) {
+				bad++;
+				diag("case %d f %d: status %s cost %g (enumerated %g)", c, f,
+				     partition_status_names[p.status], p.cost, best);
+			}
+			partition_release(&p);
+		}
+		bad += no == NULL;
+		free(no);
+		graph_free(g);
+	}
+	ok(bad == 0 && kept == 0 && dearer > 0,
+	   "random training graphs with unsaveable values: %d answers, each right against the "
+	   "enumeration, none saving an unsaveable value (%d); at %d budgets the least cost "
+	   "is higher than with every value saveable", checked, kept, dearer);
+}
+
 /* The built-in chains, every forward value materialized: nothing saved
  * computes the whole chain again before the backward's first node, which
  * the model's rows do not count, so first answers can be over the budget
@@ -398,6 +458,7 @@ int main(void)
 {
 	test_random();
 	test_save_costs();
+	test_unsaveable();
 	test_chains();
 	test_fused_reads();
 	test_workspace();

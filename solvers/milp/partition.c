@@ -107,14 +107,15 @@ static int profile(const struct graph *g, const struct timeline *t, struct parti
 	}
 	memset(p->again, 0, (size_t)g->n);
 	/* Nodes come in topological order: a forward node is computed again
-	 * when a backward node, or a node computed again, reads it unsaved. */
+	 * when a backward node, or a node computed again, reads it unsaved
+	 * (an unsaveable one is never saved). */
 	for (int v = g->n - 1; v >= 0; v--) {
 		if (!g->nodes[v].backward && !p->again[v])
 			continue;
 		for (int e = g->dep_off[v]; e < g->dep_off[v + 1]; e++) {
 			int u = g->deps[e];
 
-			if (!g->nodes[u].backward && !p->saved[u])
+			if (!g->nodes[u].backward && (!p->saved[u] || g->nodes[u].unsaveable))
 				p->again[u] = 1;
 		}
 	}
@@ -141,7 +142,8 @@ static int profile(const struct graph *g, const struct timeline *t, struct parti
 				until = r > until ? r : until;
 			}
 		}
-		p->saved[v] = p->saved[v] && !g->nodes[v].backward && read;
+		p->saved[v] = p->saved[v] && !g->nodes[v].backward && !g->nodes[v].unsaveable &&
+			      read;
 		if (p->saved[v]) {
 			p->cost += g->nodes[v].save_cost;
 			saved += g->nodes[v].memory;
@@ -447,7 +449,9 @@ static void memory_row(const struct graph *g, const struct timeline *t, int i, i
 
 /* The model: for each forward node v the backward needs (last[v] >= 0),
  * x_v (computed again; objective cost / unit, objective_unit's) and
- * r_v (saved; objective save_cost / unit, or 0 without save_costs). Rows: x_v + r_v >= 1 for the values a backward node reads;
+ * r_v (saved; objective save_cost / unit, or 0 without save_costs; fixed
+ * at 0 where v is unsaveable). Rows: x_v + r_v >= 1 for the values a
+ * backward node reads;
  * x_u + r_u >= x_v for each input u of v; and memory rows within room
  * (memory_row): at each backward position whose own memory exceeds that
  * at every earlier one and at each first read of a materialized value,
@@ -483,7 +487,8 @@ static int build(const struct graph *g, const struct timeline *t, double room, d
 		snprintf(name, sizeof(name), "x%d", v);
 		col[v] = milp_add_col(m, name, 0, 1, g->nodes[v].cost / unit, 1);
 		snprintf(name, sizeof(name), "r%d", v);
-		milp_add_col(m, name, 0, 1, save_costs ? g->nodes[v].save_cost / unit : 0, 1);
+		milp_add_col(m, name, 0, g->nodes[v].unsaveable ? 0 : 1,
+			     save_costs ? g->nodes[v].save_cost / unit : 0, 1);
 		if (g->nodes[v].materialized && t->first[v] >= 0)
 			row[t->first[v]] = 1;
 	}
