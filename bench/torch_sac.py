@@ -7,7 +7,8 @@ Usage: build/venv-torch2/bin/python bench/torch_sac.py
            [--model gpt|hf-gpt2] [--dropout 0.1] [--rounds 11] [--warmup 2] [--threads 1]
            [--tries 4] [--lr 1e-3] [--time-limit 30]
            [--gpt-layers 8] [--gpt-d 256] [--gpt-context 128] [--gpt-batch 4]
-           [--compile [--fractions 1,.6,.4,.2,.1,0]] [--json FILE] [--markdown FILE]
+           [--compile [--fractions 1,.6,.4,.2,.1,0] [--planned 1,.9,.8,.7,.6]]
+           [--json FILE] [--markdown FILE]
 
 The model (--model): gpt, bench/torch_cases.py's gpt
 (checkmate_torch/examples/gpt.py, vocab 256, heads 4, the sizes above)
@@ -39,8 +40,11 @@ matching: compile (no checkpointing), ckpt-block, sac-matmuls and
 sac-2nd-matmul compiled; compile-B, torch.compile with
 torch._functorch.config.activation_memory_budget = B (0.5, 0.2); policy F,
 sac_blocks with a per-block budget of fixed + F of what a block holds
-(each F of --fractions), compiled; and remat(compile=True) at fixed + F
-of the activations for F = .7 and .5. The losses are compared with
+(each F of --fractions), compiled; planned F, sac_blocks(compile=True)
+at fixed + F of the compiled step's peak without a policy above fixed
+memory (each F of --planned; one it refuses, no candidate measuring
+within, is left out); and remat(compile=True) at fixed + F of the
+activations for F = .7 and .5. The losses are compared with
 compile's (within 1e-4 of it, first round); "peak MB" is then the peak
 at every moment ("in-op": inductor's fused kernels are no ATen ops).
 
@@ -78,6 +82,7 @@ import checkmate_torch  # noqa: E402
 from checkmate_torch.examples.oplist import op_list_context  # noqa: E402
 import torch_cases  # noqa: E402
 from checkmate_torch.measure import step_peak  # noqa: E402
+from checkmate_torch.sac import SACError  # noqa: E402
 
 MATMULS = {getattr(getattr(torch.ops.aten, p), "default") for p in (
     "mm", "addmm", "bmm", "baddbmm", "_scaled_dot_product_flash_attention",
@@ -213,6 +218,16 @@ def compiled_variants(case, base, args):
                     "ops": pols[0].info["compile_ops"]}
         return prepare
 
+    def planned(f):
+        def prepare(model):
+            pols = checkmate_torch.sac_blocks(
+                model, case["block_list"](model), case["args"], case["kwargs"],
+                time_limit=args.time_limit, compile=True,
+                budget=lambda fixed, peak: fixed + int(f * (peak - fixed)))
+            return {"saved": [p.info["compile_saved"] for p in pols],
+                    "ops": pols[0].info["compile_ops"]}
+        return prepare
+
     def remat(f):
         m = copy.deepcopy(base)
         r = checkmate_torch.remat(m, case["args"], case["kwargs"], compile=True,
@@ -230,6 +245,11 @@ def compiled_variants(case, base, args):
         out.append(v)
     out += [build_compiled(case, base, "policy F=%g" % f, args, policy(f))
             for f in (float(x) for x in args.fractions.split(","))]
+    for f in (float(x) for x in args.planned.split(",")):
+        try:
+            out.append(build_compiled(case, base, "planned F=%g" % f, args, planned(f)))
+        except SACError as e:
+            print("planned F=%g: %s" % (f, e), file=sys.stderr)
     out += [remat(f) for f in (0.7, 0.5)]
     return out
 
@@ -297,6 +317,7 @@ def main():
     ap.add_argument("--time-limit", type=float, default=30.0)
     torch_cases.add_size_arguments(ap)
     ap.add_argument("--compile", action="store_true")
+    ap.add_argument("--planned", default="1,.9,.8,.7,.6")
     ap.add_argument("--fractions", default="1,.6,.4,.2,.1,0")
     ap.add_argument("--json", metavar="FILE")
     ap.add_argument("--markdown", metavar="FILE")

@@ -28,6 +28,7 @@ measured."""
 import contextlib
 import contextvars
 import functools
+import itertools
 import logging
 import operator
 import re
@@ -386,6 +387,9 @@ class JointGraph:
         # memory; a reader reads what they read): those writes finds
         # fused, set by Partitioner.choose.
         self.inlined = set()
+        # Forward nodes the partition may not keep ("saveable": false):
+        # those a selective checkpointing policy cannot tag (sac_compile).
+        self.unsaveable = set()
 
     def pinned(self, n):
         """Whether the backward must not compute forward node n again: a
@@ -637,6 +641,8 @@ class JointGraph:
                 node["backward"] = True
             elif self.materialized(n):
                 node["materialized"] = True
+            if n in self.unsaveable:
+                node["saveable"] = False
             if save_costs.get(n):
                 node["save_cost"] = save_costs[n]
             if workspaces.get(n) and n not in self.fwd_set:
@@ -692,8 +698,14 @@ class Partitioner:
     its choice of saved values replaced by `checkmate partition`'s. Each
     joint graph's figures are appended to self.info."""
 
-    def __init__(self, budget, time_limit, binary, cache, cost="flops", uuid=None):
+    def __init__(self, budget, time_limit, binary, cache, cost="flops", uuid=None,
+                 unsaveable=None):
         self.settings = (budget, time_limit, binary, cache, cost)
+        # JointGraph -> the forward nodes it may not keep, or None.
+        self._unsaveable = unsaveable
+        # Whether a budget no partition fits is said with the least that
+        # does (_least_fitting: up to 8 solves more).
+        self.explain = True
         self.info = []
         self._num_fwd_outputs = None   # the partition's, set by __call__
         self._uuid = uuid
@@ -724,6 +736,8 @@ class Partitioner:
         if n is not None:
             raise CompiledError("node %s (%s): %s" % (n.name, n.target, why))
         jg = JointGraph(joint_graph, node_info, self._num_fwd_outputs)
+        if self._unsaveable is not None:   # a pinned node is kept anyway (saved_values)
+            jg.unsaveable = {n for n in self._unsaveable(jg) if not jg.pinned(n)}
         # Inductor orders two ops that draw from the generator (aten's
         # bernoulli, rand_like; dropout under fallback_random) by their
         # data only: a partition that changes the forward's outputs can
@@ -770,6 +784,8 @@ class Partitioner:
             try:
                 part, hit = solvemod.partition(binary, doc, arg, time_limit, cache)
             except solvemod.SolveError as e:
+                if found is None and not self.explain:
+                    raise
                 if found is None:
                     raise solvemod.annotated(e, _least_fitting(
                         doc, int(arg) if arg.isdigit() else 0, jg.fixed, ca_peak, time_limit,
@@ -791,10 +807,11 @@ class Partitioner:
             jg.inlined -= unfused
         part, hit, saved, again, costs, rounds = found
         floor = self._cost(jg, jg.keep_all(), costs, saves)
+        cost = self._cost(jg, saved, costs, saves)
         info = {"budget": part["budget"], "plan_peak": part["memory"],
                 "least": part["least_memory"],
                 "workspace": max(workspaces.values(), default=0),
-                "overhead": self._cost(jg, saved, costs, saves) / floor if floor else 1.0,
+                "cost": cost, "overhead": cost / floor if floor else 1.0,
                 "recomputed": len(again),
                 "strategy": "partition", "status": part["status"],
                 "fixed_memory": jg.fixed, "checkpoint_all_peak": ca_peak,
@@ -1134,6 +1151,29 @@ def _at_point(args, gm, point):
                                  if isinstance(d, torch.SymInt)})
         out.append(a)
     return out
+
+
+def own_code(model, name):
+    """A function that calls model, of a code object of its own, named
+    name_N.
+
+    Dynamo keeps the code it compiles with the code object of the
+    function compiled, up to torch._dynamo.config.recompile_limit (8)
+    versions, and a new backend is a new version: compiling the model
+    itself, the ninth remat(compile=True) of a module class in one
+    process (a sweep over budgets) failed, and none of the versions went
+    with the remat that made them. Here each compile's versions are its
+    own (remat's step, sac_compile's region). Its name is its own too:
+    dynamo keeps which sizes changed between calls (and compiles them as
+    symbols from then on) by a code's file, line and name, which a copy
+    would share with every other one's."""
+    def step(*args, **kwargs):
+        return model(*args, **kwargs)
+    step.__code__ = step.__code__.replace(co_name="%s_%d" % (name, next(_steps)))
+    return step
+
+
+_steps = itertools.count()
 
 
 def _held(part, compiled, gm, example_inputs, args, out):

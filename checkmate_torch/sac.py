@@ -160,6 +160,21 @@ class Region:
                 and self.cost[n] > 0)
 
 
+def _ready(compile, cache):
+    """The plan cache (open_cache's) where this torch serves policies (for
+    torch.compile too where compile); else SACError."""
+    if private.version() < MIN_TORCH:
+        raise SACError("sac_policy needs torch >= %d.%d (this is torch %s)"
+                       % (MIN_TORCH + (torch.__version__,)))
+    try:
+        private.check("sac")
+        if compile:
+            private.check("compile")
+        return open_cache(cache)
+    except (private.PrivateError, ValueError) as e:
+        raise SACError(str(e)) from None
+
+
 def _budget_bytes(budget, fixed, peak):
     """budget as bytes or a size string the CLI reads; a percentage is of
     peak (what the region holds saving what an ordinary step saves)."""
@@ -345,7 +360,7 @@ def _key(ops, i):
 
 
 def sac_policy(module, example_args, example_kwargs=None, *, budget, time_limit=60.0,
-               cache=True):
+               cache=True, compile=False):
     """The context_fn for checkpoint(module, *args, use_reentrant=False,
     context_fn=...) on calls like module(*example_args, **example_kwargs)
     that keeps the outputs of the ops whose recompute costs most (FLOPs)
@@ -363,22 +378,30 @@ def sac_policy(module, example_args, example_kwargs=None, *, budget, time_limit=
     saved: WRITTEN_UNDER_COMPILE), recompute (FLOPs run again), overhead
     (the step's FLOPs with the recompute over those without),
     full_overhead (the same for plain checkpointing), status and
-    cached."""
+    cached.
+
+    compile=True chooses for torch.compile instead (sac_compile.py): the
+    budget bounds the measured peak of a step of torch.compile(checkpoint
+    of module with the policy), fixed memory (its parameters, buffers
+    and the example's tensors) + what the step allocates at most, peak
+    the same without checkpointing; the policy is the cheapest of a few
+    candidates (partitions of the region at fixed budgets, keeping
+    matmuls, convolutions and attentions only) whose measured peak fits,
+    the same (op, k) kept in eager mode. Its info: budget, fixed_memory,
+    peak, measured_peak, measured (candidates compiled), region_peak and
+    overhead (the partition's model: its peak and FLOPs over keeping
+    every value), saved_bytes, saved, ops, compile_saved, compile_ops,
+    cost_unit, status ("measured") and planned_for "compile" (else
+    "eager")."""
     from .binary import find_checkmate
-    if private.version() < MIN_TORCH:
-        raise SACError("sac_policy needs torch >= %d.%d (this is torch %s)"
-                       % (MIN_TORCH + (torch.__version__,)))
-    try:
-        private.check("sac")
-    except private.PrivateError as e:
-        raise SACError(str(e)) from None
+    plans = _ready(compile, cache)
     if not isinstance(example_args, (tuple, list)):
         example_args = (example_args,)
-    try:
-        plans = open_cache(cache)
-    except ValueError as e:
-        raise SACError(str(e)) from None
     name = type(module).__name__
+    if compile:
+        kwargs = example_kwargs or {}
+        return _compiled_policies(module, [module], [(example_args, kwargs)], example_args,
+                                  kwargs, budget, time_limit, find_checkmate(), plans)[0]
     region = Region(module, example_args, example_kwargs or {})
     a = region.analysis
     fixed = a.fixed_memory
@@ -423,8 +446,129 @@ def sac_policy(module, example_args, example_kwargs=None, *, budget, time_limit=
             "full_overhead": (step + full) / step if step else 1.0,
             "compile_saved": len(modes["compile"][1]), "compile_ops": len(modes["compile"][0]),
             "status": part["status"], "cost_unit": "flops",
-            "cached": hit if plans is not None else None}
+            "cached": hit if plans is not None else None, "planned_for": "eager"}
     return Policy(_Plan(name, modes), saved, info)
+
+
+def _first_line(e):
+    return (str(e).strip().splitlines() or [type(e).__name__])[0]
+
+
+def _compiled_policies(model, blocks, inputs, args, kwargs, budget, time_limit, binary, plans):
+    """compile=True's Policies for blocks (called in model(*args,
+    **kwargs) on inputs, each block's (args, kwargs); blocks [model]: the
+    model is the region, called through checkpoint): the candidates (at
+    each of sac_compile.FRACTIONS, every block's partition there, or its
+    lowest that fits; last, every block saving nothing), in order of
+    their partitions' cost, measured (sac_compile.step_peak) until one
+    fits the budget."""
+    from . import sac_compile
+    fixed = sum(t.numel() * t.element_size() for t in tensors_of(
+        (list(model.parameters()), list(model.buffers()), args, kwargs)))
+    params = list(model.parameters())
+
+    def peak_of(policies):
+        fn, through = model, contextlib.nullcontext()
+        if policies and blocks == [model]:
+            fn = functools.partial(_checkpointed, model, policies[0])
+        elif policies:
+            through = _through(blocks, policies)
+        with _kept_state(model), through:
+            return fixed + sac_compile.step_peak(fn, params, args, kwargs)
+    plain = None
+    if callable(budget) or str(budget).strip().endswith("%"):
+        plain = peak_of(None)   # the budget's peak: measured only where it is read
+    try:
+        limit = solvemod.size_bytes(solvemod.budget_arg(budget, fixed, plain), plain)
+    except solvemod.SolveError as e:
+        raise SACError("compile=True: %s" % e) from None
+    if limit < fixed:
+        raise SACError("compile=True: the budget %d is below the model's fixed memory %d (its "
+                       "parameters, buffers and the example's tensors)" % (limit, fixed))
+    seen = {}
+    regions = [_compile_candidates(blk, a, k, time_limit, binary, plans, seen)
+               for blk, (a, k) in zip(blocks, inputs)]
+    choices = sorted(range(len(sac_compile.FRACTIONS)),
+                     key=lambda j: (sum(r[3][j][1]["cost"] for r in regions), j)) + [None]
+    measured = {}
+    for j in choices:
+        keys = tuple(frozenset() if j is None else r[3][j][0] for r in regions)
+        if keys in measured:
+            continue
+        policies = [_compile_policy(name, eager, ran, k, None if j is None else answers[j][1],
+                                    fixed) for (name, eager, ran, answers), k in zip(regions, keys)]
+        measured[keys] = peak = peak_of(policies)
+        if peak <= limit:
+            for p in policies:
+                p.info.update(budget=limit, peak=plain, measured_peak=peak,
+                              measured=len(measured), status="measured")
+            return policies
+    raise SACError("compile=True: no policy of the %d measured fits the budget %d: the least "
+                   "measured peak is %d (fixed memory %d%s)"
+                   % (len(measured), limit, min(measured.values()), fixed,
+                      "" if plain is None else ", the step without a policy %d" % plain))
+
+
+def _compile_candidates(blk, args, kwargs, time_limit, binary, plans, seen):
+    """(name, eager ops, ops under torch.compile, sac_compile.candidates'
+    answers, each fraction none fits taking the one before) for a block
+    on (args, kwargs); a block of the same ops on tensors of the same
+    shapes as one of seen's (a transformer's; seen is updated) takes its
+    answers: its joint graph is the same."""
+    from . import compiled, sac_compile
+    name = type(blk).__name__
+    try:
+        eager = _recorded(blk, args, kwargs, False)
+        ran = _recorded(blk, args, kwargs, True)
+        flat, spec = private.tree_flatten((tuple(args), dict(kwargs)))
+        key = (tuple(eager), tuple(ran), tuple(
+            (tuple(t.shape), t.dtype, t.requires_grad, t.device) if isinstance(t, torch.Tensor)
+            else repr(t) for t in flat + list(blk.parameters()) + list(blk.buffers())))
+        if key not in seen:
+            a, k = private.tree_unflatten([_kept_leaf(v) for v in flat], spec)
+            with _kept_state(blk):
+                answers = sac_compile.candidates(blk, a, k, ran, time_limit, binary, plans)
+            for i in range(1, len(answers)):
+                answers[i] = answers[i] or answers[i - 1]
+            seen[key] = answers
+    except private.dynamo_exc("BackendCompilerFailed") as e:
+        # what the partition raised (SolveError, CompiledError) or inductor
+        inner = getattr(e, "inner_exception", None) or e
+        raise SACError("%s under torch.compile: %s" % (name, _first_line(inner))) from None
+    except (private.dynamo_exc("TorchDynamoException"), compiled.CompiledError,
+            private.PrivateError) as e:   # a graph break, the joint graphs
+        raise SACError("%s under torch.compile: %s" % (name, _first_line(e))) from None
+    return name, eager, ran, seen[key]
+
+
+def _compile_policy(name, eager, ran, keys, part, fixed):
+    """The Policy keeping (op, k) of keys in both modes, its info from the
+    region's partition part (None: one keeping nothing)."""
+    at = frozenset(i for i in range(len(eager)) if _key(eager, i) in keys)
+    modes = {"eager": (tuple(eager), at), "compile": (tuple(ran), keys)}
+    info = {"fixed_memory": fixed, "region_peak": part and part["plan_peak"],
+            "saved_bytes": part["saved_bytes"] if part else 0,
+            "overhead": part and part["overhead"], "saved": len(at), "ops": len(eager),
+            "compile_saved": len(keys), "compile_ops": len(ran), "cost_unit": "flops",
+            "planned_for": "compile"}
+    return Policy(_Plan(name, modes), [_key(eager, i) for i in sorted(at)], info)
+
+
+@contextlib.contextmanager
+def _through(blocks, policies):
+    """Each block called through checkpoint with its policy, its own
+    forward put back after."""
+    kept = [vars(b).get("forward") for b in blocks]
+    for blk, p in zip(blocks, policies):
+        blk.forward = functools.partial(_checkpointed, blk.forward, p)
+    try:
+        yield
+    finally:
+        for blk, f in zip(blocks, kept):
+            if f is None:
+                del blk.forward
+            else:
+                blk.forward = f
 
 
 @contextlib.contextmanager
@@ -482,14 +626,21 @@ def _checkpointed(forward, policy, *args, **kwargs):
                                        **kwargs)
 
 
-def sac_blocks(model, blocks, example_args, example_kwargs=None, *, budget, **settings):
+def sac_blocks(model, blocks, example_args, example_kwargs=None, *, budget, time_limit=60.0,
+               cache=True, compile=False):
     """Each module of blocks (a model's transformer blocks, say) called
     through checkpoint(..., use_reentrant=False, context_fn=its policy)
     from now on, its policy made by sac_policy on the inputs the block gets
-    in model(*example_args, **example_kwargs) (budget and settings as
-    sac_policy's, per block). The blocks' forward is replaced on the
-    instance: names, parameters and hooks stay; a block given a policy
-    before gets the new one instead. Returns the policies."""
+    in model(*example_args, **example_kwargs) (budget, time_limit and
+    cache as sac_policy's, per block). The blocks' forward is replaced on
+    the instance: names, parameters and hooks stay; a block given a
+    policy before gets the new one instead. Returns the policies.
+
+    compile=True chooses them for torch.compile(model) by its measured
+    peak (sac_policy's compile=True, on the whole model: budget bounds
+    the compiled step's peak, fixed being the model's parameters,
+    buffers and the example's tensors, peak the step's without a
+    policy)."""
     if not isinstance(example_args, (tuple, list)):
         example_args = (example_args,)
     blocks = list(blocks)
@@ -497,9 +648,15 @@ def sac_blocks(model, blocks, example_args, example_kwargs=None, *, budget, **se
         f = vars(blk).get("forward")
         if isinstance(f, functools.partial) and f.func is _checkpointed:
             blk.forward = f.args[0]
-    policies = []
-    for blk, (a, k) in zip(blocks, _captured(model, blocks, example_args, example_kwargs)):
-        policies.append(sac_policy(blk, a, k, budget=budget, **settings))
+    inputs = _captured(model, blocks, example_args, example_kwargs)
+    if compile:
+        from .binary import find_checkmate
+        policies = _compiled_policies(model, blocks, inputs, example_args, example_kwargs or {},
+                                      budget, time_limit, find_checkmate(),
+                                      _ready(True, cache))
+    else:
+        policies = [sac_policy(blk, a, k, budget=budget, time_limit=time_limit, cache=cache)
+                    for blk, (a, k) in zip(blocks, inputs)]
     for blk, p in zip(blocks, policies):
         blk.forward = functools.partial(_checkpointed, blk.forward, p)
     return policies

@@ -1,6 +1,7 @@
 """Solving a graph with the `checkmate` binary: the graph written to a
 temporary file, `checkmate solve` run on it, its plan and its summary
 (`--json`) read back."""
+import fractions
 import json
 import math
 import os
@@ -52,6 +53,20 @@ def budget_arg(budget, fixed_memory, checkpoint_all_peak):
     if isinstance(budget, str) and not SIZE.match(budget):
         raise SolveError("budget %r is not a size such as 16G, 1.5GB, 80%% or 1024" % budget)
     return str(budget)
+
+
+_UNITS = {"": 1, "b": 1, "k": 1 << 10, "kib": 1 << 10, "kb": 10 ** 3, "m": 1 << 20,
+          "mib": 1 << 20, "mb": 10 ** 6, "g": 1 << 30, "gib": 1 << 30, "gb": 10 ** 9,
+          "t": 1 << 40, "tib": 1 << 40, "tb": 10 ** 12}
+
+
+def size_bytes(text, of):
+    """The bytes of a size as the CLI reads it (common/size.c, rounded
+    down): "16G" and "16GiB" binary, "16GB" decimal, "1024" bytes, "80%"
+    of `of`."""
+    m = SIZE.match(text)
+    x, unit = fractions.Fraction(m.group(1)), (m.group(2) or "").lower()
+    return int(x * of / 100) if unit == "%" else int(x * _UNITS[unit])
 
 
 # A bandwidth and a rate as the CLI reads them (common/rate.c).

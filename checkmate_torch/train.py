@@ -3,7 +3,6 @@ plan. Each training step runs the plan's forward steps in the module's
 forward and the rest in its backward (docs/torch.md, "Training with a
 plan")."""
 import copy
-import itertools
 import os
 import platform
 import re
@@ -937,11 +936,11 @@ class RematCompiled(_Wrapper):
 
     def __init__(self, model, step_backend, dynamic=None):
         super().__init__(model)
-        from .compiled import quiet_logging
+        from .compiled import own_code, quiet_logging
         self._quiet_logging = quiet_logging
         self._partitioner = step_backend.partitioner
         self._dynamic = dynamic or {}
-        self._compiled = torch.compile(_own_code(model), backend=step_backend,
+        self._compiled = torch.compile(own_code(model, "remat_step"), backend=step_backend,
                                        fullgraph=True, dynamic=None)
 
     def _mark(self, args, kwargs):
@@ -999,28 +998,6 @@ class RematCompiled(_Wrapper):
                       "partitions so far serve, or another graph)"
                       % Inputs(args, kwargs).describe())
         return out
-
-
-def _own_code(model):
-    """A function that calls model, of a code object of its own.
-
-    Dynamo keeps the code it compiles with the code object of the
-    function compiled, up to torch._dynamo.config.recompile_limit (8)
-    versions, and a new backend is a new version: compiling the model
-    itself, the ninth remat(compile=True) of a module class in one
-    process (a sweep over budgets) failed, and none of the versions went
-    with the remat that made them. Here each RematCompiled's compiled
-    versions are its own. Its name is its own too: dynamo keeps which
-    sizes changed between calls (and compiles them as symbols from then
-    on) by a code's file, line and name, which a copy would share with
-    every other remat's step."""
-    def step(*args, **kwargs):
-        return model(*args, **kwargs)
-    step.__code__ = step.__code__.replace(co_name="remat_step_%d" % next(_steps))
-    return step
-
-
-_steps = itertools.count()
 
 
 def _first_line(e):

@@ -340,6 +340,84 @@ def check_compiled(name, base, blocks_of, args, kwargs, loss_of, peaks=True,
         print("# %s under torch.compile, the step's peaks: %s" % (name, rows))
 
 
+PLANNED_FRACTIONS = (1.0, 0.95, 0.9, 0.85, 0.8, 0.75, 0.7, 0.65, 0.6, 0.5, 0.4)
+
+
+def check_planned(name, base, blocks_of, args, kwargs, loss_of, fractions=PLANNED_FRACTIONS,
+                  least=5):
+    """sac_blocks(compile=True) as the budget falls (fixed + a fraction of
+    the compiled step's peak without a policy) until it refuses one: at
+    each budget it takes, 3 AdamW steps of torch.compile(model) have
+    torch.compile's losses without the policy (COMPILE_LOSS_TOL), the
+    policy's measured peak is within the budget, and the step's peak as
+    measured here does not rise from one budget to the next; at least
+    `least` budgets taken; the first refused in one line, naming the
+    least peak measured."""
+    want, plain_peak = compiled_run(copy.deepcopy(base), args, kwargs, loss_of)
+    rows, bad, refusal = [], [], None
+    for f in fractions:
+        model = copy.deepcopy(base)
+        try:
+            pols = checkmate_torch.sac_blocks(model, blocks_of(model), args, kwargs,
+                                              budget=budget_at(f), compile=True)
+        except SACError as e:
+            refusal = str(e)
+            break
+        have, peak = compiled_run(model, args, kwargs, loss_of)
+        info = pols[0].info
+        worst = max(abs(a - b) for a, b in zip(want, have))
+        rows.append((f, peak, info["compile_saved"], info["measured"]))
+        if worst > COMPILE_LOSS_TOL or info["measured_peak"] > info["budget"]:
+            bad.append((f, worst, info["measured_peak"], info["budget"]))
+    torch._dynamo.reset()
+    peaks = [r[1] for r in rows]
+    ok(not bad and len(rows) >= least and all(b <= a for a, b in zip(peaks, peaks[1:])),
+       "%s, sac_blocks(compile=True) at %d budgets from fixed + 100%% of the compiled step's "
+       "peak down: losses within %g of torch.compile's without a policy, each policy's "
+       "measured peak within its budget, the step's peak never rising (%s; without a policy "
+       "%d)" % (name, len(rows), COMPILE_LOSS_TOL, ", ".join(
+           "%.2f: %d B, %d saved, %d measured" % r for r in rows), plain_peak),
+       "wrong: %s" % bad)
+    ok(refusal is not None and "\n" not in refusal and "least measured peak" in refusal,
+       "%s, sac_blocks(compile=True) below every candidate's peak: refused in one line: %s"
+       % (name, refusal))
+
+
+def check_planned_refusals():
+    """sac_policy(compile=True) on one block: a budget below its fixed
+    memory, or not a size, refused in one line before anything compiles;
+    a block that breaks dynamo's graph, in one line."""
+    torch.manual_seed(0)
+    blk = MLPBlock(16)
+    x = torch.randn(4, 16, requires_grad=True)
+    for budget, what in ((lambda fixed, peak: fixed - 1, "below fixed memory"),
+                         ("lots", "not a size")):
+        try:
+            checkmate_torch.sac_policy(blk, x, budget=budget, compile=True)
+            ok(False, "compile=True, a budget %s: refused" % what)
+        except SACError as e:
+            ok("\n" not in str(e), "compile=True, a budget %s: refused in one line: %s"
+               % (what, e))
+    class Branchy(nn.Module):   # a branch on a value: dynamo breaks its graph
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(16, 16)
+
+        def forward(self, v):
+            h = self.fc(v)
+            return h * 2 if h.sum().item() > 0 else h
+    try:
+        checkmate_torch.sac_policy(Branchy(), x, budget="100%", compile=True)
+        ok(False, "compile=True, a block torch.compile breaks: refused")
+    except SACError as e:
+        ok("\n" not in str(e), "compile=True, a block torch.compile breaks: refused in one "
+           "line: %s" % e)
+    p = checkmate_torch.sac_policy(blk, x, budget="100%", compile=True)
+    ok(p.info["planned_for"] == "compile" and p.info["measured_peak"] <= p.info["budget"]
+       == p.info["peak"], "sac_policy(compile=True) at 100%%: a policy measured within the "
+       "step's peak without one (%d of %d)" % (p.info["measured_peak"], p.info["peak"]))
+
+
 FSDP_FRACTION = 0.5
 
 
@@ -476,9 +554,11 @@ def main():
             check_budgets(*got)
             check_op_lists(*got)
     check_compiled(*mlp_case())
-    if long_checks("GPT, HF GPT-2 and Llama under torch.compile: losses (their peaks are "
-                   "printed)"):
+    check_planned(*mlp_case(), fractions=(1.0, 0.7, 0.6), least=2)
+    if long_checks("GPT, HF GPT-2 and Llama under torch.compile: eager policies' losses, "
+                   "compile=True's losses and peaks"):
         check_compiled(*gpt_case(), peaks=False)
+        check_planned(*gpt_case())
         for case in (hf_gpt2_case, hf_llama_case):
             got = case()
             if got is None:
@@ -486,10 +566,12 @@ def main():
                      "transformers is not installed")
             else:
                 check_compiled(*got, peaks=False, fractions=(0.5, 0.0))
+                check_planned(*got)
     check_fsdp()
     check_mismatch()
     check_again()
     check_cache_and_refusals()
+    check_planned_refusals()
     finish()
 
 
