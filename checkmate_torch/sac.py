@@ -535,9 +535,11 @@ def _compile_candidates(blk, args, kwargs, time_limit, binary, plans, seen):
         # what the partition raised (SolveError, CompiledError) or inductor
         inner = getattr(e, "inner_exception", None) or e
         raise SACError("%s under torch.compile: %s" % (name, _first_line(inner))) from None
-    except (private.dynamo_exc("TorchDynamoException"), compiled.CompiledError,
-            private.PrivateError) as e:   # a graph break, the joint graphs
+    except (compiled.CompiledError, private.PrivateError) as e:
         raise SACError("%s under torch.compile: %s" % (name, _first_line(e))) from None
+    except private.dynamo_exc("TorchDynamoException") as e:   # a graph break
+        raise SACError("%s: torch.compile captures it in more than one graph, or not at all: "
+                       "%s" % (name, _first_line(e))) from None
     return name, eager, ran, seen[key]
 
 
