@@ -806,6 +806,7 @@ class Partitioner:
             jg.realized |= new
             jg.inlined -= unfused
         part, hit, saved, again, costs, rounds = found
+        self._model = jg, costs, saves, node_info
         floor = self._cost(jg, jg.keep_all(), costs, saves)
         cost = self._cost(jg, saved, costs, saves)
         info = {"budget": part["budget"], "plan_peak": part["memory"],
@@ -822,6 +823,14 @@ class Partitioner:
                 "cached": hit if cache is not None else None}
         self.info.append(info)
         return saved
+
+    def figures_of(self, keep):
+        """(cost, saved bytes) of the forward keeping the forward nodes of
+        keep (and what saved_values adds) in the model of the last
+        partition made."""
+        jg, costs, saves, node_info = self._model
+        saved = saved_values(jg, keep, node_info.inputs)
+        return self._cost(jg, saved, costs, saves), _saved_bytes(saved, node_info)
 
     @staticmethod
     def _times(joint_graph, jg, doc, flop_costs, cache):

@@ -397,12 +397,18 @@ def sac_policy(module, example_args, example_kwargs=None, *, budget, time_limit=
     plans = _ready(compile, cache)
     if not isinstance(example_args, (tuple, list)):
         example_args = (example_args,)
-    name = type(module).__name__
+    kwargs = example_kwargs or {}
     if compile:
-        kwargs = example_kwargs or {}
         return _compiled_policies(module, [module], [(example_args, kwargs)], example_args,
                                   kwargs, budget, time_limit, find_checkmate(), plans)[0]
-    region = Region(module, example_args, example_kwargs or {})
+    return _eager_policy(module, example_args, kwargs, budget, time_limit, find_checkmate(),
+                         plans)
+
+
+def _eager_policy(module, example_args, example_kwargs, budget, time_limit, binary, plans):
+    """sac_policy's Policy planned in eager mode's model."""
+    name = type(module).__name__
+    region = Region(module, example_args, example_kwargs)
     a = region.analysis
     fixed = a.fixed_memory
     peak = fixed + region.read_bytes
@@ -412,7 +418,7 @@ def sac_policy(module, example_args, example_kwargs=None, *, budget, time_limit=
             raise SACError("%s: the budget %s is below the region's fixed memory %d (its "
                            "parameters, their gradients, its inputs; peak %d)"
                            % (name, arg, fixed, peak))
-        part, hit = solvemod.partition(find_checkmate(), _knapsack_doc(region, fixed), arg,
+        part, hit = solvemod.partition(binary, _knapsack_doc(region, fixed), arg,
                                        time_limit, plans)
     except solvemod.SolveError as e:
         raise SACError("%s: %s (fixed memory %d, peak %d)" % (name, e, fixed, peak)) from None
@@ -422,7 +428,7 @@ def sac_policy(module, example_args, example_kwargs=None, *, budget, time_limit=
     modes, mine = {}, want
     try:
         for mode in ("eager", "compile"):
-            ran = _recorded(module, example_args, example_kwargs or {}, mode == "compile")
+            ran = _recorded(module, example_args, example_kwargs, mode == "compile")
             at = _alignment(traced, ran)
             keep = [i for i in want if i in at and (
                 mode == "eager" or str(traced[i].overloadpacket) in WRITTEN_UNDER_COMPILE)]
@@ -457,11 +463,10 @@ def _first_line(e):
 def _compiled_policies(model, blocks, inputs, args, kwargs, budget, time_limit, binary, plans):
     """compile=True's Policies for blocks (called in model(*args,
     **kwargs) on inputs, each block's (args, kwargs); blocks [model]: the
-    model is the region, called through checkpoint): the candidates (at
-    each of sac_compile.FRACTIONS, every block's partition there, or its
-    lowest that fits; last, every block saving nothing), in order of
-    their partitions' cost, measured (sac_compile.step_peak) until one
-    fits the budget."""
+    model is the region, called through checkpoint): the candidates (for
+    each of _compile_candidates' answers, every block's; last, every
+    block keeping nothing), in order of their cost in the partitions'
+    model, measured (sac_compile.step_peak) until one fits the budget."""
     from . import sac_compile
     fixed = sum(t.numel() * t.element_size() for t in tensors_of(
         (list(model.parameters()), list(model.buffers()), args, kwargs)))
@@ -488,7 +493,7 @@ def _compiled_policies(model, blocks, inputs, args, kwargs, budget, time_limit, 
     seen = {}
     regions = [_compile_candidates(blk, a, k, time_limit, binary, plans, seen)
                for blk, (a, k) in zip(blocks, inputs)]
-    choices = sorted(range(len(sac_compile.FRACTIONS)),
+    choices = sorted(range(len(regions[0][3])),
                      key=lambda j: (sum(r[3][j][1]["cost"] for r in regions), j)) + [None]
     measured = {}
     for j in choices:
@@ -509,12 +514,32 @@ def _compiled_policies(model, blocks, inputs, args, kwargs, budget, time_limit, 
                       "" if plain is None else ", the step without a policy %d" % plain))
 
 
+# The eager plans that join compile=True's candidates: at fixed + these
+# fractions of what an ordinary region holds (torch.compile's peaks need
+# not follow the partition's model; on bench/torch_sac.py's GPT the eager
+# plan at .4 holds less than any partition's).
+EAGER_FRACTIONS = (0.6, 0.4, 0.2, 0.1)
+
+
+def _eager_keys(blk, args, kwargs, f, time_limit, binary, plans):
+    """The (op, k) under torch.compile that blk's eager plan at fixed + f
+    of what an ordinary region holds keeps; none where eager mode makes
+    no plan (its trace takes less than torch.compile)."""
+    try:
+        return _eager_policy(blk, args, kwargs, lambda fixed, peak: fixed + int(f * (
+            peak - fixed)), time_limit, binary, plans).args[0].modes["compile"][1]
+    except SACError:
+        return frozenset()
+
+
 def _compile_candidates(blk, args, kwargs, time_limit, binary, plans, seen):
-    """(name, eager ops, ops under torch.compile, sac_compile.candidates'
-    answers, each fraction none fits taking the one before) for a block
-    on (args, kwargs); a block of the same ops on tensors of the same
-    shapes as one of seen's (a transformer's; seen is updated) takes its
-    answers: its joint graph is the same."""
+    """(name, eager ops, ops under torch.compile, answers) for a block on
+    (args, kwargs), the answers sac_compile.candidates' for its
+    FRACTIONS (each none fits taking the one before) and for the ops
+    under torch.compile that the eager plans at EAGER_FRACTIONS keep; a
+    block of the same ops on tensors of the same shapes as one of seen's
+    (a transformer's; seen is updated) takes its answers: its joint graph
+    is the same."""
     from . import compiled, sac_compile
     name = type(blk).__name__
     try:
@@ -525,10 +550,13 @@ def _compile_candidates(blk, args, kwargs, time_limit, binary, plans, seen):
             (tuple(t.shape), t.dtype, t.requires_grad, t.device) if isinstance(t, torch.Tensor)
             else repr(t) for t in flat + list(blk.parameters()) + list(blk.buffers())))
         if key not in seen:
+            extra = [_eager_keys(blk, args, kwargs, f, time_limit, binary, plans)
+                     for f in EAGER_FRACTIONS]
             a, k = private.tree_unflatten([_kept_leaf(v) for v in flat], spec)
             with _kept_state(blk):
-                answers = sac_compile.candidates(blk, a, k, ran, time_limit, binary, plans)
-            for i in range(1, len(answers)):
+                answers = sac_compile.candidates(blk, a, k, ran, time_limit, binary, plans,
+                                                 extra)
+            for i in range(1, len(sac_compile.FRACTIONS)):
                 answers[i] = answers[i] or answers[i - 1]
             seen[key] = answers
     except private.dynamo_exc("BackendCompilerFailed") as e:

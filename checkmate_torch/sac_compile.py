@@ -67,14 +67,16 @@ def _taggable(jg, ran):
     return out
 
 
-def candidates(module, args, kwargs, ran, time_limit, binary, cache):
-    """[(keys, figures) or None, for each of FRACTIONS] for module called
-    on (args, kwargs), whose policy sees the calls of ops `ran` under
-    torch.compile: the (op, k) that the partition at that budget keeps
-    and its figures (Partitioner's info: budget, plan_peak, least,
-    checkpoint_all_peak, fixed_memory, cost, overhead, saved_bytes,
-    status, cached); None where no partition fits (the first always
-    does). Runs the region's forward once (the caller keeps the
+def candidates(module, args, kwargs, ran, time_limit, binary, cache, extra=()):
+    """[(keys, figures) or None, for each of FRACTIONS, then for each set
+    of (op, k) of extra] for module called on (args, kwargs), whose
+    policy sees the calls of ops `ran` under torch.compile: the (op, k)
+    that the partition at that budget keeps and its figures
+    (Partitioner's info: budget, plan_peak, least, checkpoint_all_peak,
+    fixed_memory, cost, overhead, saved_bytes, status, cached), None
+    where no partition fits (the first always does); then extra's, those
+    of its (op, k) that are found, with the cost, overhead and saved
+    bytes of keeping them in the same model. Runs the region's forward once (the caller keeps the
     generator's state and the buffers). Raises what compiling the region raises (a
     graph break: fullgraph), compiled.CompiledError where it makes other
     than one joint graph, and solve.SolveError where even keeping every
@@ -103,6 +105,12 @@ def candidates(module, args, kwargs, ran, time_limit, binary, cache):
                                                    **kwargs), self.info[-1]))
                 except SolveError:
                     answers.append(None)
+            floor = self.info[0]["cost"] / self.info[0]["overhead"]
+            for keys in extra:
+                keep = {n for n, k in found["keys"].items() if k in keys}
+                cost, nbytes = self.figures_of(keep)
+                answers.append((keep, {"cost": cost, "overhead": cost / floor if floor else 1.0,
+                                       "saved_bytes": nbytes, "plan_peak": None}))
             return saved
 
         def uuid(self):
