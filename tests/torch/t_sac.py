@@ -37,6 +37,7 @@ import functools
 import os
 import pickle
 import sys
+import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -362,16 +363,18 @@ def check_planned(name, base, blocks_of, args, kwargs, loss_of, fractions=PLANNE
     rows, bad, refusal = [], [], None
     for f in fractions:
         model = copy.deepcopy(base)
+        began = time.time()
         try:
             pols = checkmate_torch.sac_blocks(model, blocks_of(model), args, kwargs,
                                               budget=budget_at(f), compile=True)
         except SACError as e:
             refusal = str(e)
             break
+        planned = time.time() - began
         have, peak = compiled_run(model, args, kwargs, loss_of)
         info = pols[0].info
         worst = max(abs(a - b) for a, b in zip(want, have))
-        rows.append((f, peak, info["compile_saved"], info["measured"]))
+        rows.append((f, peak, info["compile_saved"], info["measured"], planned))
         if worst > COMPILE_LOSS_TOL or info["measured_peak"] > info["budget"]:
             bad.append((f, worst, info["measured_peak"], info["budget"]))
     torch._dynamo.reset()
@@ -381,7 +384,7 @@ def check_planned(name, base, blocks_of, args, kwargs, loss_of, fractions=PLANNE
        "peak down: losses within %g of torch.compile's without a policy, each policy's "
        "measured peak within its budget, the step's peak never rising (%s; without a policy "
        "%d)" % (name, len(rows), COMPILE_LOSS_TOL, ", ".join(
-           "%.2f: %d B, %d saved, %d measured" % r for r in rows), plain_peak),
+           "%.2f: %d B, %d saved, %d measured, %.0f s" % r for r in rows), plain_peak),
        "wrong: %s" % bad)
     ok(refusal is not None and "\n" not in refusal and "least measured peak" in refusal,
        "%s, sac_blocks(compile=True) below every candidate's peak: refused in one line: %s"
