@@ -706,6 +706,9 @@ class Partitioner:
         # Whether a budget no partition fits is said with the least that
         # does (_least_fitting: up to 8 solves more).
         self.explain = True
+        # (JointGraph, costs, save costs, node_info, the keep-all cost) of
+        # the last partition made (figures_of).
+        self._model = None
         self.info = []
         self._num_fwd_outputs = None   # the partition's, set by __call__
         self._uuid = uuid
@@ -806,8 +809,8 @@ class Partitioner:
             jg.realized |= new
             jg.inlined -= unfused
         part, hit, saved, again, costs, rounds = found
-        self._model = jg, costs, saves, node_info
         floor = self._cost(jg, jg.keep_all(), costs, saves)
+        self._model = jg, costs, saves, node_info, floor
         cost = self._cost(jg, saved, costs, saves)
         info = {"budget": part["budget"], "plan_peak": part["memory"],
                 "least": part["least_memory"],
@@ -825,12 +828,13 @@ class Partitioner:
         return saved
 
     def figures_of(self, keep):
-        """(cost, saved bytes) of the forward keeping the forward nodes of
-        keep (and what saved_values adds) in the model of the last
-        partition made."""
-        jg, costs, saves, node_info = self._model
+        """(cost, overhead, saved bytes) of the forward keeping the forward
+        nodes of keep (and what saved_values adds) in the model of the last
+        partition made (info's figures of the same names)."""
+        jg, costs, saves, node_info, floor = self._model
         saved = saved_values(jg, keep, node_info.inputs)
-        return self._cost(jg, saved, costs, saves), _saved_bytes(saved, node_info)
+        cost = self._cost(jg, saved, costs, saves)
+        return cost, cost / floor if floor else 1.0, _saved_bytes(saved, node_info)
 
     @staticmethod
     def _times(joint_graph, jg, doc, flop_costs, cache):

@@ -105,11 +105,10 @@ def candidates(module, args, kwargs, ran, time_limit, binary, cache, extra=()):
                                                    **kwargs), self.info[-1]))
                 except SolveError:
                     answers.append(None)
-            floor = self.info[0]["cost"] / self.info[0]["overhead"]
             for keys in extra:
                 keep = {n for n, k in found["keys"].items() if k in keys}
-                cost, nbytes = self.figures_of(keep)
-                answers.append((keep, {"cost": cost, "overhead": cost / floor if floor else 1.0,
+                cost, overhead, nbytes = self.figures_of(keep)
+                answers.append((keep, {"cost": cost, "overhead": overhead,
                                        "saved_bytes": nbytes, "plan_peak": None}))
             return saved
 
