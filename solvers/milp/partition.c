@@ -107,8 +107,7 @@ static int profile(const struct graph *g, const struct timeline *t, struct parti
 	}
 	memset(p->again, 0, (size_t)g->n);
 	/* Nodes come in topological order: a forward node is computed again
-	 * when a backward node, or a node computed again, reads it unsaved
-	 * (an unsaveable one is never saved). */
+	 * when a backward node, or one computed again, reads it unsaved. */
 	for (int v = g->n - 1; v >= 0; v--) {
 		if (!g->nodes[v].backward && !p->again[v])
 			continue;
@@ -142,8 +141,7 @@ static int profile(const struct graph *g, const struct timeline *t, struct parti
 				until = r > until ? r : until;
 			}
 		}
-		p->saved[v] = p->saved[v] && !g->nodes[v].backward && !g->nodes[v].unsaveable &&
-			      read;
+		p->saved[v] = p->saved[v] && !g->nodes[v].backward && !g->nodes[v].unsaveable && read;
 		if (p->saved[v]) {
 			p->cost += g->nodes[v].save_cost;
 			saved += g->nodes[v].memory;
