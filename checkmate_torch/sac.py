@@ -405,10 +405,13 @@ def sac_policy(module, example_args, example_kwargs=None, *, budget, time_limit=
                          plans)
 
 
-def _eager_policy(module, example_args, example_kwargs, budget, time_limit, binary, plans):
-    """sac_policy's Policy planned in eager mode's model."""
+def _eager_policy(module, example_args, example_kwargs, budget, time_limit, binary, plans,
+                  region=None, recorded=None):
+    """sac_policy's Policy planned in eager mode's model (region: the
+    module's Region, recorded: {mode: _recorded's ops}, where made
+    already)."""
     name = type(module).__name__
-    region = Region(module, example_args, example_kwargs)
+    region = region or Region(module, example_args, example_kwargs)
     a = region.analysis
     fixed = a.fixed_memory
     peak = fixed + region.read_bytes
@@ -428,7 +431,8 @@ def _eager_policy(module, example_args, example_kwargs, budget, time_limit, bina
     modes, mine = {}, want
     try:
         for mode in ("eager", "compile"):
-            ran = _recorded(module, example_args, example_kwargs, mode == "compile")
+            ran = recorded[mode] if recorded else _recorded(module, example_args,
+                                                            example_kwargs, mode == "compile")
             at = _alignment(traced, ran)
             keep = [i for i in want if i in at and (
                 mode == "eager" or str(traced[i].overloadpacket) in WRITTEN_UNDER_COMPILE)]
@@ -509,9 +513,10 @@ def _compiled_policies(model, blocks, inputs, args, kwargs, budget, time_limit, 
                               measured=len(measured), status="measured")
             return policies
     raise SACError("compile=True: no policy of the %d measured fits the budget %d: the least "
-                   "measured peak is %d (fixed memory %d%s)"
+                   "measured peak is %d (fixed memory %d%s; the peaks measured: %s)"
                    % (len(measured), limit, min(measured.values()), fixed,
-                      "" if plain is None else ", the step without a policy %d" % plain))
+                      "" if plain is None else ", the step without a policy %d" % plain,
+                      ", ".join(map(str, sorted(set(measured.values()))))))
 
 
 # The eager plans that join compile=True's candidates: at fixed + these
@@ -521,15 +526,24 @@ def _compiled_policies(model, blocks, inputs, args, kwargs, budget, time_limit, 
 EAGER_FRACTIONS = (0.6, 0.4, 0.2, 0.1)
 
 
-def _eager_keys(blk, args, kwargs, f, time_limit, binary, plans):
-    """The (op, k) under torch.compile that blk's eager plan at fixed + f
-    of what an ordinary region holds keeps; none where eager mode makes
-    no plan (its trace takes less than torch.compile)."""
+def _eager_keys(blk, args, kwargs, time_limit, binary, plans, recorded):
+    """For each of EAGER_FRACTIONS f, the (op, k) under torch.compile that
+    blk's eager plan at fixed + f of what an ordinary region holds keeps
+    (recorded: {mode: _recorded's ops}); none where eager mode makes no
+    plan (its trace takes less than torch.compile)."""
     try:
-        return _eager_policy(blk, args, kwargs, lambda fixed, peak: fixed + int(f * (
-            peak - fixed)), time_limit, binary, plans).args[0].modes["compile"][1]
+        region = Region(blk, args, kwargs)
     except SACError:
-        return frozenset()
+        return [frozenset()] * len(EAGER_FRACTIONS)
+    out = []
+    for f in EAGER_FRACTIONS:
+        try:
+            out.append(_eager_policy(
+                blk, args, kwargs, lambda fixed, peak: fixed + int(f * (peak - fixed)),
+                time_limit, binary, plans, region, recorded).args[0].modes["compile"][1])
+        except SACError:
+            out.append(frozenset())
+    return out
 
 
 def _compile_candidates(blk, args, kwargs, time_limit, binary, plans, seen):
@@ -550,8 +564,8 @@ def _compile_candidates(blk, args, kwargs, time_limit, binary, plans, seen):
             (tuple(t.shape), t.dtype, t.requires_grad, t.device) if isinstance(t, torch.Tensor)
             else repr(t) for t in flat + list(blk.parameters()) + list(blk.buffers())))
         if key not in seen:
-            extra = [_eager_keys(blk, args, kwargs, f, time_limit, binary, plans)
-                     for f in EAGER_FRACTIONS]
+            extra = _eager_keys(blk, args, kwargs, time_limit, binary, plans,
+                                {"eager": eager, "compile": ran})
             a, k = private.tree_unflatten([_kept_leaf(v) for v in flat], spec)
             with _kept_state(blk):
                 answers = sac_compile.candidates(blk, a, k, ran, time_limit, binary, plans,
