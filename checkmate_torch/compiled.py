@@ -713,7 +713,8 @@ class Partitioner:
         self._num_fwd_outputs = None   # the partition's, set by __call__
         self._uuid = uuid
         # Bytes that replace the budget while the backend partitions a
-        # step again, its measured peak over the budget (_held).
+        # step again, its measured peak over the budget (_held), or while
+        # sac_compile partitions a region at its other budgets.
         self.lowered = None
         # The sizes the last partition was made at ({symbol: size}, None
         # for a static graph: _sized).

@@ -476,6 +476,13 @@ def dynamo_exc(name):
     return get("torch._dynamo.exc." + name)
 
 
+def backend_error(e):
+    """What a torch.compile backend raised, where dynamo wrapped it in a
+    BackendCompilerFailed (its inner_exception), else e: only a message
+    reads it, so a torch without the attribute gives dynamo's text."""
+    return getattr(e, "inner_exception", None) or e
+
+
 def dynamo_config():
     return importlib.import_module("torch._dynamo.config")
 

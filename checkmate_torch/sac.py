@@ -575,8 +575,8 @@ def _compile_candidates(blk, args, kwargs, time_limit, binary, plans, seen):
             seen[key] = answers
     except private.dynamo_exc("BackendCompilerFailed") as e:
         # what the partition raised (SolveError, CompiledError) or inductor
-        inner = getattr(e, "inner_exception", None) or e
-        raise SACError("%s under torch.compile: %s" % (name, _first_line(inner))) from None
+        raise SACError("%s under torch.compile: %s"
+                       % (name, _first_line(private.backend_error(e)))) from None
     except (compiled.CompiledError, private.PrivateError) as e:
         raise SACError("%s under torch.compile: %s" % (name, _first_line(e))) from None
     except private.dynamo_exc("TorchDynamoException") as e:   # a graph break

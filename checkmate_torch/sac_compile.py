@@ -94,17 +94,17 @@ def candidates(module, args, kwargs, ran, time_limit, binary, cache, extra=()):
         def choose(self, joint_graph, node_info, memory_budget=1, **kwargs):
             found["graphs"] = found.get("graphs", 0) + 1
             answers = found["answers"] = []
-            self.settings = (lambda fixed, peak: peak,) + self.settings[1:]
             saved = super().choose(joint_graph, node_info, memory_budget, **kwargs)
             answers.append((saved, self.info[-1]))
             least, peak = self.info[-1]["least"], self.info[-1]["checkpoint_all_peak"]
-            for f in FRACTIONS[1:]:
-                self.settings = (least + int(f * (peak - least)),) + self.settings[1:]
+            for f in FRACTIONS[1:]:   # the budget each partition is made at
+                self.lowered = least + int(f * (peak - least))
                 try:
                     answers.append((super().choose(joint_graph, node_info, memory_budget,
                                                    **kwargs), self.info[-1]))
                 except SolveError:
                     answers.append(None)
+            self.lowered = None
             for keys in extra:
                 keep = {n for n, k in found["keys"].items() if k in keys}
                 cost, overhead, nbytes = self.figures_of(keep)
@@ -118,7 +118,8 @@ def candidates(module, args, kwargs, ran, time_limit, binary, cache, extra=()):
         def __reduce__(self):   # inductor pickles its config; no cache holds this
             return (str, ("checkmate selective checkpointing partitioner",))
 
-    part = RegionPartitioner(None, time_limit, binary, cache, unsaveable=unsaveable)
+    part = RegionPartitioner(lambda fixed, peak: peak, time_limit, binary, cache,
+                             unsaveable=unsaveable)
     part.explain = False
     compile_fx = private.get("torch._inductor.compile_fx.compile_fx")
     ic, aot = private.inductor_config(), private.functorch_config()

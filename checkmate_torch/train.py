@@ -982,8 +982,8 @@ class RematCompiled(_Wrapper):
             with self._quiet_logging():
                 out = self._compiled(*args, **kwargs)
         except private.dynamo_exc("BackendCompilerFailed") as e:
-            inner = getattr(e, "inner_exception", None) or e
-            raise RematError("compile=True: %s" % _first_line(inner)) from None
+            raise RematError("compile=True: %s" % _first_line(private.backend_error(e))) \
+                from None
         except private.dynamo_exc("FailOnRecompileLimitHit"):
             raise RematError("compile=True: a step of a new input signature (shapes, dtypes) "
                              "over torch._dynamo.config.recompile_limit (%d) signatures "
