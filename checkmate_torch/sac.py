@@ -105,16 +105,24 @@ class Region:
         except (TraceError, AnalysisError) as e:
             raise SACError(str(e)) from None
         self.analysis = a
+        writes = self._written_names(a)
+        if writes:
+            raise SACError("%s: the region writes %s in its forward; checkpoint runs the "
+                           "forward again in the backward, which writes it again or reads "
+                           "the new value (another model trains): keep the write out of the "
+                           "region"
+                           % (type(module).__name__, writes[0] + (
+                               " (and %d more)" % (len(writes) - 1) if writes[1:] else "")))
         tangents = {p for p in a.placeholders if a.role[p] == "tangent"}
         calls = [n for n in a.nodes if n.op == "call_function"]
-        # The forward ends at its last output (or written value, or random
-        # op), and before the first op that reads a tangent: autograd
-        # traces the backward after the whole forward, and it may begin
-        # with ops of its own that read no tangent (a weight transposed).
+        # The forward ends at its last output (or random op), and before
+        # the first op that reads a tangent: autograd traces the backward
+        # after the whole forward, and it may begin with ops of its own
+        # that read no tangent (a weight transposed).
         # A forward that ends with ops nothing reads is refused when it
         # runs (the policy sees more ops than the example's).
         at = {n: i for i, n in enumerate(calls)}
-        ends = [at[n] for n in a.outputs + list(a.final.values()) + a.randoms if n in at]
+        ends = [at[n] for n in a.outputs + a.randoms if n in at]
         bound = max(ends) + 1 if ends else len(calls)
         bound = min([bound] + [i for i, n in enumerate(calls)
                                if any(x in tangents for x in _inputs(n))])
@@ -137,6 +145,14 @@ class Region:
         owners = {a.owner(x) for x in bw_reads} - {None}
         self.read_bytes = sum(a.memory[r] for r in a.real
                               if r in owners and r not in a.backward)
+
+    @staticmethod
+    def _written_names(a):
+        """The parameters, buffers and inputs the region writes, named."""
+        names = (["parameter " + n for n in a.traced.param_names]
+                 + ["buffer " + n for n in a.traced.buffer_names])
+        return [names[i] if i < len(names) else "its input %d" % (i - len(names) + 1)
+                for i, p in enumerate(a.placeholders) if p in a.final]
 
     def _root(self, n):
         a = self.analysis
@@ -392,7 +408,12 @@ def sac_policy(module, example_args, example_kwargs=None, *, budget, time_limit=
     overhead (the partition's model: its peak and FLOPs over keeping
     every value), saved_bytes, saved, ops, compile_saved, compile_ops,
     cost_unit, status ("measured") and planned_for "compile" (else
-    "eager")."""
+    "eager").
+
+    Refused in one line (SACError): a region that writes a parameter,
+    buffer or input in its forward (a counter, BatchNorm's running
+    statistics), which checkpoint's recompute would write again or read
+    written; under compile=True, one that registers a tensor hook."""
     from .binary import find_checkmate
     plans = _ready(compile, cache)
     if not isinstance(example_args, (tuple, list)):
@@ -504,8 +525,9 @@ def _compiled_policies(model, blocks, inputs, args, kwargs, budget, time_limit, 
         keys = tuple(frozenset() if j is None else r[3][j][0] for r in regions)
         if keys in measured:
             continue
-        policies = [_compile_policy(name, eager, ran, k, None if j is None else answers[j][1],
-                                    fixed) for (name, eager, ran, answers), k in zip(regions, keys)]
+        policies = [_compile_policy(name, eager, ran, k, saveable,
+                                    None if j is None else answers[j][1], fixed)
+                    for (name, eager, ran, answers, saveable), k in zip(regions, keys)]
         measured[keys] = peak = peak_of(policies)
         if peak <= limit:
             for p in policies:
@@ -526,15 +548,11 @@ def _compiled_policies(model, blocks, inputs, args, kwargs, budget, time_limit, 
 EAGER_FRACTIONS = (0.6, 0.4, 0.2, 0.1)
 
 
-def _eager_keys(blk, args, kwargs, time_limit, binary, plans, recorded):
+def _eager_keys(blk, args, kwargs, time_limit, binary, plans, region, recorded):
     """For each of EAGER_FRACTIONS f, the (op, k) under torch.compile that
-    blk's eager plan at fixed + f of what an ordinary region holds keeps
-    (recorded: {mode: _recorded's ops}); none where eager mode makes no
-    plan (its trace takes less than torch.compile)."""
-    try:
-        region = Region(blk, args, kwargs)
-    except SACError:
-        return [frozenset()] * len(EAGER_FRACTIONS)
+    blk's eager plan (region: blk's Region) at fixed + f of what an
+    ordinary region holds keeps (recorded: {mode: _recorded's ops}); none
+    where eager mode makes no plan."""
     out = []
     for f in EAGER_FRACTIONS:
         try:
@@ -546,33 +564,64 @@ def _eager_keys(blk, args, kwargs, time_limit, binary, plans, recorded):
     return out
 
 
+def _saveable_keys(region, eager, ran):
+    """{(op, k) under torch.compile: its position in eager mode, or None}
+    for the ops of region that eager planning may save (Region.saveable:
+    a value written later, say, is not), aligned with each mode's ops."""
+    traced = [op_of(n) for n in region.ops]
+    in_eager, in_compile = _alignment(traced, eager), _alignment(traced, ran)
+    at = {n: i for i, n in enumerate(region.ops)}
+    return {_key(ran, in_compile[at[n]]): in_eager.get(at[n]) for n in region.saveable
+            if at[n] in in_compile}
+
+
+class _TensorHooks(torch.overrides.TorchFunctionMode):
+    """Counts the gradient hooks registered on tensors while it is on."""
+
+    calls = 0
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        if func is torch.Tensor.register_hook:
+            self.calls += 1
+        return func(*args, **(kwargs or {}))
+
+
 def _compile_candidates(blk, args, kwargs, time_limit, binary, plans, seen):
-    """(name, eager ops, ops under torch.compile, answers) for a block on
-    (args, kwargs), the answers sac_compile.candidates' for its
+    """(name, eager ops, ops under torch.compile, answers, saveable) for a
+    block on (args, kwargs): the answers sac_compile.candidates' for its
     FRACTIONS (each none fits taking the one before) and for the ops
-    under torch.compile that the eager plans at EAGER_FRACTIONS keep; a
-    block of the same ops on tensors of the same shapes as one of seen's
-    (a transformer's; seen is updated) takes its answers: its joint graph
-    is the same."""
+    under torch.compile that the eager plans at EAGER_FRACTIONS keep,
+    among the saveable (_saveable_keys'); a block of the same ops on
+    tensors of the same shapes as one of seen's (a transformer's; seen is
+    updated) takes its answers: its joint graph is the same. Refuses a
+    block that registers a tensor hook (torch.compile's checkpoint trains
+    another model: docs/torch.md)."""
     from . import compiled, sac_compile
     name = type(blk).__name__
     try:
-        eager = _recorded(blk, args, kwargs, False)
+        with _TensorHooks() as hooks:
+            eager = _recorded(blk, args, kwargs, False)
+        if hooks.calls:
+            raise SACError("%s: the region registers a gradient hook on a tensor of its "
+                           "forward, which torch.compile's checkpoint does not train as eager "
+                           "mode does: keep the hook out of the region" % name)
         ran = _recorded(blk, args, kwargs, True)
         flat, spec = private.tree_flatten((tuple(args), dict(kwargs)))
         key = (tuple(eager), tuple(ran), tuple(
             (tuple(t.shape), t.dtype, t.requires_grad, t.device) if isinstance(t, torch.Tensor)
             else repr(t) for t in flat + list(blk.parameters()) + list(blk.buffers())))
         if key not in seen:
-            extra = _eager_keys(blk, args, kwargs, time_limit, binary, plans,
+            region = Region(blk, args, kwargs)
+            saveable = _saveable_keys(region, eager, ran)
+            extra = _eager_keys(blk, args, kwargs, time_limit, binary, plans, region,
                                 {"eager": eager, "compile": ran})
             a, k = private.tree_unflatten([_kept_leaf(v) for v in flat], spec)
             with _kept_state(blk):
-                answers = sac_compile.candidates(blk, a, k, ran, time_limit, binary, plans,
-                                                 extra)
+                answers = sac_compile.candidates(blk, a, k, ran, set(saveable), time_limit,
+                                                 binary, plans, extra)
             for i in range(1, len(sac_compile.FRACTIONS)):
                 answers[i] = answers[i] or answers[i - 1]
-            seen[key] = answers
+            seen[key] = answers, saveable
     except private.dynamo_exc("BackendCompilerFailed") as e:
         # what the partition raised (SolveError, CompiledError) or inductor
         raise SACError("%s under torch.compile: %s"
@@ -582,13 +631,14 @@ def _compile_candidates(blk, args, kwargs, time_limit, binary, plans, seen):
     except private.dynamo_exc("TorchDynamoException") as e:   # a graph break
         raise SACError("%s: torch.compile captures it in more than one graph, or not at all: "
                        "%s" % (name, _first_line(e))) from None
-    return name, eager, ran, seen[key]
+    return (name, eager, ran) + seen[key]
 
 
-def _compile_policy(name, eager, ran, keys, part, fixed):
-    """The Policy keeping (op, k) of keys in both modes, its info from the
-    region's partition part (None: one keeping nothing)."""
-    at = frozenset(i for i in range(len(eager)) if _key(eager, i) in keys)
+def _compile_policy(name, eager, ran, keys, saveable, part, fixed):
+    """The Policy keeping the (op, k) of keys under torch.compile and
+    their positions in eager mode (saveable: _saveable_keys'), its info
+    from the region's partition part (None: one keeping nothing)."""
+    at = frozenset(saveable[k] for k in keys if saveable[k] is not None)
     modes = {"eager": (tuple(eager), at), "compile": (tuple(ran), keys)}
     info = {"fixed_memory": fixed, "region_peak": part and part["plan_peak"],
             "saved_bytes": part["saved_bytes"] if part else 0,

@@ -17,8 +17,10 @@ measurement, over a few candidates fixed in advance:
   of its activations above its least memory, restricted to the values a
   policy can tag: the outputs of the matmuls, convolutions and
   attentions that the policy sees under torch.compile (the k-th call of
-  an op, as sac.py identifies ops), found in the joint graph in order;
-  the others are "saveable": false there (docs/formats.md). No kernel
+  an op, as sac.py identifies ops), found in the joint graph in order,
+  that eager mode may save too (the policy's eager side runs where
+  dynamo leaves the recompute); the others are "saveable": false there
+  (docs/formats.md). No kernel
   is compiled: the partition is all that compile is for.
 - step_peak(): one forward and backward of the whole model through
   torch.compile with a candidate's policies, its peak measured.
@@ -38,6 +40,8 @@ from .measure import step_peak as measured_peak
 # peak keeps every value the backward reads and least is the partition's
 # lower bound on any saved set's memory.
 FRACTIONS = (1.0, 0.8, 0.6, 0.4, 0.3, 0.2, 0.1, 0.0)
+# The budget of the first partition, above any plan's peak.
+UNBOUNDED = 1 << 50
 
 
 def _uncompiled(gm, example_inputs, **_):
@@ -49,11 +53,11 @@ def _uncompiled(gm, example_inputs, **_):
     return run
 
 
-def _taggable(jg, ran):
+def _taggable(jg, ran, allowed):
     """{forward node: (op, k)}: the matmuls, convolutions and attentions
     of the joint graph's forward matched in order with the calls of the
-    same ops that the policy sees (ran); k counts the op's calls in ran
-    before the matched one."""
+    same ops that the policy sees (ran), those whose (op, k) is among
+    allowed; k counts the op's calls in ran before the matched one."""
     nodes = [n for n in jg.forward if compiled._is_compute_intensive(n)]
     ops = {n.target for n in nodes}
     calls = [i for i, op in enumerate(ran) if op in ops]
@@ -64,13 +68,14 @@ def _taggable(jg, ran):
         for d in range(blk.size):
             n, i = nodes[blk.a + d], calls[blk.b + d]
             out[n] = (n.target, sum(1 for op in ran[:i] if op is n.target))
-    return out
+    return {n: k for n, k in out.items() if k in allowed}
 
 
-def candidates(module, args, kwargs, ran, time_limit, binary, cache, extra=()):
+def candidates(module, args, kwargs, ran, allowed, time_limit, binary, cache, extra=()):
     """[(keys, figures) or None, for each of FRACTIONS, then for each set
     of (op, k) of extra] for module called on (args, kwargs), whose
-    policy sees the calls of ops `ran` under torch.compile: the (op, k)
+    policy sees the calls of ops `ran` under torch.compile and may keep
+    the (op, k) of allowed (the others are unsaveable): the (op, k)
     that the partition at that budget keeps and its figures
     (Partitioner's info: budget, plan_peak, least, checkpoint_all_peak,
     fixed_memory, cost, overhead, saved_bytes, status, cached), None
@@ -85,7 +90,7 @@ def candidates(module, args, kwargs, ran, time_limit, binary, cache, extra=()):
     found = {}
 
     def unsaveable(jg):
-        found["keys"] = _taggable(jg, ran)
+        found["keys"] = _taggable(jg, ran, allowed)
         return set(jg.forward) - set(found["keys"])
 
     base = private.get("torch._inductor.custom_graph_pass.CustomPartitionerFn")
@@ -118,7 +123,9 @@ def candidates(module, args, kwargs, ran, time_limit, binary, cache, extra=()):
         def __reduce__(self):   # inductor pickles its config; no cache holds this
             return (str, ("checkmate selective checkpointing partitioner",))
 
-    part = RegionPartitioner(lambda fixed, peak: peak, time_limit, binary, cache,
+    # The first partition keeps every value it may (no budget binds): an
+    # unsaveable value computed again can hold more than keeping all.
+    part = RegionPartitioner(lambda fixed, peak: UNBOUNDED, time_limit, binary, cache,
                              unsaveable=unsaveable)
     part.explain = False
     compile_fx = private.get("torch._inductor.compile_fx.compile_fx")

@@ -6,7 +6,7 @@ fuzzer").
 
 Usage: PYTHON tests/torch/fuzz_run.py [--seeds A:B | --seed N] [--jobs N]
            [--timeout S] [--device cpu|cuda] [--compile] [--alias] [--offload]
-           [--sizes] [--background]
+           [--sizes] [--background] [--sac]
            [--json FILE]
            [--features] [--verbose] [CHECKMATE_BINARY]
 
@@ -37,6 +37,8 @@ NaN). --sizes makes each step's batch smaller and its sequence shorter
 than the step's before (down to 2; fuzz_gen.build's sizes): the second
 step's call is traced with symbolic sizes, and its plan runs the third
 (sizes.py); the summary counts the steps a symbolic plan ran.
+--sac fuzzes checkmate_torch.sac_policy instead, eager and compile=True,
+the whole model one region (fuzz_sac.py).
 --background passes remat background=True where the seed's strategy is
 auto (without copies): the steps run the search's first plan until it
 ends, then its final one; the summary counts the steps each ran.
@@ -57,6 +59,7 @@ ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 PKG_ROOT = ROOT  # where checkmate_torch is imported from (--package-root)
 DEVICE = "cpu"   # where the models train (--device)
 COMPILE = False  # remat(compile=True) instead (--compile)
+SAC = False      # sac_policy instead (--sac)
 ALIAS = False    # calls whose tensors share memory (--alias, fuzz_gen.ALIAS_MODES)
 OFFLOAD = False  # plans with copies to host memory (--offload)
 SIZES = False    # each step at other sizes (--sizes)
@@ -465,7 +468,13 @@ def setup():
 
 
 def one_seed(seed, verbose=False):
-    """seed's record, in the mode of --compile."""
+    """seed's record, in the mode of --compile or --sac."""
+    if SAC:
+        import fuzz_sac
+        t0 = time.time()
+        rec = fuzz_sac.run_seed(seed, DEVICE)
+        rec.update(secs=round(time.time() - t0, 3), log=[])
+        return rec
     if COMPILE:
         import fuzz_compiled
         fuzz_compiled.ALIAS = ALIAS
@@ -476,9 +485,9 @@ def one_seed(seed, verbose=False):
     return run_seed(seed, verbose)
 
 
-def _worker(conn, pkg_root, device, compiled, alias, offload, sizes, background):
-    global PKG_ROOT, DEVICE, COMPILE, ALIAS, OFFLOAD, SIZES, BACKGROUND
-    BACKGROUND = background
+def _worker(conn, pkg_root, device, compiled, alias, offload, sizes, background, sac):
+    global PKG_ROOT, DEVICE, COMPILE, ALIAS, OFFLOAD, SIZES, BACKGROUND, SAC
+    BACKGROUND, SAC = background, sac
     PKG_ROOT, DEVICE, COMPILE, ALIAS, OFFLOAD, SIZES = \
         pkg_root, device, compiled, alias, offload, sizes
     setup()
@@ -505,7 +514,8 @@ def run_many(seeds, jobs, timeout, progress=None):
     def start():
         a, b = ctx.Pipe()
         p = ctx.Process(target=_worker, daemon=True,
-                        args=(b, PKG_ROOT, DEVICE, COMPILE, ALIAS, OFFLOAD, SIZES, BACKGROUND))
+                        args=(b, PKG_ROOT, DEVICE, COMPILE, ALIAS, OFFLOAD, SIZES, BACKGROUND,
+                              SAC))
         p.start()
         b.close()
         workers[a] = [p, None, None]
@@ -705,6 +715,8 @@ def main(argv=None):
                     help="remat(background=True) where the seed's strategy is auto")
     ap.add_argument("--sizes", action="store_true",
                     help="each step at smaller sizes than the one before")
+    ap.add_argument("--sac", action="store_true",
+                    help="fuzz sac_policy (eager and compile=True) on the whole model")
     ap.add_argument("--json", help="write one record per seed (a JSON list) to this file")
     ap.add_argument("--features", action="store_true",
                     help="also print the outcomes per feature")
@@ -712,9 +724,11 @@ def main(argv=None):
     ap.add_argument("--package-root", default=ROOT,
                     help="the folder checkmate_torch is imported from (default: this checkout)")
     o = ap.parse_args(argv)
-    global PKG_ROOT, DEVICE, COMPILE, ALIAS, OFFLOAD, SIZES, BACKGROUND
+    global PKG_ROOT, DEVICE, COMPILE, ALIAS, OFFLOAD, SIZES, BACKGROUND, SAC
     PKG_ROOT, DEVICE, COMPILE = os.path.abspath(o.package_root), o.device, o.compile
-    ALIAS, OFFLOAD, SIZES, BACKGROUND = o.alias, o.offload, o.sizes, o.background
+    ALIAS, OFFLOAD, SIZES, BACKGROUND, SAC = o.alias, o.offload, o.sizes, o.background, o.sac
+    if SAC and (COMPILE or ALIAS or OFFLOAD or SIZES or BACKGROUND):
+        ap.error("--sac runs alone (its compile=True part is in it)")
     if BACKGROUND and COMPILE:
         ap.error("--background runs with remat's eager mode only, not --compile")
     if OFFLOAD and COMPILE:
@@ -763,7 +777,7 @@ def main(argv=None):
             ver, sys.executable, o.seeds, o.jobs, DEVICE,
             (", compile=True" if COMPILE else "") + (", aliased calls" if ALIAS else "") +
             (", offload" if OFFLOAD else "") + (", sizes" if SIZES else "") +
-            (", background" if BACKGROUND else ""),
+            (", background" if BACKGROUND else "") + (", sac_policy" if SAC else ""),
             revision()))
         sys.stdout.flush()
 
@@ -777,6 +791,9 @@ def main(argv=None):
                          key=lambda r: r["seed"])
         for line in summary(records, time.time() - t0, o.jobs):
             print(line)
+        if SAC:
+            import fuzz_sac
+            print(fuzz_sac.summary_line(records))
         if COMPILE:
             import fuzz_compiled
             print(fuzz_compiled.summary_line(records))

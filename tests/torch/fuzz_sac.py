@@ -1,53 +1,139 @@
-"""sac_policy(compile=True) on fuzz_gen's random models (not yet a mode of
-fuzz_run.py): the whole model one region, 3 SGD steps of
-torch.compile(checkpoint(model, policy)) against torch.compile(model) and
-eager, ok where the losses are within fuzz_compiled.TOL of either.
+"""The PyTorch fuzzer's selective-checkpointing mode (fuzz_run.py --sac):
+a random model (fuzz_gen.build), taken whole as one region, trained 3
+SGD steps through torch.utils.checkpoint with a policy of
+checkmate_torch.sac_policy, in two parts:
 
-Usage: PYTHON tests/torch/fuzz_sac.py A:B [F]  (seeds A to B-1; the
-budget fixed + F (peak - fixed) of the compiled step's peak, 0.7 unless
-given). Prints a line a seed and the counts."""
-import sys, collections
-import os
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(HERE, "..", ".."))
-import torch
-from torch.utils.checkpoint import checkpoint
-import fuzz_compiled as fc
-import checkmate_torch
-from checkmate_torch.sac import SACError
-lo, hi = map(int, sys.argv[1].split(":"))
-frac = float(sys.argv[2]) if len(sys.argv) > 2 else 0.7
-count = collections.Counter()
-for seed in range(lo, hi):
+  eager    sac_policy at fixed + f (peak - fixed), f drawn from
+           EAGER_FRACS: the losses and the parameters after the steps
+           equal the model's trained without checkpointing, bit for bit.
+  compile  sac_policy(compile=True) at fixed + f (peak - fixed) of the
+           compiled step's peak, f drawn from COMPILE_FRACS (100: the
+           cheapest candidate fits), 3 steps of torch.compile of the
+           checkpointed model: the losses within fuzz_compiled.TOL of
+           torch.compile's without checkpointing or of eager's.
+
+Each part's outcome is fuzz_run's (ok, refused: one of sac's one-line
+errors, wrong, crash); the seed's is its worst part's (crash, wrong, ok,
+refused in that order), skip where the ordinary loop fails (and the
+compile part is skipped where torch.compile fails without a policy)."""
+import random
+
+EAGER_FRACS = (0.0, 0.3, 0.6, 1.0)
+COMPILE_FRACS = (0.8, 100.0)
+ORDER = ("crash", "wrong", "ok", "refused", "skip")
+
+
+def _trained(seed, device, make):
+    """(losses, final parameters) of fuzz_compiled.losses on make's
+    wrapping, the parameters cloned."""
+    import fuzz_compiled
+    held = {}
+
+    def wrap(m, b):
+        held["model"] = m
+        return make(m, b)
+    got = fuzz_compiled.losses(seed, device, wrap)
+    return got[0], [p.detach().clone() for p in held["model"].parameters()], got[2]
+
+
+def _checkpointed(m, policy):
+    from torch.utils.checkpoint import checkpoint
+
+    def run(*a, **k):
+        return checkpoint(m, *a, use_reentrant=False, context_fn=policy, **k)
+    return run
+
+
+def _part(run):
+    """run()'s (outcome, message), an SACError being a refusal and any
+    other exception a crash."""
+    from checkmate_torch.sac import SACError
+    from fuzz_compiled import _line
     try:
-        eager = fc.losses(seed, "cpu", lambda m, b: m)[0]
-    except Exception as e:
-        count["skip"] += 1; continue
-    torch._dynamo.reset()
-    try:
-        ref = fc.losses(seed, "cpu", lambda m, b: torch.compile(m, dynamic=False))[0]
-    except Exception as e:
-        count["skip"] += 1; print(seed, "skip compile:", fc._line(e)); continue
-    info = {}
-    def make(m, b):
-        p = checkmate_torch.sac_policy(m, b[0], b[1], compile=True, time_limit=10,
-                                       budget=lambda f, pk: f + int(frac * (pk - f)))
-        info.update(p.info)
-        def run(*a, **k):
-            return checkpoint(m, *a, use_reentrant=False, context_fn=p, **k)
-        return torch.compile(run, dynamic=False)
-    torch._dynamo.reset()
-    try:
-        got = fc.losses(seed, "cpu", make)[0]
+        return run()
     except SACError as e:
-        count["refused"] += 1; print(seed, "refused:", fc._line(e)); continue
+        return "refused", _line(e)
     except Exception as e:
-        count["crash"] += 1; print(seed, "CRASH:", type(e).__name__, fc._line(e)); continue
-    r = min(fc.rel(got, ref), fc.rel(got, eager))
-    out = "ok" if r <= fc.TOL else "wrong"
-    count[out] += 1
-    print(seed, out, "rel %.2g" % r, "saved %s/%s measured %s peak %s budget %s" % (
-        info.get("compile_saved"), info.get("compile_ops"), info.get("measured"),
-        info.get("measured_peak"), info.get("budget")), flush=True)
-print("seeds %d:%d frac %g torch %s: %s" % (lo, hi, frac, torch.__version__, dict(count)))
+        return "crash", "%s: %s" % (type(e).__name__, _line(e))
+
+
+def run_seed(seed, device="cpu"):
+    """One seed's record: {seed, outcome, features, message, choices,
+    parts: {eager, compile: {outcome, message, saved, ops}}}."""
+    import torch
+    import checkmate_torch
+    import fuzz_compiled as fc
+    r = random.Random(seed * 7 + 3)
+    ch = {"eager_frac": r.choice(EAGER_FRACS), "compile_frac": r.choice(COMPILE_FRACS)}
+    rec = {"seed": seed, "outcome": None, "features": [], "message": "", "choices": ch,
+           "parts": {}}
+    try:
+        want, want_params, desc = _trained(seed, device, lambda m, b: m)
+        rec["features"] = list(desc.features)
+    except Exception as e:
+        rec["outcome"], rec["message"] = "skip", "ordinary: %s" % fc._line(e)
+        return rec
+
+    def eager():
+        info = {}
+
+        def make(m, b):
+            p = checkmate_torch.sac_policy(m, b[0], b[1], time_limit=10, budget=_frac(
+                ch["eager_frac"]))
+            info.update(p.info)
+            return _checkpointed(m, p)
+        got, params, _ = _trained(seed, device, make)
+        rec["parts"]["eager"] = {"saved": info["saved"], "ops": info["ops"]}
+        if got == want and all(torch.equal(a, b) for a, b in zip(params, want_params)):
+            return "ok", ""
+        return "wrong", "losses %s, without checkpointing %s" % (got, want)
+
+    def compiled():
+        torch._dynamo.reset()
+        try:
+            ref = fc.losses(seed, device, lambda m, b: torch.compile(m, dynamic=False))[0]
+        except Exception as e:
+            return "skip", "torch.compile: %s" % fc._line(e)
+        info = {}
+
+        def make(m, b):
+            p = checkmate_torch.sac_policy(m, b[0], b[1], compile=True, time_limit=10,
+                                           budget=_frac(ch["compile_frac"]))
+            info.update(p.info)
+            return torch.compile(_checkpointed(m, p), dynamic=False)
+        torch._dynamo.reset()
+        got = fc.losses(seed, device, make)[0]
+        rec["parts"]["compile"] = {"saved": info["compile_saved"], "ops": info["compile_ops"],
+                                   "measured": info["measured"]}
+        if min(fc.rel(got, ref), fc.rel(got, want)) < fc.TOL:
+            return "ok", ""
+        return "wrong", "losses %s, torch.compile's %s, eager's %s" % (got, ref, want)
+
+    for name, run in (("eager", eager), ("compile", compiled)):
+        outcome, message = _part(run)
+        rec["parts"].setdefault(name, {}).update(outcome=outcome, message=message)
+    parts = rec["parts"].values()
+    worst = min(parts, key=lambda p: ORDER.index(p["outcome"]))
+    rec["outcome"] = worst["outcome"]
+    rec["message"] = "; ".join("%s: %s" % (n, p["message"]) for n, p in rec["parts"].items()
+                               if p["outcome"] == worst["outcome"] and p["message"])
+    return rec
+
+
+def _frac(f):
+    return lambda fixed, peak: fixed + int(f * (peak - fixed))
+
+
+def summary_line(records):
+    """Each part's outcomes, counted; or None."""
+    parts = {}
+    for r in records:
+        for name, p in r.get("parts", {}).items():
+            if "outcome" in p:
+                c = parts.setdefault(name, {})
+                c[p["outcome"]] = c.get(p["outcome"], 0) + 1
+    if not parts:
+        return None
+    return "sac parts: " + "; ".join(
+        "%s %s" % (name, ", ".join("%d %s" % (c[o], o) for o in ORDER if o in c))
+        for name, c in sorted(parts.items()))

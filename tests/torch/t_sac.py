@@ -27,7 +27,12 @@ within its budget (fast suite); per block under FSDP2
 those with the blocks checkpointed fully and those without checkpointing,
 bit for bit; a region whose ops differ
 from the example's (a branch taken or not) is a one-line error, in the
-forward where it runs another op, in the backward where it runs fewer.
+forward where it runs another op, in the backward where it runs fewer;
+a region that writes a buffer (a counter, BatchNorm's statistics) is
+refused in one line in either mode, one that hooks a tensor under
+torch.compile; the hooked region in eager mode and a Linear whose output
+ReLU(inplace=True) writes, with either mode's policy, train bit for bit
+(and with compile=True's, within 1e-4 under torch.compile).
 Run on torch 2.13 and 2.14 (sac.TESTED).
 
 Usage: PYTHON tests/torch/t_sac.py [CHECKMATE_BINARY]. Prints TAP and
@@ -171,6 +176,12 @@ def same(a, b):
     return all(torch.equal(x, y) for x, y in zip(a, b)) and len(a) == len(b)
 
 
+def trained_alike(want, have):
+    """train's losses, gradients and parameters, equal bit for bit."""
+    return (same(want[0], have[0]) and all(same(a, b) for a, b in zip(want[1], have[1]))
+            and same(want[2], have[2]))
+
+
 def check_bits(name, base, blocks_of, args, kwargs, loss_of, f):
     ref = copy.deepcopy(base)
     got = copy.deepcopy(base)
@@ -178,8 +189,7 @@ def check_bits(name, base, blocks_of, args, kwargs, loss_of, f):
     want = train(ref, args, kwargs, loss_of)
     have = train(got, args, kwargs, loss_of)
     info = pols[0].info
-    ok(same(want[0], have[0]) and all(same(a, b) for a, b in zip(want[1], have[1]))
-       and same(want[2], have[2]),
+    ok(trained_alike(want, have),
        "%s, budget fixed + %.0f%%: 5 AdamW steps equal ordinary training bit for bit "
        "(saves %d of %d ops, %d bytes a block)"
        % (name, 100 * f, info["saved"], info["ops"], info["saved_bytes"]),
@@ -429,6 +439,84 @@ def check_planned_refusals():
                                 p.info["compile_ops"]))
 
 
+class Counting(nn.Module):     # writes a buffer in its forward
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(16, 16)
+        self.register_buffer("n", torch.zeros(()))
+
+    def forward(self, v):
+        self.n += 1
+        return torch.tanh(self.fc(v)) * (1 + 0.1 * self.n)
+
+
+class Hooked(nn.Module):       # registers a gradient hook on a value of its forward
+    def __init__(self):
+        super().__init__()
+        self.fc, self.out = nn.Linear(16, 32), nn.Linear(32, 16)
+
+    def forward(self, v):
+        h = torch.tanh(self.fc(v))
+        h.register_hook(lambda g: g * 0.5)
+        return self.out(h)
+
+
+class InPlace(nn.Module):      # a Linear's output written by ReLU(inplace=True)
+    def __init__(self):
+        super().__init__()
+        self.a, self.b, self.c = nn.Linear(16, 32), nn.Linear(32, 32), nn.Linear(32, 4)
+        self.relu = nn.ReLU(inplace=True)
+
+    def forward(self, v):
+        return self.c(torch.tanh(self.b(self.relu(self.a(v)))))
+
+
+def check_unsafe_regions():
+    """Regions a policy cannot checkpoint as they are: one that writes a
+    buffer (a counter; BatchNorm's running statistics), in either mode,
+    and one that hooks a tensor, under torch.compile, refused in one
+    line; the hooked region in eager mode, and a Linear whose output
+    ReLU(inplace=True) writes, in both (the compile policy's eager side
+    keeps no value written later: torch's checkpoint raises where it
+    does), trained as without the policy."""
+    torch.manual_seed(0)
+    x = torch.randn(8, 16)
+    bn = nn.Sequential(nn.Linear(16, 16), nn.BatchNorm1d(16))
+    for blk, compile, what, named in ((Counting(), False, "a buffer counter", "buffer n"),
+                                      (Counting(), True, "a buffer counter", "buffer n"),
+                                      (bn, False, "BatchNorm", "buffer 1.running_mean"),
+                                      (Hooked(), True, "a tensor hook", "gradient hook")):
+        mode = "compile=True" if compile else "eager"
+        try:
+            checkmate_torch.sac_policy(blk, x, budget="1G", compile=compile)
+            ok(False, "%s, a region with %s: refused" % (mode, what))
+        except SACError as e:
+            ok("\n" not in str(e) and named in str(e),
+               "%s, a region with %s: refused in one line: %s" % (mode, what, e))
+    loss_of = lambda out: out.square().mean()      # noqa: E731
+    for cls, compile in ((Hooked, False), (InPlace, False), (InPlace, True)):
+        torch.manual_seed(0)
+        base = cls()
+        p = checkmate_torch.sac_policy(base, x, budget="1G", compile=compile, time_limit=10)
+        whole = lambda m: [m]      # noqa: E731
+        want = train(copy.deepcopy(base), (x,), {}, loss_of, steps=3)
+        have = train(with_context(copy.deepcopy(base), whole, p), (x,), {}, loss_of, steps=3)
+        ok(trained_alike(want, have),
+           "%s with %s's policy (saves %d of %d ops), eager: 3 steps bit for bit"
+           % (cls.__name__, "compile=True" if compile else "eager", p.info["saved"],
+              p.info["ops"]))
+        if compile:
+            losses, _ = compiled_run(copy.deepcopy(base), (x,), {}, loss_of)
+            mine, _ = compiled_run(with_context(copy.deepcopy(base), whole, p), (x,), {},
+                                   loss_of)
+            ok((torch.ops.aten.addmm.default, 0) not in p.args[0].modes["compile"][1]
+               and max(abs(a - b) / max(abs(b), 1e-12) for a, b in zip(mine, losses))
+               <= COMPILE_LOSS_TOL,
+               "InPlace, compile=True: the written Linear output not kept (%d of %d kept), "
+               "torch.compile's losses within %g" % (p.info["compile_saved"],
+                                                     p.info["compile_ops"], COMPILE_LOSS_TOL))
+
+
 FSDP_FRACTION = 0.5
 
 
@@ -583,6 +671,7 @@ def main():
     check_again()
     check_cache_and_refusals()
     check_planned_refusals()
+    check_unsafe_regions()
     finish()
 
 
