@@ -26,14 +26,15 @@ FRACS = (0.7, 1.0)
 STEPS = 3
 
 
-def losses(seed, device, make, memory=None):
-    """(losses of STEPS SGD steps of seed's model wrapped by make(model,
-    first batch), seeded alike; the wrapped module; the model's
-    description). With a dict `memory`, one more step's
-    checkmate_torch.measure.step_peak goes in it."""
+def losses(seed, device, make, memory=None, writes=True):
+    """(losses of STEPS SGD steps of seed's model (fuzz_gen.build's, with
+    writes) wrapped by make(model, first batch), seeded alike; the wrapped
+    module; the model's description). With a dict `memory`, one more
+    step's checkmate_torch.measure.step_peak goes in it."""
     import torch
     import fuzz_gen
-    model, make_batch, loss_fn, desc = fuzz_gen.build(seed, device=device, alias=ALIAS)
+    model, make_batch, loss_fn, desc = fuzz_gen.build(seed, device=device, alias=ALIAS,
+                                                      writes=writes)
     module = make(model, make_batch(0))
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     torch.manual_seed(seed + 1)

@@ -475,6 +475,8 @@ def _pick_block(r, st, cfg):
         kinds = [k for k in kinds if k != "linear"]
         kinds += ["conv2d", "conv2d", "bn", "bn_unused", "bn_twice", "groupnorm", "layernorm_chlast",
                   "view"]
+    if not cfg["writes"]:
+        kinds = [k for k in kinds if k != "buffer" and not k.startswith("bn")]
     kind = r.choice(kinds)
     f = st.flags
     if kind == "linear":
@@ -824,12 +826,14 @@ def _param_view(w, b, shape, grad):
     return part.view(shape).unsqueeze(0).expand((b,) + tuple(shape))
 
 
-def build(seed, data_dep_rate=0.06, device="cpu", alias=False, sizes=False):
+def build(seed, data_dep_rate=0.06, device="cpu", alias=False, sizes=False, writes=True):
     """(model, make_batch, loss_fn, description) for seed; see the module's
     docstring. The model, the batches and the loss's constants are made on
     the CPU, from the same generators whatever the device, then moved to
     device. alias: calls whose tensors share memory (ALIAS_MODES; another
-    model than the seed's without it)."""
+    model than the seed's without it). writes=False: no block writes a
+    parameter or buffer in its forward (no batch norms, buffer blocks or
+    Embedding(max_norm); another model than the seed's with it)."""
     r = random.Random(seed)
     torch.manual_seed(seed)
     B = r.randint(2, 4)
@@ -856,7 +860,7 @@ def build(seed, data_dep_rate=0.06, device="cpu", alias=False, sizes=False):
         H, W = r.randint(3, 8), r.randint(3, 8)
         xshape, hshape = (Din, H, W), (D, H, W)
     vocab = r.randint(5, 40)
-    max_norm = use_ids and r.random() < 0.2
+    max_norm = use_ids and r.random() < 0.2 and writes
     entry = Block("entry", parts=[p for p, u in (("x", use_x), ("ids", use_ids), ("y", use_y)) if u])
     if use_x:
         entry.inp = nn.Conv2d(Din, D, 3, padding=1) if layout == "img" else nn.Linear(Din, D)
@@ -891,7 +895,8 @@ def build(seed, data_dep_rate=0.06, device="cpu", alias=False, sizes=False):
         lines.append("alias: %s at steps %s" % (mode, [k for k in range(3) if aliased[k]]))
     st = _State(r, hshape, T if use_mask else None)
     st.flags = flags
-    cfg = {"emitted": [], "data_dep_rate": data_dep_rate, "scale_used": False}
+    cfg = {"emitted": [], "data_dep_rate": data_dep_rate, "scale_used": False,
+           "writes": writes}
     blocks = []
     extra = random.Random("norm_residual %d" % seed)
     shared = random.Random("shared %d" % seed)

@@ -1,7 +1,9 @@
 """The PyTorch fuzzer's selective-checkpointing mode (fuzz_run.py --sac):
-a random model (fuzz_gen.build), taken whole as one region, trained 3
-SGD steps through torch.utils.checkpoint with a policy of
-checkmate_torch.sac_policy, in two parts:
+a random model (fuzz_gen.build; on three seeds in four one that writes no
+parameter or buffer in its forward, since sac_policy refuses those),
+taken whole as one region, trained 3 SGD steps through
+torch.utils.checkpoint with a policy of checkmate_torch.sac_policy, in
+two parts:
 
   eager    sac_policy at fixed + f (peak - fixed), f drawn from
            EAGER_FRACS: the losses and the parameters after the steps
@@ -21,18 +23,19 @@ import random
 EAGER_FRACS = (0.0, 0.3, 0.6, 1.0)
 COMPILE_FRACS = (0.8, 100.0)
 ORDER = ("crash", "wrong", "ok", "refused", "skip")
+WRITES_RATE = 0.25   # the share of models that may write a buffer
 
 
-def _trained(seed, device, make):
-    """(losses, final parameters) of fuzz_compiled.losses on make's
-    wrapping, the parameters cloned."""
+def _trained(seed, device, make, writes):
+    """(losses, final parameters, description) of fuzz_compiled.losses
+    on make's wrapping, the parameters cloned."""
     import fuzz_compiled
     held = {}
 
     def wrap(m, b):
         held["model"] = m
         return make(m, b)
-    got = fuzz_compiled.losses(seed, device, wrap)
+    got = fuzz_compiled.losses(seed, device, wrap, writes=writes)
     return got[0], [p.detach().clone() for p in held["model"].parameters()], got[2]
 
 
@@ -64,11 +67,13 @@ def run_seed(seed, device="cpu"):
     import checkmate_torch
     import fuzz_compiled as fc
     r = random.Random(seed * 7 + 3)
-    ch = {"eager_frac": r.choice(EAGER_FRACS), "compile_frac": r.choice(COMPILE_FRACS)}
+    ch = {"eager_frac": r.choice(EAGER_FRACS), "compile_frac": r.choice(COMPILE_FRACS),
+          "writes": r.random() < WRITES_RATE}
+    w = ch["writes"]
     rec = {"seed": seed, "outcome": None, "features": [], "message": "", "choices": ch,
            "parts": {}}
     try:
-        want, want_params, desc = _trained(seed, device, lambda m, b: m)
+        want, want_params, desc = _trained(seed, device, lambda m, b: m, w)
         rec["features"] = list(desc.features)
     except Exception as e:
         rec["outcome"], rec["message"] = "skip", "ordinary: %s" % fc._line(e)
@@ -82,7 +87,7 @@ def run_seed(seed, device="cpu"):
                 ch["eager_frac"]))
             info.update(p.info)
             return _checkpointed(m, p)
-        got, params, _ = _trained(seed, device, make)
+        got, params, _ = _trained(seed, device, make, w)
         rec["parts"]["eager"] = {"saved": info["saved"], "ops": info["ops"]}
         if got == want and all(torch.equal(a, b) for a, b in zip(params, want_params)):
             return "ok", ""
@@ -91,7 +96,8 @@ def run_seed(seed, device="cpu"):
     def compiled():
         torch._dynamo.reset()
         try:
-            ref = fc.losses(seed, device, lambda m, b: torch.compile(m, dynamic=False))[0]
+            ref = fc.losses(seed, device, lambda m, b: torch.compile(m, dynamic=False),
+                            writes=w)[0]
         except Exception as e:
             return "skip", "torch.compile: %s" % fc._line(e)
         info = {}
@@ -102,7 +108,7 @@ def run_seed(seed, device="cpu"):
             info.update(p.info)
             return torch.compile(_checkpointed(m, p), dynamic=False)
         torch._dynamo.reset()
-        got = fc.losses(seed, device, make)[0]
+        got = fc.losses(seed, device, make, writes=w)[0]
         rec["parts"]["compile"] = {"saved": info["compile_saved"], "ops": info["compile_ops"],
                                    "measured": info["measured"]}
         if min(fc.rel(got, ref), fc.rel(got, want)) < fc.TOL:
