@@ -430,6 +430,7 @@ class _State:
         self.fresh = True
         self.saved = []        # shapes of ctx["acts"]
         self.mask_T = mask_T
+        self.writes = True     # blocks may write buffers (build's writes)
         self.flags = set()
         self.lines = []
 
@@ -771,8 +772,9 @@ def _norm_residual_block(r, st):
     b = Block("norm_residual")
     if lay == "img":
         b.proj = nn.Conv2d(shape[0], shape[0], 3, padding=1)
-        b.norm, nd = _bn_module(r, st, 2, shape[0])
-    elif lay == "vec":
+        b.norm, nd = _bn_module(r, st, 2, shape[0]) if st.writes else \
+            (nn.GroupNorm(1, shape[0]), "GroupNorm(1, %d)" % shape[0])
+    elif lay == "vec" and st.writes:
         b.proj = nn.Linear(shape[-1], shape[-1])
         b.norm, nd = _bn_module(r, st, 1, shape[-1])
     else:
@@ -895,6 +897,7 @@ def build(seed, data_dep_rate=0.06, device="cpu", alias=False, sizes=False, writ
         lines.append("alias: %s at steps %s" % (mode, [k for k in range(3) if aliased[k]]))
     st = _State(r, hshape, T if use_mask else None)
     st.flags = flags
+    st.writes = writes
     cfg = {"emitted": [], "data_dep_rate": data_dep_rate, "scale_used": False,
            "writes": writes}
     blocks = []

@@ -17,7 +17,8 @@ none crashed, some plans with copies; and SIZES_SEEDS at other sizes
 each step (fuzz_run.py --sizes): none wrong, none crashed, some steps
 run by a plan traced with symbolic sizes. Then, among the long
 checks (tap.long_checks), five seeds of the compiled mode
-(fuzz_compiled.py). Ends with "N passed, M failed"."""
+(fuzz_compiled.py) and three of sac_policy's (fuzz_sac.py). Ends with
+"N passed, M failed"."""
 import os
 import sys
 
@@ -96,6 +97,8 @@ def main():
     sizes_seeds()
     if long_checks("the compiled mode on %d fuzzer seeds" % len(COMPILED_SEEDS)):
         compiled_seeds()
+    if long_checks("sac_policy on %d fuzzer seeds" % len(SAC_SEEDS)):
+        sac_seeds()
     finish()
 
 
@@ -169,6 +172,25 @@ def compiled_seeds():
     ok(not bad, "compiled mode, seeds %s: every one ok (losses within %g of eager's or "
        "a torch.compile's)" % (", ".join(map(str, COMPILED_SEEDS)), fuzz_compiled.TOL),
        "\n".join("seed %d: %s %s" % (r["seed"], r["outcome"], r["message"]) for r in bad))
+
+
+
+# sac_policy (fuzz_run.py --sac), eager and compile=True, on seeds both
+# parts train: 90222 keeps a Linear's output that ReLU(inplace=True)
+# writes later out of compile=True's policy (keeping it crashed the
+# policy's eager side).
+SAC_SEEDS = (90220, 90222, 90223)
+
+
+def sac_seeds():
+    fuzz_run.SAC = True
+    try:
+        records = fuzz_run.run_many(SAC_SEEDS, 1, 300)
+    finally:
+        fuzz_run.SAC = False
+    bad = [r for r in records if any(p.get("outcome") != "ok" for p in r["parts"].values())]
+    ok(not bad, "sac_policy, seeds %s: eager bit for bit, compile=True within 1e-4 of "
+       "torch.compile's" % ", ".join(map(str, SAC_SEEDS)), _bad_detail(bad))
 
 
 if __name__ == "__main__":
