@@ -13,15 +13,16 @@ measurement, over a few candidates fixed in advance:
 
 - candidates(): each region compiled once as torch.compile compiles it
   alone, its joint graph partitioned by remat(compile=True)'s
-  partitioner (compiled.Partitioner, `checkmate partition`) at FRACTIONS
-  of its activations above its least memory, restricted to the values a
+  partitioner (compiled.Partitioner, `checkmate partition`) with no
+  budget binding, then at FRACTIONS[1:] of its activations above its
+  least memory, restricted to the values a
   policy can tag: the outputs of the matmuls, convolutions and
   attentions that the policy sees under torch.compile (the k-th call of
   an op, as sac.py identifies ops), found in the joint graph in order,
   that eager mode may save too (the policy's eager side runs where
   dynamo leaves the recompute); the others are "saveable": false there
-  (docs/formats.md). No kernel
-  is compiled: the partition is all that compile is for.
+  (docs/formats.md). No kernel is compiled: the partition is all that
+  compile is for.
 - step_peak(): one forward and backward of the whole model through
   torch.compile with a candidate's policies, its peak measured.
 
