@@ -15,13 +15,17 @@ two parts:
            torch.compile's without checkpointing or of eager's, or,
            failing both (inductor draws its own dropout masks), under
            inductor's fallback_random (eager's masks) within it of
-           eager's.
+           eager's, or, on a model with dropout, within it of
+           torch.compile's of torch's checkpoint without a policy
+           (which draws other masks there: the part's "as").
 
 Each part's outcome is fuzz_run's (ok, refused: one of sac's one-line
 errors, wrong, crash); the seed's is its worst part's (crash, wrong, ok,
 refused in that order), skip where the ordinary loop fails (and the
 compile part is skipped where torch.compile fails without a policy)."""
 import random
+
+from torch.utils.checkpoint import checkpoint
 
 EAGER_FRACS = (0.0, 0.3, 0.6, 1.0)
 COMPILE_FRACS = (0.8, 100.0)
@@ -43,8 +47,6 @@ def _trained(seed, device, make, writes):
 
 
 def _checkpointed(m, policy):
-    from torch.utils.checkpoint import checkpoint
-
     def run(*a, **k):
         return checkpoint(m, *a, use_reentrant=False, context_fn=policy, **k)
     return run
@@ -126,8 +128,19 @@ def run_seed(seed, device="cpu"):
             again = fc.losses(seed, device, make, writes=w)[0]
         if fc.rel(again, want) < fc.TOL:
             return "ok", ""
-        return "wrong", "losses %s, torch.compile's %s, eager's %s; under fallback_random %s" \
-            % (got, ref, want, again)
+        # torch's checkpoint under torch.compile draws a checkpointed
+        # region's masks otherwise, policy or none (seed 90456: its
+        # first step's loss differs, under fallback_random too): the
+        # policy against torch's own checkpoint, without a policy.
+        torch._dynamo.reset()
+        plain = fc.losses(seed, device, lambda m, b: torch.compile(
+            lambda *a, **k: checkpoint(m, *a, use_reentrant=False, **k), dynamic=False),
+            writes=w)[0]
+        if _random(rec["features"]) and fc.rel(got, plain) < fc.TOL:
+            rec["parts"]["compile"]["as"] = "torch's checkpoint"
+            return "ok", ""
+        return "wrong", "losses %s, torch.compile's %s, eager's %s; under fallback_random %s; " \
+            "torch's checkpoint's %s" % (got, ref, want, again, plain)
 
     for name, run in (("eager", eager), ("compile", compiled)):
         outcome, message = _part(run)
@@ -138,6 +151,11 @@ def run_seed(seed, device="cpu"):
     rec["message"] = "; ".join("%s: %s" % (n, p["message"]) for n, p in rec["parts"].items()
                                if p["outcome"] == worst["outcome"] and p["message"])
     return rec
+
+
+def _random(features):
+    """Whether the model draws random numbers (dropout)."""
+    return any("dropout" in f or "bernoulli" in f for f in features)
 
 
 def _frac(f):
@@ -154,6 +172,8 @@ def summary_line(records):
                 c[p["outcome"]] = c.get(p["outcome"], 0) + 1
     if not parts:
         return None
+    plain = sum(1 for r in records if r.get("parts", {}).get("compile", {}).get("as"))
     return "sac parts: " + "; ".join(
         "%s %s" % (name, ", ".join("%d %s" % (c[o], o) for o in ORDER if o in c))
-        for name, c in sorted(parts.items()))
+        for name, c in sorted(parts.items())) + \
+        "; compile ok as torch's checkpoint without a policy (dropout): %d" % plain
