@@ -413,7 +413,7 @@ def sac_policy(module, example_args, example_kwargs=None, *, budget, time_limit=
     Refused in one line (SACError): a region that writes a parameter,
     buffer or input in its forward (a counter, BatchNorm's running
     statistics), which checkpoint's recompute would write again or read
-    written; under compile=True, one that registers a tensor hook."""
+    written."""
     from .binary import find_checkmate
     plans = _ready(compile, cache)
     if not isinstance(example_args, (tuple, list)):
@@ -575,17 +575,6 @@ def _saveable_keys(region, eager, ran):
             if at[n] in in_compile}
 
 
-class _TensorHooks(torch.overrides.TorchFunctionMode):
-    """Counts the gradient hooks registered on tensors while it is on."""
-
-    calls = 0
-
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        if func is torch.Tensor.register_hook:
-            self.calls += 1
-        return func(*args, **(kwargs or {}))
-
-
 def _compile_candidates(blk, args, kwargs, time_limit, binary, plans, seen):
     """(name, eager ops, ops under torch.compile, answers, saveable) for a
     block on (args, kwargs): the answers sac_compile.candidates' for its
@@ -593,18 +582,11 @@ def _compile_candidates(blk, args, kwargs, time_limit, binary, plans, seen):
     under torch.compile that the eager plans at EAGER_FRACTIONS keep,
     among the saveable (_saveable_keys'); a block of the same ops on
     tensors of the same shapes as one of seen's (a transformer's; seen is
-    updated) takes its answers: its joint graph is the same. Refuses a
-    block that registers a tensor hook (torch.compile's checkpoint trains
-    another model: docs/torch.md)."""
+    updated) takes its answers: its joint graph is the same."""
     from . import compiled, sac_compile
     name = type(blk).__name__
     try:
-        with _TensorHooks() as hooks:
-            eager = _recorded(blk, args, kwargs, False)
-        if hooks.calls:
-            raise SACError("%s: the region registers a gradient hook on a tensor of its "
-                           "forward, which torch.compile's checkpoint does not train as eager "
-                           "mode does: keep the hook out of the region" % name)
+        eager = _recorded(blk, args, kwargs, False)
         ran = _recorded(blk, args, kwargs, True)
         flat, spec = private.tree_flatten((tuple(args), dict(kwargs)))
         key = (tuple(eager), tuple(ran), tuple(
