@@ -15,11 +15,10 @@ measurement, over a few candidates fixed in advance:
   alone, its joint graph partitioned by remat(compile=True)'s
   partitioner (compiled.Partitioner, `checkmate partition`) with no
   budget binding, then at FRACTIONS[1:] of its activations above its
-  least memory, restricted to the values a
-  policy can tag: the outputs of the matmuls, convolutions and
-  attentions that the policy sees under torch.compile (the k-th call of
-  an op, as sac.py identifies ops), found in the joint graph in order,
-  that eager mode may save too (the policy's eager side runs where
+  least memory, restricted to the values a policy can tag: the outputs
+  of the matmuls, convolutions and attentions that the policy sees under
+  torch.compile (the k-th call of an op, as sac.py identifies ops),
+  found in the joint graph in order, that eager mode may save too (the policy's eager side runs where
   dynamo leaves the recompute); the others are "saveable": false there
   (docs/formats.md). No kernel is compiled: the partition is all that
   compile is for.

@@ -86,6 +86,12 @@ def keep_all_compile(model, _batch):
     return step
 
 
+def draws_random(features):
+    """Whether a model with these fuzz_gen features draws random numbers
+    (dropout, bernoulli)."""
+    return any("dropout" in f or "bernoulli" in f for f in features)
+
+
 def rel(a, b):
     """The largest relative difference of losses a from losses b."""
     return max(abs(x - y) / max(abs(y), 1e-12) for x, y in zip(a, b))
@@ -209,7 +215,7 @@ def summary_line(records):
     that draw no random numbers (with dropout inductor draws other masks
     than eager), or None."""
     plain = [r for r in records if r.get("compile_rel") is not None
-             and not any("dropout" in f or "bernoulli" in f for f in r["features"])]
+             and not draws_random(r["features"])]
     if not plain:
         return None
     off = [r["seed"] for r in plain if r["compile_rel"] >= TOL]

@@ -476,7 +476,7 @@ def _pick_block(r, st, cfg):
         kinds = [k for k in kinds if k != "linear"]
         kinds += ["conv2d", "conv2d", "bn", "bn_unused", "bn_twice", "groupnorm", "layernorm_chlast",
                   "view"]
-    if not cfg["writes"]:
+    if not st.writes:
         kinds = [k for k in kinds if k != "buffer" and not k.startswith("bn")]
     kind = r.choice(kinds)
     f = st.flags
@@ -898,8 +898,7 @@ def build(seed, data_dep_rate=0.06, device="cpu", alias=False, sizes=False, writ
     st = _State(r, hshape, T if use_mask else None)
     st.flags = flags
     st.writes = writes
-    cfg = {"emitted": [], "data_dep_rate": data_dep_rate, "scale_used": False,
-           "writes": writes}
+    cfg = {"emitted": [], "data_dep_rate": data_dep_rate, "scale_used": False}
     blocks = []
     extra = random.Random("norm_residual %d" % seed)
     shared = random.Random("shared %d" % seed)

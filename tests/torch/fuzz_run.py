@@ -469,20 +469,17 @@ def setup():
 
 def one_seed(seed, verbose=False):
     """seed's record, in the mode of --compile or --sac."""
+    if not (SAC or COMPILE):
+        return run_seed(seed, verbose)
     if SAC:
-        import fuzz_sac
-        t0 = time.time()
-        rec = fuzz_sac.run_seed(seed, DEVICE)
-        rec.update(secs=round(time.time() - t0, 3), log=[])
-        return rec
-    if COMPILE:
-        import fuzz_compiled
-        fuzz_compiled.ALIAS = ALIAS
-        t0 = time.time()
-        rec = fuzz_compiled.run_seed(seed, DEVICE)
-        rec.update(secs=round(time.time() - t0, 3), log=[])
-        return rec
-    return run_seed(seed, verbose)
+        import fuzz_sac as mode
+    else:
+        import fuzz_compiled as mode
+        mode.ALIAS = ALIAS
+    t0 = time.time()
+    rec = mode.run_seed(seed, DEVICE)
+    rec.update(secs=round(time.time() - t0, 3), log=[])
+    return rec
 
 
 def _worker(conn, pkg_root, device, compiled, alias, offload, sizes, background, sac):

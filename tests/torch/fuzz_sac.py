@@ -133,7 +133,7 @@ def run_seed(seed, device="cpu"):
         # first step's loss differs, under fallback_random too): the
         # policy against torch's own checkpoint, without a policy.
         plain = None
-        if _random(rec["features"]):
+        if fc.draws_random(rec["features"]):
             torch._dynamo.reset()
             plain = fc.losses(seed, device, lambda m, b: torch.compile(
                 lambda *a, **k: checkpoint(m, *a, use_reentrant=False, **k), dynamic=False),
@@ -153,11 +153,6 @@ def run_seed(seed, device="cpu"):
     rec["message"] = "; ".join("%s: %s" % (n, p["message"]) for n, p in rec["parts"].items()
                                if p["outcome"] == worst["outcome"] and p["message"])
     return rec
-
-
-def _random(features):
-    """Whether the model draws random numbers (dropout)."""
-    return any("dropout" in f or "bernoulli" in f for f in features)
 
 
 def _frac(f):

@@ -174,7 +174,6 @@ def compiled_seeds():
        "\n".join("seed %d: %s %s" % (r["seed"], r["outcome"], r["message"]) for r in bad))
 
 
-
 # sac_policy (fuzz_run.py --sac), eager and compile=True, on seeds both
 # parts train: 90507 hooks a tensor in its forward; 90511 writes a
 # Linear's output with ReLU(inplace=True), which compile=True's policy
