@@ -128,13 +128,11 @@ static void print_summary(FILE *f, const struct graph *g, const struct solve_req
 	if (rq->copy)
 		fprintf(f, "host peak    %llu (%s)\n", (unsigned long long)o->sim.host_peak,
 			size_human(o->sim.host_peak, h, sizeof(h)));
-	if (o->has_lower_bound && rq->copy) {
-		double tl = strategy_time_floor(g, rq);
-
+	if (o->has_lower_bound && o->has_time_bound)
 		fprintf(f, "lower bound  %.17g (step time %.9g s, gap %.4f%% in time)\n",
-			o->lower_bound, tl,
-			100 * (o->sim.time - tl) / (o->sim.time > 0 ? o->sim.time : 1));
-	} else if (o->has_lower_bound)
+			o->lower_bound, o->time_bound,
+			100 * (o->sim.time - o->time_bound) / (o->sim.time > 0 ? o->sim.time : 1));
+	else if (o->has_lower_bound)
 		fprintf(f, "lower bound  %.17g (gap %.4f%%)\n", o->lower_bound,
 			100 * (o->sim.cost - o->lower_bound) / (o->sim.cost > 0 ? o->sim.cost : 1));
 	fprintf(f, "steps        %d\n", o->plan->n);

@@ -114,6 +114,11 @@ int jsonl_row(FILE *f, const struct strategy_row *r, const struct jsonl_plan *p,
 		json_decref(o);
 		o = NULL;
 	}
+	if (o && r->has_time_bound &&
+	    json_object_set_new(o, "time_lower_bound", json_real(r->time_bound))) {
+		json_decref(o);
+		o = NULL;
+	}
 	return put(f, o, err);
 }
 

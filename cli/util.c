@@ -110,7 +110,7 @@ void csv_header(FILE *f, int with_time)
 {
 	fputs("graph,strategy,param,solver,budget,feasible,cost,overhead,"
 	      "peak_memory,lower_bound,gap,solve_seconds,status", f);
-	fputs(with_time ? ",time,wait,host_peak_memory\n" : "\n", f);
+	fputs(with_time ? ",time,wait,host_peak_memory,time_lower_bound\n" : "\n", f);
 }
 
 /* A text field, quoted when it holds a comma, quote or line break. */
@@ -136,7 +136,11 @@ int cli_row_gap(const struct strategy_row *r, double *gap)
 	/* A plan over budget is no answer, so it has no gap. */
 	if (!(r->has_lower_bound && r->has_cost && r->feasible))
 		return 0;
-	*gap = r->cost > 0 ? (r->cost - r->lower_bound) / r->cost : 0;
+	/* With a bandwidth, the gap in time. */
+	if (r->has_time && r->has_time_bound)
+		*gap = r->time > 0 ? (r->time - r->time_bound) / r->time : 0;
+	else
+		*gap = r->cost > 0 ? (r->cost - r->lower_bound) / r->cost : 0;
 	return 1;
 }
 
@@ -169,6 +173,10 @@ void csv_row(FILE *f, const struct strategy_row *r, int with_time)
 		fprintf(f, ",%.9g,%.9g,%llu", r->time, r->wait, (unsigned long long)r->host_peak);
 	else if (with_time)
 		fputs(",,,", f);
+	if (with_time && r->has_time_bound)
+		fprintf(f, ",%.9g", r->time_bound);
+	else if (with_time)
+		fputc(',', f);
 	fputc('\n', f);
 }
 

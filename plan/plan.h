@@ -40,6 +40,8 @@ struct plan {
 	double time;            /* seconds to the end of the last compute */
 	double wait;            /* seconds of it spent waiting for copies */
 	uint64_t host_peak;     /* most bytes with a host copy */
+	double time_bound;      /* seconds: a proven lower bound on the time of
+				 * any plan that fits the budget */
 };
 
 /* An empty plan; NULL when out of memory. Free with plan_free. */

@@ -56,6 +56,10 @@ int plan_write_json(FILE *f, const struct graph *g, const struct plan *p)
 		fputs(", \"wait\": ", f);
 		json_number(f, p->wait);
 		fprintf(f, ", \"host_peak_memory\": %llu", (unsigned long long)p->host_peak);
+		if (p->time_bound > 0) {
+			fputs(", \"time_lower_bound\": ", f);
+			json_number(f, p->time_bound);
+		}
 	}
 	fputs(",\n \"steps\": [", f);
 	for (int i = 0; i < p->n; i++) {
@@ -85,6 +89,8 @@ int plan_write_text(FILE *f, const struct graph *g, const struct plan *p)
 	if (p->has_time)
 		fprintf(f, ", time %.17g s, wait %.17g s, host_peak_memory %llu", p->time, p->wait,
 			(unsigned long long)p->host_peak);
+	if (p->has_time && p->time_bound > 0)
+		fprintf(f, ", time_lower_bound %.17g s", p->time_bound);
 	fputc('\n', f);
 	for (int i = 0; i < p->n; i++) {
 		const struct plan_step *s = &p->steps[i];

@@ -636,7 +636,7 @@ static void turn_phase(const struct graph *g, const struct solve_request *rq, do
 	/* The solver's own progress is in the model's units: only the
 	 * phase is reported. */
 	report(rq, in, t0, "turn");
-	if (turn_bound(g, rq->budget, ops, &so, &bound, &err) != 1)
+	if (turn_bound(g, rq->budget, NULL, ops, &so, &bound, &err) != 1)
 		return;
 	in->turn = bound;
 	in->has_turn = 1;
@@ -794,11 +794,12 @@ static int take_incumbent(const struct strategy *s, const struct graph *g,
  * before the usual phases take the rest. */
 #define AUTO_COPIES_SHARE 0.25
 
-/* auto with a bandwidth (rq->copy): the rows flagged STRATEGY_COPIES, then
- * the usual phases without copies, and the plan of least replayed time
- * that fits. The phases' bounds and proofs hold for plans without copies
- * only; strategy_solve keeps the one that holds for all (param:
- * bound=floor). 0, or -1 with err set. */
+/* auto with a bandwidth (rq->copy): the rows flagged STRATEGY_COPIES, the
+ * turn bound with copies (a bound on the time of every plan), then, unless
+ * a plan meets it, the usual phases without copies; the plan of least
+ * replayed time that fits. The phases' bounds and proofs hold for plans
+ * without copies only; the turn bound's (param: bound=turn) or the
+ * checkpoint-all time (bound=floor) for all. 0, or -1 with err set. */
 static int auto_in_time(const struct strategy *s, const struct graph *g,
 			const struct solve_request *rq, struct solve_outcome *out,
 			struct cm_error *err)
@@ -806,10 +807,11 @@ static int auto_in_time(const struct strategy *s, const struct graph *g,
 	/* Times compared in units of cost, where num.h's tolerance is
 	 * relative: a step of microseconds is not within it. */
 	double t0 = cm_clock(), limit = strategy_time_limit(rq), spc = rq->copy->seconds_per_cost;
-	struct solve_outcome best = { 0 };
+	struct solve_outcome best = { 0 }, bound = { 0 };
 	struct solve_request plain = *rq;
 	struct sim_result sim = { 0 };
 	char by[32] = "none";
+	int turn;
 
 	for (int i = 0; i < strategy_count() && !stop_requested(); i++) {
 		const struct strategy *c = strategy_at(i);
@@ -834,10 +836,17 @@ static int auto_in_time(const struct strategy *s, const struct graph *g,
 			strategy_outcome_release(&o);
 		}
 	}
+	report(rq, &(struct incumbent){ 0 }, t0, "turn");
+	turn = strategy_copy_bound(g, rq, fmin(AUTO_TURN_SECONDS,
+					       AUTO_TURN_SHARE * (limit - (cm_clock() - t0))),
+				   &bound);
 	plain.copy = NULL;
 	plain.first_plan = NULL; /* a plan without copies is not the answer */
 	plain.time_limit = fmax(0.001, limit - (cm_clock() - t0));
-	if (strategy_run_auto(s, g, &plain, out, err)) {
+	/* A plan with copies that meets the bound is the fastest. */
+	if (best.plan && num_le(best.sim.time / spc, bound.time_bound / spc)) {
+		strategy_set_status(out, STATUS_NO_PLAN);
+	} else if (strategy_run_auto(s, g, &plain, out, err)) {
 		strategy_outcome_release(&best);
 		return -1;
 	}
@@ -859,7 +868,9 @@ static int auto_in_time(const struct strategy *s, const struct graph *g,
 				 p ? p + 5 : "");
 		}
 	}
-	snprintf(out->param, sizeof(out->param), "plan=%.30s;bound=floor", by);
+	out->has_time_bound = 1;
+	out->time_bound = bound.time_bound;
+	snprintf(out->param, sizeof(out->param), "plan=%.30s;bound=%s", by, turn ? "turn" : "floor");
 	if (out->plan)
 		snprintf(out->plan->param, sizeof(out->plan->param), "%s", out->param);
 	return 0;

@@ -5,6 +5,7 @@
  * may need after (an LP bound when asked, the mark of a stop request). */
 #include "strategy.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -12,6 +13,7 @@
 #include "../common/num.h"
 #include "../common/size.h"
 #include "../common/stop.h"
+#include "milp/turn.h"
 
 /* After a stop request: an answer that is not final (a plan not proven
  * optimal, or none) says it was cut short; no plan is no_plan, whatever
@@ -32,19 +34,38 @@ static void mark_interrupted(struct solve_outcome *out)
 		 why[0] ? "; " : "", why);
 }
 
+int strategy_copy_bound(const struct graph *g, const struct solve_request *rq, double seconds,
+			struct solve_outcome *out)
+{
+	const struct solver_ops *ops = solver_find(rq->solver ? rq->solver : SOLVER_DEFAULT);
+	struct solve_opts so = { .time_limit = seconds, .threads = rq->threads,
+				 .memory_cap = rq->memory_limit, .deadline = strategy_deadline(rq),
+				 .label = "turn bound with copies" };
+	double spc = rq->copy->seconds_per_cost, bound = graph_total_cost(g);
+	struct cm_error err;
+	int above = ops && seconds > 0 && !stop_requested() &&
+		    turn_bound(g, rq->budget, rq->copy, ops, &so, &bound, &err) == 1;
+
+	if (!out->has_time_bound || bound * spc > out->time_bound) {
+		out->time_bound = bound * spc;
+		out->has_time_bound = 1;
+	}
+	return above;
+}
+
 /* With a bandwidth (rq->copy; docs/formats.md, Offload to host memory):
  * the plan replayed in time, its figures the replayed ones. A proof about
  * plans without copies (a bound on their cost, optimal, a stage model or
  * a pebble search without a plan) proves nothing once copies may stand in
- * for recomputes; the one bound left is what every plan meets, each node
- * computed once: the checkpoint-all cost, and in time that cost's time
- * (the compute stream runs one compute at a time). A plan whose time
- * meets it, computing nothing twice and never waiting, is optimal.
- * 0, or -1 with err set. */
+ * for recomputes; the bounds left are those every plan meets: each node
+ * computed once, the checkpoint-all cost, and in time that cost's time
+ * (the compute stream runs one compute at a time), or the turn bound with
+ * copies when out has it (auto, --bound). A plan whose time meets the
+ * bound is optimal. 0, or -1 with err set. */
 static int in_time(const struct graph *g, const struct solve_request *rq,
 		   struct solve_outcome *out, struct cm_error *err)
 {
-	double floor_cost = graph_total_cost(g);
+	double floor_cost = graph_total_cost(g), spc = rq->copy->seconds_per_cost;
 	char why[sizeof(out->why)];
 
 	if (out->status == STATUS_INFEASIBLE) {
@@ -57,6 +78,10 @@ static int in_time(const struct graph *g, const struct solve_request *rq,
 		return 0;
 	out->has_lower_bound = 1;
 	out->lower_bound = floor_cost;
+	if (!out->has_time_bound || out->time_bound < floor_cost * spc) {
+		out->has_time_bound = 1;
+		out->time_bound = floor_cost * spc;
+	}
 	if (out->plan == NULL)
 		return 0;
 	if (plan_simulate_copies(g, out->plan, rq->budget, rq->copy, &out->sim, NULL, err))
@@ -70,14 +95,17 @@ static int in_time(const struct graph *g, const struct solve_request *rq,
 	out->plan->time = out->sim.time;
 	out->plan->wait = out->sim.wait;
 	out->plan->host_peak = out->sim.host_peak;
+	out->plan->time_bound = out->time_bound;
 	out->plan->has_lower_bound = 1;
 	out->plan->lower_bound = floor_cost;
 	if ((out->status == STATUS_OPTIMAL || out->status == STATUS_FEASIBLE) && !out->sim.fits) {
 		strategy_set_status(out, STATUS_OVER_BUDGET);
 		snprintf(out->why, sizeof(out->why), "%.400s", out->sim.why);
 	} else if (out->status == STATUS_OPTIMAL || out->status == STATUS_FEASIBLE)
+		/* Compared in units of cost, where num.h's tolerance is
+		 * relative to the step's cost. */
 		strategy_set_status(out, out->sim.fits &&
-				    num_le(out->sim.time / rq->copy->seconds_per_cost, floor_cost) ?
+				    num_le(out->sim.time / spc, out->time_bound / spc) ?
 				    STATUS_OPTIMAL : STATUS_FEASIBLE);
 	return 0;
 }
@@ -111,6 +139,10 @@ int strategy_solve(const struct graph *g, const struct solve_request *rq,
 	    !out->has_lower_bound &&
 	    out->status != STATUS_UNSUPPORTED && !stop_requested())
 		rc = strategy_lp_bound(g, rq, out, err);
+	/* With a bandwidth, --bound is the turn bound with copies. */
+	if (rc == 0 && rq->bound && rq->copy && !out->has_time_bound &&
+	    out->status != STATUS_UNSUPPORTED)
+		strategy_copy_bound(g, rq, strategy_time_limit(rq), out);
 	if (rc == 0 && rq->copy)
 		rc = in_time(g, rq, out, err);
 	if (rc == 0 && stop_requested())

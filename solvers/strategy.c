@@ -352,7 +352,8 @@ void strategy_row_of_outcome(struct strategy_row *r, const struct graph *g,
 	*r = (struct strategy_row){ .graph = g->id, .strategy = strategy, .solver = o->solver,
 				    .param = o->param, .budget = budget, .status = o->status,
 				    .seconds = o->seconds, .has_lower_bound = o->has_lower_bound,
-				    .lower_bound = o->lower_bound };
+				    .lower_bound = o->lower_bound, .has_time_bound = o->has_time_bound,
+				    .time_bound = o->time_bound };
 	if (o->plan) {
 		r->feasible = o->sim.fits;
 		r->has_cost = 1;

@@ -106,6 +106,10 @@ struct solve_outcome {
 	double objective;    /* the solver's objective for its plan, when it gave one */
 	double lower_bound;  /* proven bound on the cost, when has_lower_bound */
 	int has_lower_bound;
+	double time_bound;   /* with a bandwidth: a proven lower bound in seconds
+			      * on the time of every plan that fits, when
+			      * has_time_bound */
+	int has_time_bound;
 	double seconds;      /* wall time of the strategy and the replay */
 	int cols, rows, nnz; /* size of the MILP, when one was built */
 	int interrupted;     /* a stop request (common/stop.h) cut the search
@@ -249,6 +253,15 @@ int strategy_lp_relaxation(const struct graph *g, const struct solve_request *rq
 int strategy_lp_bound(const struct graph *g, const struct solve_request *rq,
 		      struct solve_outcome *out, struct cm_error *err);
 
+/* The turn bound with copies (solvers/milp/turn.h) at rq->budget and
+ * rq->copy's rates and host budget, within seconds, into out's time_bound:
+ * a bound on the time of every plan that fits, at least the checkpoint-all
+ * cost's time (which it is when the model gives nothing more). A solver
+ * that fails costs only the bound above that. Returns 1 when the bound is
+ * above the checkpoint-all time. */
+int strategy_copy_bound(const struct graph *g, const struct solve_request *rq, double seconds,
+			struct solve_outcome *out);
+
 /* strategy_lp_bound at each of the n budgets at once (rq->budget is not
  * used): one model, built at the largest, its LPs solved from scratch as
  * one sweep from the largest budget down, shared by a process per core as
@@ -350,6 +363,9 @@ struct strategy_row {
 	int has_time;
 	double time, wait;     /* seconds */
 	uint64_t host_peak;    /* bytes */
+	int has_time_bound;
+	double time_bound;     /* seconds: a lower bound on the time of any plan
+				* that fits; the gap is then in time */
 };
 
 /* The row of one strategy's outcome at one budget: cost, overhead and peak
