@@ -101,11 +101,13 @@ static int emit(const struct run *w, int c, int bi, const struct strategy_row *r
 }
 
 /* 1 when the rows at a budget need the shared bound: --bound, and a column
- * without a bound of its own. */
+ * without a bound of its own; with a bandwidth, --bound (the turn bound
+ * with copies: the LP bounds plans without copies only). */
 static int needs_bound(const struct compare_request *rq)
 {
-	/* With a bandwidth, the LP bounds plans without copies only. */
-	for (int c = 0; rq->bound && !rq->settings->copy && c < rq->ncols; c++)
+	if (rq->settings->copy)
+		return rq->bound;
+	for (int c = 0; rq->bound && c < rq->ncols; c++)
 		if (!(rq->columns[c]->flags & STRATEGY_BOUND))
 			return 1;
 	return 0;
@@ -181,6 +183,31 @@ static int run_solves(struct run *w, int bi, struct cm_error *err)
 	return 0;
 }
 
+/* With a bandwidth: the best bound on the time (seconds) of the plans at
+ * budget bi, auto's when it went past the checkpoint-all time (the same
+ * model), else the turn bound with copies. 1, with *bound set. */
+static int budget_time_bound(struct run *w, int bi, double *bound)
+{
+	struct solve_request rq = *w->rq->settings;
+	struct solve_outcome turn = { .time_bound = w->floor_cost * rq.copy->seconds_per_cost,
+				      .has_time_bound = 1 };
+	int above = 0;
+	char h[32];
+
+	for (int c = 0; c < w->rq->ncols; c++)
+		if (w->outs[c].has_time_bound && w->outs[c].time_bound > turn.time_bound) {
+			turn.time_bound = w->outs[c].time_bound;
+			above = 1;
+		}
+	rq.budget = w->rq->budgets[bi];
+	if (!above && !stop_requested()) {
+		note(w, "turn bound with copies at budget %s", size_human(rq.budget, h, sizeof(h)));
+		strategy_copy_bound(w->g, &rq, strategy_time_limit(&rq), &turn);
+	}
+	*bound = turn.time_bound;
+	return 1;
+}
+
 /* The best lower bound known at budget bi: the columns', else the LP
  * relaxation's (from the sweep when there was one). 1 when *bound was
  * set, 0 when none is known (LP infeasible or out of time), -1 after an
@@ -192,6 +219,8 @@ static int budget_bound(struct run *w, int bi, double *bound, struct cm_error *e
 	int found = 0;
 	char h[32];
 
+	if (rq.copy)
+		return budget_time_bound(w, bi, bound);
 	for (int c = 0; c < w->rq->ncols; c++)
 		if (w->outs[c].has_lower_bound && (!found || w->outs[c].lower_bound > *bound)) {
 			*bound = w->outs[c].lower_bound;
@@ -214,10 +243,11 @@ static int budget_bound(struct run *w, int bi, double *bound, struct cm_error *e
 }
 
 /* A point's row; bound, when not NULL, is a lower bound on the cost of any
- * plan that fits this budget. */
+ * plan that fits this budget (with a bandwidth, on its time in seconds). */
 static void point_row(const struct run *w, struct strategy_row *r, const char *name,
 		      const struct baseline_point *p, uint64_t budget, const double *bound)
 {
+	const struct sim_copy *copy = w->rq->settings->copy;
 	int fits = p->peak <= budget, proven = 0;
 
 	*r = (struct strategy_row){ .graph = w->g->id, .strategy = name, .param = p->param,
@@ -225,10 +255,16 @@ static void point_row(const struct run *w, struct strategy_row *r, const char *n
 				    .cost = p->cost, .overhead = p->cost / w->floor_cost,
 				    .peak = p->peak, .seconds = p->seconds,
 				    .status = fits ? STATUS_FEASIBLE : STATUS_OVER_BUDGET };
-	/* With a bandwidth, a plan without copies takes its cost's time. */
-	if (w->rq->settings->copy) {
+	/* With a bandwidth, a plan without copies takes its cost's time, and
+	 * bound is on the time. */
+	if (copy) {
 		r->has_time = 1;
-		r->time = p->cost * w->rq->settings->copy->seconds_per_cost;
+		r->time = p->cost * copy->seconds_per_cost;
+		r->has_time_bound = 1;
+		r->time_bound = fmax(bound ? *bound : 0, w->floor_cost * copy->seconds_per_cost);
+		if (fits && num_le(p->cost, r->time_bound / copy->seconds_per_cost))
+			r->status = STATUS_OPTIMAL;
+		bound = NULL;
 	}
 	/* Without --bound, only the checkpoint-all floor, when met, is one. */
 	if (bound || (fits && num_le(p->cost, w->floor_cost))) {
@@ -240,6 +276,21 @@ static void point_row(const struct run *w, struct strategy_row *r, const char *n
 		if (proven)
 			r->status = STATUS_OPTIMAL;
 	}
+}
+
+/* With a bandwidth: bound (seconds) as o's time bound when higher; a plan
+ * that fits and meets it is then optimal. */
+static void raise_time_bound(const struct run *w, struct solve_outcome *o, double bound)
+{
+	double spc = w->rq->settings->copy->seconds_per_cost;
+
+	if (o->status == STATUS_UNSUPPORTED || (o->has_time_bound && o->time_bound >= bound))
+		return;
+	o->has_time_bound = 1;
+	o->time_bound = bound;
+	if (o->plan && o->sim.fits && o->status == STATUS_FEASIBLE &&
+	    num_le(o->sim.time / spc, bound / spc))
+		strategy_set_status(o, STATUS_OPTIMAL);
 }
 
 /* Column c's rows at budget bi; its best overhead into res. */
@@ -266,8 +317,10 @@ static int column_rows(struct run *w, int c, int bi, const double *bound,
 	}
 	if (s->point)
 		return 0;
-	if (bound && !(s->flags & STRATEGY_BOUND) && w->outs[c].plan &&
-	    !w->outs[c].has_lower_bound)
+	if (bound && w->rq->settings->copy)
+		raise_time_bound(w, &w->outs[c], *bound);
+	else if (bound && !(s->flags & STRATEGY_BOUND) && w->outs[c].plan &&
+		 !w->outs[c].has_lower_bound)
 		strategy_set_bound(w->g, &w->outs[c], fmax(*bound, w->floor_cost));
 	w->res->unsupported[c] = w->outs[c].status == STATUS_UNSUPPORTED;
 	strategy_row_of_outcome(&r, w->g, s->name, budget, &w->outs[c]);
@@ -286,7 +339,21 @@ static int column_rows(struct run *w, int c, int bi, const double *bound,
  * rows had one, else the best of the columns with bounds of their own. */
 static void record_bound(const struct run *w, int bi, const double *shared)
 {
+	const struct sim_copy *copy = w->rq->settings->copy;
 	double best = -1;
+
+	/* With a bandwidth, in time: the shared bound or auto's, when above
+	 * the checkpoint-all time. */
+	if (copy) {
+		for (int c = 0; c < w->rq->ncols; c++)
+			if ((w->rq->columns[c]->flags & STRATEGY_BOUND) &&
+			    w->outs[c].has_time_bound && w->outs[c].time_bound > best)
+				best = w->outs[c].time_bound;
+		if (shared && *shared > best)
+			best = *shared;
+		w->res->bound[bi] = best < 0 ? -1 : best / (w->floor_cost * copy->seconds_per_cost);
+		return;
+	}
 
 	if (shared)
 		best = *shared;

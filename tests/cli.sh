@@ -929,10 +929,37 @@ for p in "examples/graphs/resnet18.json $TMP/r18.json 25e9 1e-14" \
 done
 # shellcheck disable=SC2086
 run compare linear:8 --budgets 3,5 --strategies dtr $BW --csv - --quiet -t 2
-[ "$rc" -eq 0 ] && [ "$(head -1 <<<"$out")" = "graph,strategy,param,solver,budget,feasible,cost,overhead,peak_memory,lower_bound,gap,solve_seconds,status,time,wait,host_peak_memory" ] &&
+[ "$rc" -eq 0 ] && [ "$(head -1 <<<"$out")" = "graph,strategy,param,solver,budget,feasible,cost,overhead,peak_memory,lower_bound,gap,solve_seconds,status,time,wait,host_peak_memory,time_lower_bound" ] &&
 	[ "$(grep -c '^linear:8,\(dtr\|dtr-offload\|offload-dp\|offload-ilp\),' <<<"$out")" -eq 8 ] &&
 	! grep -q ',,,$' <<<"$out"
 ok $? "compare --bandwidth: the rows that offload join, the CSV has time, wait and host peak: $out"
+# The turn bound with copies (docs/model.md): gpt4 at 50% of its peak, 25 GB/s,
+# 100 TFLOP/s, where copies are slow beside the computes: above the
+# checkpoint-all time (790584360961 FLOP, 0.00790584361 s), below the plans.
+G4=examples/graphs/gpt4.json
+G4BW="--bandwidth 25GB/s --rate 100T"
+# shellcheck disable=SC2086
+run solve $G4 --budget 50% --strategy dtr-offload $G4BW --bound --plan "$TMP/g4.json"
+tb=$(sed -n 's/^lower bound  790584360961 (step time \([0-9.e+-]*\) s, gap .*/\1/p' <<<"$out")
+t=$(sed -n 's/^step time *\([0-9.e+-]*\) s .*/\1/p' <<<"$out")
+# shellcheck disable=SC2086
+[ "$rc" -eq 0 ] && [ -n "$tb" ] && awk -v b="$tb" -v t="$t" 'BEGIN { exit !(b > 0.0080 && b < t) }' &&
+	grep -q '"time_lower_bound": '"$tb" "$TMP/g4.json" &&
+	run check $G4 "$TMP/g4.json" $G4BW --budget 50% && [ "$rc" -eq 0 ]
+ok $? "solve --bandwidth --bound: the turn bound with copies, $tb s, above the floor's time, below the plan's $t s, in the plan file"
+# shellcheck disable=SC2086
+run solve $G4 --budget 50% $G4BW -t 4
+[ "$rc" -eq 0 ] && grep -q '^strategy *auto (plan=[a-z-]*;bound=turn)' <<<"$out" &&
+	grep -q "^lower bound  790584360961 (step time $tb s" <<<"$out"
+ok $? "solve --bandwidth (auto): bound=turn, the same bound: $(grep '^lower' <<<"$out")"
+# shellcheck disable=SC2086
+run compare $G4 --budgets 50%,70% --strategies dtr $G4BW --bound -t 2 --csv - --quiet
+# every row of a budget has the one bound (the 17th field), at or below its time (the 14th)
+[ "$rc" -eq 0 ] && grep -q ",$tb\$" <<<"$out" &&
+	awk -F, 'NR > 1 && $17 != "" { n++; if ($14 != "" && $14 < $17) bad++; b[$5] = b[$5] "," $17 }
+		END { for (k in b) { split(substr(b[k], 2), v, ","); for (i in v) if (v[i] != v[1]) bad++ }
+		      exit !(n >= 6 && !bad) }' <<<"$out"
+ok $? "compare --bandwidth --bound: time_lower_bound on every row, one per budget, never above a row's time"
 # shellcheck disable=SC2086
 run compare linear:8 --budgets 5 --strategies dtr $BW -t 2
 [ "$rc" -eq 0 ] && [[ "$out" == *"overhead in time (step time / checkpoint-all time 17 s)"* ]]
