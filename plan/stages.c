@@ -8,7 +8,7 @@ int stages_init(struct stages *st, int n, struct cm_error *err)
 	size_t cells = (size_t)n * (size_t)n;
 
 	st->n = n;
-	st->R = st->S = NULL;
+	st->R = st->S = st->F = st->O = NULL;
 	if (n > STAGES_MAX_NODES)
 		return cm_errorf(err, "%d nodes is too many for stage matrices (limit %d)",
 				 n, STAGES_MAX_NODES);
@@ -25,7 +25,22 @@ void stages_release(struct stages *st)
 {
 	free(st->R);
 	free(st->S);
-	st->R = st->S = NULL;
+	free(st->F);
+	free(st->O);
+	st->R = st->S = st->F = st->O = NULL;
+}
+
+int stages_init_copies(struct stages *st, struct cm_error *err)
+{
+	size_t cells = (size_t)st->n * (size_t)st->n;
+
+	st->F = calloc(cells ? cells : 1, 1);
+	st->O = calloc(cells ? cells : 1, 1);
+	if (st->F == NULL || st->O == NULL) {
+		stages_release(st);
+		return cm_errorf(err, "out of memory for %d x %d stage matrices", st->n, st->n);
+	}
+	return 0;
 }
 
 void stages_complete_r(const struct graph *g, struct stages *st)
@@ -39,10 +54,11 @@ void stages_complete_r(const struct graph *g, struct stages *st)
 		STAGE_R(st, t, t) = 1;
 	}
 	/* A value kept into stage t + 1 is computed in stage t unless it was
-	 * already kept into t. */
+	 * already kept into t or is fetched in t. */
 	for (int t = 0; t + 1 < n; t++)
 		for (int i = 0; i <= t; i++)
-			if (STAGE_S(st, t + 1, i) && !STAGE_S(st, t, i))
+			if (STAGE_S(st, t + 1, i) && !STAGE_S(st, t, i) &&
+			    !(st->F && STAGE_F(st, t, i)))
 				STAGE_R(st, t, i) = 1;
 	/* Inputs that are neither kept nor computed yet are computed too; deps
 	 * are earlier nodes, so one backward scan closes the stage. */
@@ -134,6 +150,15 @@ int plan_from_stages(const struct graph *g, const struct stages *st,
 		for (int i = 0; i < n; i++)
 			if (free_if_done(p, resident, last, keep, i, -1, t))
 				goto out;
+		for (int i = 0; st->F && i < t; i++) {
+			if (STAGE_F(st, t, i) && !resident[i]) {
+				if (plan_push(p, PLAN_FETCH, i, t))
+					goto out;
+				resident[i] = 1;
+			}
+			if (STAGE_O(st, t, i) && resident[i] && plan_push(p, PLAN_OFFLOAD, i, t))
+				goto out;
+		}
 		for (int k = 0; k <= t; k++) {
 			if (!R[k])
 				continue;

@@ -14,15 +14,26 @@
 struct stages {
 	int n;
 	uint8_t *R, *S; /* row-major n x n */
+	/* With copies to host memory (stages_init_copies), else NULL:
+	 * F[t][i] = 1 when i is fetched at stage t's start (resident from
+	 * there, read from stage t + 1, into which it is kept), O[t][i] = 1
+	 * when i, resident at stage t's start, is offloaded there (kept into
+	 * t + 1 and freed at its start, once the copy has ended). */
+	uint8_t *F, *O;
 };
 
 #define STAGE_R(st, t, i) ((st)->R[(size_t)(t) * (size_t)(st)->n + (size_t)(i)])
 #define STAGE_S(st, t, i) ((st)->S[(size_t)(t) * (size_t)(st)->n + (size_t)(i)])
+#define STAGE_F(st, t, i) ((st)->F[(size_t)(t) * (size_t)(st)->n + (size_t)(i)])
+#define STAGE_O(st, t, i) ((st)->O[(size_t)(t) * (size_t)(st)->n + (size_t)(i)])
 
 /* Zeroed matrices for n nodes; -1 with err set when n is too large or
  * memory runs out. Release with stages_release. */
 int stages_init(struct stages *st, int n, struct cm_error *err);
 void stages_release(struct stages *st);
+
+/* Adds zeroed F and O to st (after stages_init). 0, or -1 with err set. */
+int stages_init_copies(struct stages *st, struct cm_error *err);
 
 /* Keeps value i from stage from + 1 through stage to (S set there). */
 void stages_keep(struct stages *st, int i, int from, int to);
@@ -55,7 +66,9 @@ int stages_from_plan(const struct graph *g, const struct plan *p, struct stages 
  * order, each scanned by node; a value is freed right after its last use
  * in the stage unless kept into the next one, and a value not used in a
  * stage and not kept goes at the stage's start. A compute of a value that
- * is already resident is dropped. Returns 0, or -1 with err set. */
+ * is already resident is dropped. With F and O, each stage's fetches and
+ * offloads come right after the frees at its start. Returns 0, or -1 with
+ * err set. */
 int plan_from_stages(const struct graph *g, const struct stages *st,
 		     struct plan *p, struct cm_error *err);
 

@@ -1,5 +1,6 @@
 /* The ilp row: the Checkmate MILP (solvers/remat.c) solved by a backend,
- * started from the best heuristic's plan. */
+ * started from the best heuristic's plan; with a bandwidth, the stage
+ * model with copies (docs/model.md), started from the same plan. */
 #include "strategy.h"
 #include "heuristic.h"
 #include "memory.h"
@@ -12,17 +13,20 @@
 #include "../common/num.h"
 #include "../plan/stages.h"
 
-/* The plan of stage matrices whose S is read from a MILP solution. */
+/* The plan of stage matrices whose S (and with copies F and O) is read
+ * from a MILP solution. */
 static struct plan *plan_of_solution(const struct graph *g, const struct remat_model *rm,
 				     const double *x, struct cm_error *err)
 {
 	struct stages st;
 	struct plan *p;
 
-	if (stages_init(&st, g->n, err))
+	if (stages_init(&st, g->n, err) || (rm->cf && stages_init_copies(&st, err)))
 		return NULL;
 	remat_stages(rm, g, x, &st);
-	stages_drop_unused(g, &st);
+	/* With copies, a value kept to be offloaded is not read: kept. */
+	if (rm->cf == NULL)
+		stages_drop_unused(g, &st);
 	p = plan_new();
 	if (p == NULL || plan_from_stages(g, &st, p, err)) {
 		if (p == NULL)
@@ -124,7 +128,8 @@ static int prefer_outside(const struct graph *g, const struct solve_request *rq,
 		out->plan ? "outside the stage model, cheaper than its answer" :
 		"outside the stage model; the solver found no plan in time";
 
-	if (rc <= 0 || (out->plan && out->sim.fits && !num_lt(cost, out->sim.cost)))
+	/* With copies, in time (from has none: its time is its cost's). */
+	if (rc <= 0 || (out->plan && out->sim.fits && !num_lt(cost, strategy_capped(rq, &out->sim))))
 		return rc < 0 ? -1 : 0;
 	plan_free(out->plan);
 	out->plan = NULL;
@@ -157,6 +162,37 @@ static int solve_or_retry(const struct solver_ops **ops, const struct milp *m,
 	return rc ? -1 : 0;
 }
 
+/* With copies: the plan's replay is out's, in time. The model's objective
+ * bounds its plan's time from above, and its optimum or bound are the
+ * model's only (not a bound on other plans): said in why; status feasible
+ * (strategy_solve makes it optimal when the time meets a bound that holds
+ * for every plan). 0, or -1 with err set. */
+static int copy_answer(const struct solve_request *rq, const struct remat_model *rm,
+		       const struct milp_result *res, struct solve_outcome *out,
+		       struct cm_error *err)
+{
+	double s = rm->time_unit * rq->copy->seconds_per_cost;
+
+	/* The replay runs no later than the model's clocks (docs/model.md). */
+	if (out->sim.time > out->objective * s * (1 + 1e-6) + 1e-12)
+		return cm_errorf(err, "internal error: the stage model with copies bounds its "
+				 "plan's time by %.9g s, the replay takes %.9g s",
+				 out->objective * s, out->sim.time);
+	strategy_set_status(out, STATUS_FEASIBLE);
+	if (res->x && res->status == MILP_OPTIMAL)
+		snprintf(out->why, sizeof(out->why), "proven the least time bound of the stage model "
+			 "with copies (docs/model.md): %.9g s; the plan replays in %.9g s; not a "
+			 "bound on other plans", out->objective * s, out->sim.time);
+	else if (res->has_bound)
+		snprintf(out->why, sizeof(out->why), "the stage model with copies: time bound "
+			 "%.9g s, the solver's bound on the model %.9g s; not a bound on other "
+			 "plans", out->objective * s, res->bound * s);
+	else
+		snprintf(out->why, sizeof(out->why), "the stage model with copies: time bound "
+			 "%.9g s; not a bound on other plans", out->objective * s);
+	return 0;
+}
+
 /* Describes the solver's answer in out: the plan of its solution (or of the
  * warm start it did not better), its status and bound. 0, or -1 with err
  * set. */
@@ -181,18 +217,20 @@ static int take_answer(const struct graph *g, const struct solve_request *rq,
 		strategy_set_status(out, res->stopped ? STATUS_NO_PLAN : STATUS_TIMEOUT);
 		if (!res->stopped)
 			snprintf(out->why, sizeof(out->why), "no plan found within the time limit");
-		if (res->has_bound)
+		if (res->has_bound && !rq->copy)
 			strategy_set_bound(g, out, res->bound);
 		return 0;
 	}
 	p = plan_of_solution(g, rm, x, err);
-	if (p == NULL || strategy_adopt(g, "ilp", rq->budget, p, out, err))
+	if (p == NULL || strategy_adopt_copies(g, "ilp", rq->budget, rq->copy, p, out, err))
 		return -1;
 	snprintf(p->solver, sizeof(p->solver), "%s", out->solver);
 	out->objective = res->x ? res->objective : milp_objective(&rm->milp, start);
 	if (!out->sim.fits)
 		return cm_errorf(err, "internal error: the solver's plan replays over budget: %s",
 				 out->sim.why);
+	if (rq->copy)
+		return copy_answer(rq, rm, res, out, err);
 	if (res->status == MILP_OPTIMAL && res->x &&
 	    (!res->has_bound || num_le(out->sim.cost, res->bound) ||
 	     (rq->gap <= 0 && num_le(out->sim.cost, res->objective)))) {
@@ -247,6 +285,7 @@ int strategy_run_ilp(const struct strategy *s, const struct graph *g,
 	}
 	if (rq->cost_cap > 0)
 		mo.cost_cap = rq->cost_cap;
+	mo.copy = rq->copy;
 	remat_size(g, &mo, &sz);
 	if (!strategy_check_memory(rq, "the MILP", &sz, 0, out) ||
 	    remat_build(g, rq->budget, &mo, &rm, err)) {

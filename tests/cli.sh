@@ -306,8 +306,8 @@ ok $? "a budget below batch 1's needs: none fits"
 run maxbatch linear:8 --budget 60 --bandwidth 10B/s --rate 1/s --csv - --no-header --quiet
 [ "$rc" -eq 0 ] && [[ "$out" == *"linear:8,checkpoint-all,batch=6,,60,1,102,"*",optimal,102,0,0"* ]] &&
 	[[ "$out" == *"linear:8,offload-dp,batch=20,,60,1,340,"*",optimal,354,14,140"* ]] &&
-	[[ "$out" == *"linear:8,ilp,batch=12,cbc,"* ]]
-ok $? "maxbatch --bandwidth: the rows that offload join, in time: offload-dp's batch 20 at 354 s, recompute's best 12"
+	[[ "$out" == *"linear:8,dtr,batch=12,"* ]] && [[ "$out" == *"linear:8,ilp,batch=15,cbc,"*",optimal,255,0,90,"* ]]
+ok $? "maxbatch --bandwidth: the rows that offload join, in time: offload-dp's batch 20 at 354 s, dtr's 12 without copies, ilp's stage model with copies 15"
 run maxbatch linear:8 --budget 60 --strategies offload-dp
 [ "$rc" -eq 2 ] && [[ "$err" == *"'offload-dp' makes plans with copies: it needs --bandwidth"* ]]
 ok $? "maxbatch: a strategy with copies without --bandwidth is a usage error"

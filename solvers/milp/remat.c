@@ -13,6 +13,11 @@ void remat_release(struct remat_model *rm)
 	free(rm->s);
 	free(rm->u);
 	free(rm->f);
+	free(rm->cf);
+	free(rm->co);
+	free(rm->ch);
+	free(rm->ce);
+	free(rm->cc);
 	memset(rm, 0, sizeof(*rm));
 }
 
@@ -36,7 +41,8 @@ static void add_columns(struct remat_model *rm, const struct graph *g,
 			 * stage, and never kept. */
 			if (i == t || nu > 0) {
 				snprintf(name, sizeof(name), "R_%d_%d", t, i);
-				AT(rm->r, t, i) = milp_add_col(m, name, i == t, 1, g->nodes[i].cost, 1);
+				AT(rm->r, t, i) = milp_add_col(m, name, i == t, 1,
+							       o->copy ? 0 : g->nodes[i].cost, 1);
 			}
 			if (i < t && nu > 0 && !(o->prune_past_users && last < t)) {
 				snprintf(name, sizeof(name), "S_%d_%d", t, i);
@@ -85,6 +91,8 @@ static void add_dependency_rows(struct remat_model *rm, const struct graph *g,
 				milp_row_add(row, AT(rm->s, t, i), 1);
 				milp_row_add(row, AT(rm->r, t - 1, i), -1);
 				milp_row_add(row, AT(rm->s, t - 1, i), -1);
+				if (rm->cf)
+					milp_row_add(row, AT(rm->cf, t - 1, i), -1);
 				milp_row_emit(m, row, -MILP_INF, 0);
 			}
 			for (int pass = 0; pass < 2 && !o->no_usefulness_rows; pass++) {
@@ -102,6 +110,10 @@ static void add_dependency_rows(struct remat_model *rm, const struct graph *g,
 						milp_row_add(row, AT(rm->r, t, j), -1);
 				}
 				milp_row_add(row, keep_next, -1);
+				/* kept into t to be offloaded in t - 1 (freed at
+				 * t's start, once the copy ends) */
+				if (pass && rm->co)
+					milp_row_add(row, AT(rm->co, t - 1, i), -1);
 				milp_row_emit(m, row, -MILP_INF, 0);
 			}
 		}
@@ -126,9 +138,13 @@ static void add_memory_rows(struct remat_model *rm, const struct graph *g,
 			milp_row_add(row, AT(rm->u, t, k), 1);
 			milp_row_add(row, AT(rm->r, t, k), -mk);
 			if (k == 0) {
-				for (int i = 0; i < t; i++)
-					milp_row_add(row, AT(rm->s, t, i),
-						-(double)(g->nodes[i].memory / rm->unit));
+				for (int i = 0; i < t; i++) {
+					double mi = (double)(g->nodes[i].memory / rm->unit);
+
+					milp_row_add(row, AT(rm->s, t, i), -mi);
+					if (rm->cf)
+						milp_row_add(row, AT(rm->cf, t, i), -mi);
+				}
 			} else {
 				milp_row_add(row, AT(rm->u, t, k - 1), -1);
 				for (int e = g->dep_off[k - 1]; e < g->dep_off[k]; e++)
@@ -182,6 +198,129 @@ static void add_memory_rows(struct remat_model *rm, const struct graph *g,
 			}
 }
 
+/* With copies: F(t,i) and O(t,i) where S(t+1,i) exists (a fetched value
+ * is kept into t + 1, where it is first read; an offloaded one is kept
+ * into t + 1 and freed at its start, when the copy has ended), O also
+ * needing S(t,i) (resident at t's start); H(t,i) from t = i + 2 (the
+ * first offload is in stage i + 1) where S(t,i) exists; E(t) and C(t)
+ * for every stage. 0, or -1 when out of memory. */
+static int add_copy_columns(struct remat_model *rm, const struct graph *g)
+{
+	size_t cells = (size_t)g->n * (size_t)g->n;
+	struct milp *m = &rm->milp;
+	int n = g->n;
+	char name[64];
+
+	rm->cf = malloc(cells * sizeof(int));
+	rm->co = malloc(cells * sizeof(int));
+	rm->ch = malloc(cells * sizeof(int));
+	rm->ce = malloc(((size_t)n + 1) * sizeof(int));
+	rm->cc = malloc(((size_t)n + 1) * sizeof(int));
+	if (!rm->cf || !rm->co || !rm->ch || !rm->ce || !rm->cc)
+		return -1;
+	memset(rm->cf, 0xff, cells * sizeof(int));
+	memset(rm->co, 0xff, cells * sizeof(int));
+	memset(rm->ch, 0xff, cells * sizeof(int));
+	for (int t = 0; t < n; t++) {
+		for (int i = 0; i < t; i++) {
+			int next = t + 1 < n && AT(rm->s, t + 1, i) >= 0;
+
+			if (t >= i + 2 && AT(rm->s, t, i) >= 0) {
+				snprintf(name, sizeof(name), "H_%d_%d", t, i);
+				AT(rm->ch, t, i) = milp_add_col(m, name, 0, 1, 0, 1);
+			}
+			if (next && AT(rm->ch, t, i) >= 0) {
+				snprintf(name, sizeof(name), "Fe_%d_%d", t, i);
+				AT(rm->cf, t, i) = milp_add_col(m, name, 0, 1, 0, 1);
+			}
+			if (next && AT(rm->s, t, i) >= 0) {
+				snprintf(name, sizeof(name), "O_%d_%d", t, i);
+				AT(rm->co, t, i) = milp_add_col(m, name, 0, 1, 0, 1);
+			}
+		}
+		snprintf(name, sizeof(name), "E_%d", t);
+		rm->ce[t] = milp_add_col(m, name, 0, MILP_INF, t == n - 1, 0);
+		snprintf(name, sizeof(name), "C_%d", t);
+		rm->cc[t] = milp_add_col(m, name, 0, MILP_INF, 0, 0);
+	}
+	return 0;
+}
+
+/* With copies, the rows of the host copies and the clocks (docs/model.md,
+ * "The stage model with copies"): H(t+1,i) = H(t,i) + O(t,i) (one offload,
+ * the host copy kept to the end); O(t,i) <= S(t,i), O(t,i) <= S(t+1,i),
+ * O(t,i) + H(t,i) <= 1; F(t,i) <= H(t,i), F(t,i) <= S(t+1,i), F(t,i) +
+ * S(t,i) <= 1, F(t,i) + R(t,i) <= 1; the host copies within the host
+ * budget; and, stage t's copies issued at its start and its computes
+ * waiting only for copies of earlier stages, E(t) >= E(t-1) + computes,
+ * E(t) >= C(t-1) + computes, C(t) >= C(t-1) + copies, C(t) >= E(t-1) +
+ * copies, in units of time_unit. */
+static void add_copy_rows(struct remat_model *rm, const struct graph *g,
+			  const struct sim_copy *copy, struct milp_row *row)
+{
+	struct milp *m = &rm->milp;
+	int n = g->n;
+	double per_copy = 1 / (copy->bandwidth * copy->seconds_per_cost * rm->time_unit);
+
+	for (int t = 0; t < n; t++) {
+		for (int i = 0; i < t; i++) {
+			int f = AT(rm->cf, t, i), o = AT(rm->co, t, i), h = AT(rm->ch, t, i);
+			int next = t + 1 < n ? AT(rm->s, t + 1, i) : -1;
+
+			if (t + 1 < n && AT(rm->ch, t + 1, i) >= 0) {
+				milp_row_add(row, AT(rm->ch, t + 1, i), 1);
+				milp_row_add(row, h, -1);
+				milp_row_add(row, o, -1);
+				milp_row_emit(m, row, 0, 0);
+			}
+			if (o >= 0) {
+				milp_add_row(m, -MILP_INF, 0, 2, (int[]){ o, AT(rm->s, t, i) },
+					     (double[]){ 1, -1 });
+				milp_add_row(m, -MILP_INF, 0, 2, (int[]){ o, next },
+					     (double[]){ 1, -1 });
+				if (h >= 0)
+					milp_add_row(m, -MILP_INF, 1, 2, (int[]){ o, h },
+						     (double[]){ 1, 1 });
+			}
+			if (f >= 0) {
+				milp_add_row(m, -MILP_INF, 0, 2, (int[]){ f, h }, (double[]){ 1, -1 });
+				milp_add_row(m, -MILP_INF, 0, 2, (int[]){ f, next },
+					     (double[]){ 1, -1 });
+				milp_add_row(m, -MILP_INF, 1, 2, (int[]){ f, AT(rm->s, t, i) },
+					     (double[]){ 1, 1 });
+				milp_add_row(m, -MILP_INF, 1, 2, (int[]){ f, AT(rm->r, t, i) },
+					     (double[]){ 1, 1 });
+			}
+		}
+		if (copy->host_budget > 0) {
+			for (int i = 0; i < t; i++)
+				milp_row_add(row, AT(rm->ch, t, i), (double)g->nodes[i].memory /
+								     (double)copy->host_budget);
+			milp_row_emit(m, row, -MILP_INF, 1);
+		}
+		/* the clocks: pass 0 from E(t-1), pass 1 from C(t-1) */
+		for (int pass = 0; pass < 4; pass++) {
+			int copies = pass >= 2, from = pass % 2 ? (t ? rm->cc[t - 1] : -1) :
+							      (t ? rm->ce[t - 1] : -1);
+
+			milp_row_add(row, copies ? rm->cc[t] : rm->ce[t], 1);
+			milp_row_add(row, from, -1);
+			for (int i = 0; i <= t; i++) {
+				double c = g->nodes[i].cost / rm->time_unit;
+				double q = per_copy * (double)g->nodes[i].memory;
+
+				if (!copies)
+					milp_row_add(row, AT(rm->r, t, i), -c);
+				else if (i < t) {
+					milp_row_add(row, AT(rm->cf, t, i), -q);
+					milp_row_add(row, AT(rm->co, t, i), -q);
+				}
+			}
+			milp_row_emit(m, row, 0, MILP_INF);
+		}
+	}
+}
+
 uint64_t remat_unit(const struct graph *g)
 {
 	uint64_t unit = 0;
@@ -228,14 +367,24 @@ int remat_build(const struct graph *g, uint64_t budget, const struct remat_opts 
 	memset(rm->u, 0xff, cells * sizeof(int));
 	memset(rm->f, 0xff, ((size_t)g->n * (size_t)g->n_edges + 1) * sizeof(int));
 	rm->unit = remat_unit(g);
+	/* The clocks in thousandths of the checkpoint-all cost (FLOP costs
+	 * of 1e12 and more would otherwise meet the solvers' tolerances). */
+	rm->time_unit = graph_total_cost(g) > 0 ? graph_total_cost(g) / 1000 : 1;
 	add_columns(rm, g, o, remat_u_bound(rm, g, budget));
+	if (o->copy && add_copy_columns(rm, g)) {
+		remat_release(rm);
+		return cm_errorf(err, "out of memory building the model");
+	}
 	add_dependency_rows(rm, g, o, &row);
 	add_memory_rows(rm, g, o, &row);
+	if (o->copy)
+		add_copy_rows(rm, g, o->copy, &row);
 	if (o->cost_cap > 0) {
 		for (int j = 0; j < rm->milp.ncols; j++)
 			if (rm->milp.obj[j] != 0)
 				milp_row_add(&row, j, rm->milp.obj[j]);
-		milp_row_emit(&rm->milp, &row, -MILP_INF, o->cost_cap);
+		milp_row_emit(&rm->milp, &row, -MILP_INF,
+			      o->cost_cap / (o->copy ? rm->time_unit : 1));
 	}
 	milp_row_release(&row);
 	rc = milp_ok(&rm->milp, err);
@@ -294,6 +443,16 @@ int remat_point(const struct remat_model *rm, const struct graph *g,
 			}
 		}
 	}
+	/* With copies (none in st): the compute clock runs the stages back
+	 * to back, the copy clock idles at the previous stage's end. */
+	for (int t = 0; rm->ce && t < n; t++) {
+		double c = 0;
+
+		for (int i = 0; i <= t; i++)
+			c += STAGE_R(st, t, i) ? g->nodes[i].cost / rm->time_unit : 0;
+		x[rm->ce[t]] = (t ? x[rm->ce[t - 1]] : 0) + c;
+		x[rm->cc[t]] = t ? x[rm->ce[t - 1]] : 0;
+	}
 	return milp_violation(&rm->milp, x) <= 1e-9 ? 0 : -1;
 }
 
@@ -301,8 +460,13 @@ void remat_stages(const struct remat_model *rm, const struct graph *g,
 		  const double *x, struct stages *st)
 {
 	for (int t = 0; t < rm->n; t++)
-		for (int i = 0; i < t; i++)
+		for (int i = 0; i < t; i++) {
 			STAGE_S(st, t, i) = AT(rm->s, t, i) >= 0 && x[AT(rm->s, t, i)] > 0.5;
+			if (st->F && rm->cf) {
+				STAGE_F(st, t, i) = AT(rm->cf, t, i) >= 0 && x[AT(rm->cf, t, i)] > 0.5;
+				STAGE_O(st, t, i) = AT(rm->co, t, i) >= 0 && x[AT(rm->co, t, i)] > 0.5;
+			}
+		}
 	stages_complete_r(g, st);
 }
 

@@ -1,9 +1,14 @@
 /* The Checkmate MILP (paper section 4) over a graph in its file order:
  * stage t computes node t for the first time. Variables R(t,i), S(t,i),
- * U(t,k) and FREE(t,i,k); see docs/model.md for every row and reduction. */
+ * U(t,k) and FREE(t,i,k); see docs/model.md for every row and reduction.
+ * With copies to host memory (remat_opts.copy), also F(t,i), O(t,i),
+ * H(t,i) and the stage clocks E(t), C(t): the stage model with copies
+ * (docs/model.md), whose objective is an upper bound on the replayed time
+ * of its plan. */
 #ifndef CM_REMAT_H
 #define CM_REMAT_H
 
+#include "../../plan/sim.h"
 #include "../../plan/stages.h"
 #include "backend/milp.h"
 
@@ -17,8 +22,13 @@ struct remat_opts {
 	/* Leave out the rows "computed only for a reader or to be kept" and
 	 * "kept only for a reader or to be kept further" (for measurement). */
 	int no_usefulness_rows;
-	/* When > 0, a row caps the total cost: sum C_i R(t,i) <= cost_cap. */
+	/* When > 0, a row caps the total cost: sum C_i R(t,i) <= cost_cap
+	 * (with copy, the time in units of cost). */
 	double cost_cap;
+	/* Not NULL: the stage model with copies at these rates and host
+	 * budget; the objective is the time, in units of cost over
+	 * remat_model.time_unit. */
+	const struct sim_copy *copy;
 };
 
 struct remat_model {
@@ -27,6 +37,12 @@ struct remat_model {
 	int *r, *s, *u; /* column of R(t,i), S(t,i), U(t,k) at [t * n + i]; -1: fixed at 0 */
 	int *f;         /* column of FREE(t,i,k) at [t * n_edges + e] for edge e = (i,k) */
 	uint64_t unit;  /* bytes per memory unit of the model (gcd of the sizes) */
+	/* With copies: columns of F(t,i) (fetched at stage t's start, read
+	 * from t + 1), O(t,i) (offloaded at its start), H(t,i) (a host copy
+	 * at its start), at [t * n + i], -1 where absent; E(t) and C(t),
+	 * the compute and copy clocks at stage t's end, at [t]. */
+	int *cf, *co, *ch, *ce, *cc;
+	double time_unit; /* units of cost a unit of the clocks is */
 };
 
 /* Builds the model of g at budget (total bytes; budget >= the lower bound of
@@ -68,7 +84,8 @@ double remat_u_bound(const struct remat_model *rm, const struct graph *g, uint64
  * has no S(t,i). */
 void remat_fractional_s(const struct remat_model *rm, const double *x, double *sstar);
 
-/* Reads S from a solution (values above 1/2) into st and completes R. */
+/* Reads S (and with copies F and O, st having them) from a solution
+ * (values above 1/2) into st and completes R. */
 void remat_stages(const struct remat_model *rm, const struct graph *g,
 		  const double *x, struct stages *st);
 

@@ -157,6 +157,17 @@ void remat_size(const struct graph *g, const struct remat_opts *o, struct remat_
 	count_memory_rows(g, o, r_cols, s_cols, sz);
 	if (o->cost_cap > 0)
 		count_cost_cap(g, sz);
+	/* With copies, an upper estimate (not counted exactly): per S
+	 * column at most an F, an O and an H, eleven rows and 24 nonzeros
+	 * among them; per stage two clocks, five rows and 2 (t + 2) + t
+	 * nonzeros of clock rows, and a host row of at most t. */
+	if (o->copy) {
+		uint64_t n = (uint64_t)g->n;
+
+		sz->cols += 3 * s_cols + 2 * n;
+		sz->rows += 11 * s_cols + 5 * n;
+		sz->nnz += 24 * s_cols + 2 * n * (n + 3) + 2 * n * n;
+	}
 }
 
 /* This process's copy of the model (struct milp: an index and a value per
