@@ -3,7 +3,8 @@
  * kusumoto-exact), at least the floor, above it on the shared 12-layer
  * GPT; nothing on graphs without backward nodes or over a memory cap.
  * With copies: never above the replayed time of any plan found with
- * copies (dtr-offload, offload-ilp, offload-dp, auto) or without, with
+ * copies (dtr-offload, offload-ilp, offload-dp, auto, ilp's stage model
+ * with copies) or without (dtr), with
  * and without a host budget, at bandwidths where copies take as long as
  * computes; above the floor on some, and on the 12-layer GPT. */
 #include <stdlib.h>
@@ -148,8 +149,8 @@ static void test_shapes(void)
 }
 
 /* The least replayed time, in units of cost, of the plans that strategies
- * with copies (and without) find at rq's budget and rates: -1 when none
- * fits. */
+ * with copies (ilp: the stage model with copies) and without (dtr) find
+ * at rq's budget and rates: -1 when none fits. */
 static double best_time(const struct graph *g, struct solve_request rq)
 {
 	static const char *const names[] = { "dtr-offload", "offload-ilp", "offload-dp", "auto",
