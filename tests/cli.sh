@@ -921,8 +921,17 @@ run solve examples/graphs/resnet18.json --budget 80% --bandwidth 25GB/s --rate 1
 	run check examples/graphs/resnet18.json "$TMP/r18.json" --bandwidth 25GB/s --rate 100T --budget 80% &&
 	[ "$rc" -eq 0 ]
 ok $? "solve --strategy offload-ilp on a training DAG (resnet18): proven over the class, check agrees"
+# ilp with a bandwidth: the stage model with copies (docs/model.md); at 4 B
+# without copies it recomputes (26), with them nothing (17 s, no wait).
+run solve linear:8 --budget 4 --strategy ilp --bandwidth 1B/s --rate 1/s -t 20 --plan "$TMP/ilpc.json"
+[ "$rc" -eq 0 ] && grep -q '^status *optimal$' <<<"$out" && grep -q '^step time *17 s (0 s' <<<"$out" &&
+	grep -q '"op": "offload"' "$TMP/ilpc.json" && grep -q '"op": "fetch"' "$TMP/ilpc.json" &&
+	grep -q '^reason *proven the least time bound of the stage model with copies' <<<"$out" &&
+	run check linear:8 "$TMP/ilpc.json" --bandwidth 1B/s --rate 1/s --budget 4 && [ "$rc" -eq 0 ]
+ok $? "solve --strategy ilp --bandwidth: the stage model with copies offloads and fetches, 17 s, check agrees"
 for p in "examples/graphs/resnet18.json $TMP/r18.json 25e9 1e-14" \
-	"linear:8 $TMP/offload-ilp.json 1000 1" "linear:8 $TMP/offload-dp.json 1000 1"; do
+	"linear:8 $TMP/offload-ilp.json 1000 1" "linear:8 $TMP/offload-dp.json 1000 1" \
+	"linear:8 $TMP/ilpc.json 1 1"; do
 	# shellcheck disable=SC2086
 	out=$(/usr/bin/python3 tests/offload_replay.py --plan $p 2>&1)
 	ok $? "the plan of ${p#* } in the independent replay (tests/offload_replay.py): $out"
