@@ -212,7 +212,9 @@ static void test_copies(void)
 		}
 		graph_free(g);
 	}
-	ok(bad == 0 && bounded > 0 && above > 0,
+	/* above: 6 of the full run's 36 (the quick run's 12 may have none;
+	 * test_gpt_copies checks one above the floor in every run) */
+	ok(bad == 0 && bounded > 0 && (above > 0 || cases < 9),
 	   "with copies: %d bounds, %d above the floor, none above a plan found (%d wrong)",
 	   bounded, above, bad);
 }
