@@ -836,7 +836,9 @@ static int auto_in_time(const struct strategy *s, const struct graph *g,
 			strategy_outcome_release(&o);
 		}
 	}
-	report(rq, &(struct incumbent){ 0 }, t0, "turn");
+	/* the fastest plan with copies so far, its time in units of cost */
+	report(rq, &(struct incumbent){ .plan = best.plan,
+					.cost = best.plan ? best.sim.time / spc : 0 }, t0, "turn");
 	turn = strategy_copy_bound(g, rq, fmin(AUTO_TURN_SECONDS,
 					       AUTO_TURN_SHARE * (limit - (cm_clock() - t0))),
 				   &bound);
