@@ -845,10 +845,10 @@ static int auto_in_time(const struct strategy *s, const struct graph *g,
 	plain.copy = NULL;
 	plain.first_plan = NULL; /* a plan without copies is not the answer */
 	plain.time_limit = fmax(0.001, limit - (cm_clock() - t0));
-	/* A plan with copies that meets the bound is the fastest. */
-	if (best.plan && num_le(best.sim.time / spc, bound.time_bound / spc)) {
-		strategy_set_status(out, STATUS_NO_PLAN);
-	} else if (strategy_run_auto(s, g, &plain, out, err)) {
+	/* A plan with copies that meets the bound is the fastest: no phase
+	 * without copies can beat it. */
+	if (!strategy_time_meets(rq, &best, bound.time_bound) &&
+	    strategy_run_auto(s, g, &plain, out, err)) {
 		strategy_outcome_release(&best);
 		return -1;
 	}

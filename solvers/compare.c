@@ -282,14 +282,11 @@ static void point_row(const struct run *w, struct strategy_row *r, const char *n
  * that fits and meets it is then optimal. */
 static void raise_time_bound(const struct run *w, struct solve_outcome *o, double bound)
 {
-	double spc = w->rq->settings->copy->seconds_per_cost;
-
 	if (o->status == STATUS_UNSUPPORTED || (o->has_time_bound && o->time_bound >= bound))
 		return;
 	o->has_time_bound = 1;
 	o->time_bound = bound;
-	if (o->plan && o->sim.fits && o->status == STATUS_FEASIBLE &&
-	    num_le(o->sim.time / spc, bound / spc))
+	if (o->status == STATUS_FEASIBLE && strategy_time_meets(w->rq->settings, o, bound))
 		strategy_set_status(o, STATUS_OPTIMAL);
 }
 

@@ -53,6 +53,14 @@ int strategy_copy_bound(const struct graph *g, const struct solve_request *rq, d
 	return above;
 }
 
+int strategy_time_meets(const struct solve_request *rq, const struct solve_outcome *o,
+			double bound)
+{
+	double spc = rq->copy->seconds_per_cost;
+
+	return o->plan && o->sim.fits && num_le(o->sim.time / spc, bound / spc);
+}
+
 /* With a bandwidth (rq->copy; docs/formats.md, Offload to host memory):
  * the plan replayed in time, its figures the replayed ones. A proof about
  * plans without copies (a bound on their cost, optimal, a stage model or
@@ -102,10 +110,7 @@ static int in_time(const struct graph *g, const struct solve_request *rq,
 		strategy_set_status(out, STATUS_OVER_BUDGET);
 		snprintf(out->why, sizeof(out->why), "%.400s", out->sim.why);
 	} else if (out->status == STATUS_OPTIMAL || out->status == STATUS_FEASIBLE)
-		/* Compared in units of cost, where num.h's tolerance is
-		 * relative to the step's cost. */
-		strategy_set_status(out, out->sim.fits &&
-				    num_le(out->sim.time / spc, out->time_bound / spc) ?
+		strategy_set_status(out, strategy_time_meets(rq, out, out->time_bound) ?
 				    STATUS_OPTIMAL : STATUS_FEASIBLE);
 	return 0;
 }

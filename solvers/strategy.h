@@ -262,6 +262,13 @@ int strategy_lp_bound(const struct graph *g, const struct solve_request *rq,
 int strategy_copy_bound(const struct graph *g, const struct solve_request *rq, double seconds,
 			struct solve_outcome *out);
 
+/* With a bandwidth: 1 when o has a plan that fits and whose replayed time
+ * meets bound (seconds), compared in units of cost, where num.h's
+ * tolerance is relative to the step's cost (a step of microseconds is not
+ * within it). */
+int strategy_time_meets(const struct solve_request *rq, const struct solve_outcome *o,
+			double bound);
+
 /* strategy_lp_bound at each of the n budgets at once (rq->budget is not
  * used): one model, built at the largest, its LPs solved from scratch as
  * one sweep from the largest budget down, shared by a process per core as

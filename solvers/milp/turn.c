@@ -140,9 +140,10 @@ static int build(const struct graph *g, uint64_t budget, int cut, double unit,
 		x[v] = milp_add_col(m, name, 0, 1, copy ? 0 : g->nodes[v].cost / unit, 1);
 		snprintf(name, sizeof(name), "r%d", v);
 		r[v] = milp_add_col(m, name, 0, 1, 0, 1);
-		snprintf(name, sizeof(name), "h%d", v);
-		if (copy)
+		if (copy) {
+			snprintf(name, sizeof(name), "h%d", v);
 			h[v] = milp_add_col(m, name, 0, 1, 0, 1);
+		}
 	}
 	for (int e = g->dep_off[cut]; e < g->dep_off[cut + 1]; e++)
 		if (r[g->deps[e]] >= 0)
@@ -220,8 +221,8 @@ static int pick_cuts(const struct graph *g, int *cuts)
 /* The LP of the model at cut: 1 with its bound in *bound, 0 when it gives
  * none, -1 with err set. */
 static int bound_at(const struct graph *g, uint64_t budget, int cut,
-		    const struct sim_copy *copy, const struct solver_ops *ops, const struct solve_opts *o, double *bound,
-		    struct cm_error *err)
+		    const struct sim_copy *copy, const struct solver_ops *ops,
+		    const struct solve_opts *o, double *bound, struct cm_error *err)
 {
 	struct milp m;
 	struct milp_result res = { 0 };
@@ -255,8 +256,8 @@ static int bound_at(const struct graph *g, uint64_t budget, int cut,
 }
 
 int turn_bound(const struct graph *g, uint64_t budget, const struct sim_copy *copy,
-	       const struct solver_ops *ops,
-	       const struct solve_opts *o, double *bound, struct cm_error *err)
+	       const struct solver_ops *ops, const struct solve_opts *o, double *bound,
+	       struct cm_error *err)
 {
 	int cuts[TURN_CUTS], n = graph_total_cost(g) > 0 ? pick_cuts(g, cuts) : 0, found = 0;
 	double t0 = cm_clock();

@@ -37,7 +37,7 @@
  * solver stopped before its first bound), -1 with err set. A model the solver proves infeasible gives no bound either:
  * the budget's own checks (graph_lower_bound, pebble) say that. */
 int turn_bound(const struct graph *g, uint64_t budget, const struct sim_copy *copy,
-	       const struct solver_ops *ops,
-	       const struct solve_opts *o, double *bound, struct cm_error *err);
+	       const struct solver_ops *ops, const struct solve_opts *o, double *bound,
+	       struct cm_error *err);
 
 #endif
